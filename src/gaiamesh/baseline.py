@@ -1,0 +1,46 @@
+"""The baseline: one direct call to the same model with the whole document, scored the same way."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from .llm import LLMClient, LLMError, LLMUsage
+from .prompts import answer_prompt, clean_answer
+from .scoring import get_scorer
+from .settings import Settings
+from .tasks import Task
+
+
+async def run_baseline(settings: Settings, task: Task, out: Path) -> dict[str, Any]:
+    """Ask the model once; write ``metrics.json`` in the same shape as a mesh run."""
+    out.mkdir(parents=True, exist_ok=True)
+    llm = LLMClient(settings.ollama_host, settings.model, settings.llm_temperature, settings.llm_seed, settings.llm_timeout)
+    usage = LLMUsage()
+    started = time.perf_counter()
+    status, error, prediction = "ok", None, ""
+    try:
+        prediction = clean_answer(await llm.complete(answer_prompt(task.doc, task.question), usage))
+    except LLMError as exc:
+        status, error = "model_error", str(exc)
+    elapsed = (time.perf_counter() - started) * 1000
+    scores = get_scorer(settings.scorer)(prediction, task.answer)
+    metrics = {
+        "status": status,
+        "error": error,
+        "mode": "baseline",
+        "task_id": task.task_id,
+        "question": task.question,
+        "answer": task.answer,
+        "prediction": prediction,
+        "model": settings.model,
+        "scorer": settings.scorer,
+        "token_sum": usage.tokens,
+        "llm_ms": round(usage.llm_ms, 3),
+        "elapsed_ms": round(elapsed, 3),
+        **scores,
+    }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False))
+    return metrics

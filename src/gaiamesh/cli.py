@@ -1,0 +1,172 @@
+"""The ``gaiamesh`` command: run, baseline, and the service entry points (agent, relay, serve-model)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from .settings import Settings
+from .tasks import TaskError, load_task
+
+console = Console()
+
+
+def summary_table(metrics: dict[str, Any], title: str = "run summary") -> Table:
+    """The end-of-run table: status, answer, quality and traffic counters."""
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("metric")
+    table.add_column("value", overflow="fold")
+    keys = [
+        "status", "error", "task_id", "question", "answer", "prediction", "quality_score", "exact_match",
+        "rouge_l", "gaia_match", "protocol", "routing", "bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead",
+        "rejected_cnt", "token_sum", "elapsed_ms", "llm_ms", "network_share",
+    ]  # fmt: skip
+    for key in keys:
+        if key in metrics and metrics[key] is not None:
+            value = metrics[key]
+            table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    return table
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {k: v for k, v in vars(args).items() if k in Settings.model_fields and v is not None}
+    return Settings(**overrides)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .runner import RunError, run_local
+
+    settings = _settings(args)
+    task = load_task(args.task)
+    out = Path(args.out or f"runs/{task.task_id}")
+    try:
+        metrics = run_local(settings, task, out, args.base_port)
+    except RunError as exc:
+        console.print(f"[red]run failed:[/red] {exc}")
+        return 1
+    console.print(summary_table(metrics, f"gaiamesh run · {task.task_id}"))
+    console.print(f"results: {out}/metrics.json, {out}/run_artifacts.tar.gz")
+    if metrics["status"] != "ok":
+        console.print(f"[red]run ended with status {metrics['status']}: {metrics.get('error')}[/red]")
+        return 1
+    return 0
+
+
+def _cmd_baseline(args: argparse.Namespace) -> int:
+    from .baseline import run_baseline
+    from .runner import RunError, model_server, ProcessGroup
+
+    settings = _settings(args)
+    task = load_task(args.task)
+    out = Path(args.out or f"runs/{task.task_id}-baseline")
+    group = ProcessGroup(out / "logs")
+    try:
+        with model_server(settings, group):
+            metrics = asyncio.run(run_baseline(settings, task, out))
+    except RunError as exc:
+        console.print(f"[red]baseline failed:[/red] {exc}")
+        return 1
+    finally:
+        group.stop_all()
+    console.print(summary_table(metrics, f"gaiamesh baseline · {task.task_id}"))
+    return 0 if metrics["status"] == "ok" else 1
+
+
+async def _until_signalled(coro_factory: Any) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await coro_factory(stop)
+
+
+def _cmd_agent(args: argparse.Namespace) -> int:
+    from .agent import MeshAgent
+
+    agent = MeshAgent(_settings(args))
+    asyncio.run(_until_signalled(agent.serve))
+    return 0
+
+
+def _cmd_relay(args: argparse.Namespace) -> int:
+    from .relay import MeshNetwork
+
+    settings = _settings(args)
+    task = load_task(settings.task)
+    net = MeshNetwork(settings, task, Path(settings.out_dir))
+    metrics = asyncio.run(net.run())
+    if not args.no_summary:
+        console.print(summary_table(metrics, f"gaiamesh · {task.task_id} · {settings.protocol}"))
+    return 0 if metrics["status"] == "ok" else 1
+
+
+def _cmd_serve_model(args: argparse.Namespace) -> int:
+    from .modelserver import serve
+
+    settings = _settings(args)
+    serve(args.host, args.port, settings.model, settings.model_path, settings.model_ctx, settings.model_threads)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gaiamesh", description="Benchmark harness for multi-agent LLM meshes")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--protocol", help="wire protocol (PROTOCOL)")
+        sp.add_argument("--routing", help="broadcast | topic | share (ROUTING)")
+        sp.add_argument("--model", help="model name on the model server (MODEL)")
+        sp.add_argument("--ollama-host", dest="ollama_host", help="model server URL (OLLAMA_HOST)")
+        sp.add_argument("--run-timeout", dest="run_timeout", type=float, help="seconds (RUN_TIMEOUT)")
+        sp.add_argument("--workspaces", dest="workspace_root", help="workspace root (WORKSPACE_ROOT)")
+
+    run = sub.add_parser("run", help="run the whole mesh locally on one task")
+    run.add_argument("task", help="task folder (doc.txt + ground_truth.json)")
+    run.add_argument("--out", help="output folder (default runs/<task id>)")
+    run.add_argument("--base-port", type=int, default=9000, help="first agent port (default 9000)")
+    common(run)
+    run.set_defaults(func=_cmd_run)
+
+    base = sub.add_parser("baseline", help="one direct model call on the task, scored the same way")
+    base.add_argument("task")
+    base.add_argument("--out")
+    common(base)
+    base.set_defaults(func=_cmd_baseline)
+
+    agent = sub.add_parser("agent", help="serve one agent (NODE_ID, TOOL, PORT from the environment)")
+    common(agent)
+    agent.set_defaults(func=_cmd_agent)
+
+    relay = sub.add_parser("relay", help="run the relay once (TASK, AGENTS, OUT_DIR from the environment)")
+    relay.add_argument("--no-summary", action="store_true", help="skip the summary table (the caller prints it)")
+    common(relay)
+    relay.set_defaults(func=_cmd_relay)
+
+    srv = sub.add_parser("serve-model", help="serve the bundled model over the Ollama API")
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=11434)
+    srv.add_argument("--model", help="name to serve under (MODEL)")
+    srv.set_defaults(func=_cmd_serve_model)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except TaskError as exc:
+        console.print(f"[red]bad task:[/red] {exc}")
+        return 2
+    except (ValidationError, ValueError) as exc:
+        console.print(f"[red]bad configuration:[/red] {exc}")
+        return 2

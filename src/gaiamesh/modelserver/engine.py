@@ -1,0 +1,177 @@
+"""The inference engine behind the model server: one llama.cpp context, one request at a time.
+
+Token-level generation (``Llama.generate``) gives exact ``prompt_eval_count``/``eval_count``
+and real durations; stop strings and UTF-8 boundaries are handled here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+
+
+@dataclass
+class GenOptions:
+    """The Ollama ``options`` the engine honours."""
+
+    temperature: float = 0.8
+    top_k: int = 40
+    top_p: float = 0.9
+    min_p: float = 0.0
+    repeat_penalty: float = 1.1
+    num_predict: int = -1
+    stop: list[str] = field(default_factory=list)
+    seed: int | None = None
+
+    @classmethod
+    def from_ollama(cls, options: dict[str, Any] | None) -> GenOptions:
+        o = options or {}
+        stop = o.get("stop") or []
+        return cls(
+            temperature=float(o.get("temperature", 0.8)),
+            top_k=int(o.get("top_k", 40)),
+            top_p=float(o.get("top_p", 0.9)),
+            min_p=float(o.get("min_p", 0.0)),
+            repeat_penalty=float(o.get("repeat_penalty", 1.1)),
+            num_predict=int(o.get("num_predict", -1)),
+            stop=[stop] if isinstance(stop, str) else [str(s) for s in stop],
+            seed=None if o.get("seed") is None else int(o["seed"]),
+        )
+
+
+@dataclass
+class Piece:
+    """A streamed piece of text; the last one has ``done=True`` and the counts."""
+
+    text: str
+    done: bool = False
+    done_reason: str | None = None
+    prompt_eval_count: int = 0
+    eval_count: int = 0
+    prompt_eval_duration: int = 0
+    eval_duration: int = 0
+    load_duration: int = 0
+    total_duration: int = 0
+
+
+class Engine:
+    """Loads the GGUF once and serves generations one at a time (llama.cpp is not re-entrant)."""
+
+    def __init__(self, model_path: Path, n_ctx: int = 4096, n_threads: int = 2) -> None:
+        started = time.perf_counter_ns()
+        self.model_path = model_path
+        self.llm = llama_cpp.Llama(
+            model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False
+        )
+        self.load_ns = time.perf_counter_ns() - started
+        self.n_ctx = n_ctx
+        self.size = model_path.stat().st_size
+        self._lock = asyncio.Lock()
+        self._first = True
+        self.last_used = time.time()
+
+    def count_tokens(self, prompt: str) -> int:
+        return len(self.llm.tokenize(prompt.encode(), add_bos=True, special=True))
+
+    def _generate(self, prompt: str, opts: GenOptions, emit: Any, cancel: threading.Event) -> None:
+        """Runs in a worker thread; ``emit(piece)`` hands each piece to the event loop."""
+        t0 = time.perf_counter_ns()
+        tokens = self.llm.tokenize(prompt.encode(), add_bos=True, special=True)
+        if len(tokens) >= self.n_ctx:
+            raise ValueError(f"prompt is {len(tokens)} tokens, the context holds {self.n_ctx}")
+        budget = self.n_ctx - len(tokens)
+        limit = budget if opts.num_predict < 0 else min(opts.num_predict, budget)
+        self.llm.set_seed(opts.seed if opts.seed is not None else int(time.time_ns() & 0xFFFFFFFF))
+        vocab = self.llm._model.vocab
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        out: list[int] = []
+        pending = ""
+        reason = "length"
+        first_ns: int | None = None
+        hold = max((len(s) for s in opts.stop), default=0)
+        if limit > 0:
+            for tok in self.llm.generate(
+                tokens,
+                top_k=opts.top_k,
+                top_p=opts.top_p,
+                min_p=opts.min_p,
+                temp=opts.temperature,
+                repeat_penalty=opts.repeat_penalty,
+                reset=True,
+            ):
+                if first_ns is None:
+                    first_ns = time.perf_counter_ns()
+                if llama_cpp.llama_vocab_is_eog(vocab, tok):
+                    reason = "stop"
+                    break
+                out.append(tok)
+                pending += decoder.decode(self.llm.detokenize([tok], prev_tokens=tokens + out[:-1]))
+                hit = min((pending.find(s) for s in opts.stop if s and s in pending), default=-1)
+                if hit >= 0:
+                    pending = pending[:hit]
+                    reason = "stop"
+                    break
+                # Hold back a tail that could still grow into a stop string.
+                if len(pending) > hold:
+                    cut = len(pending) - hold
+                    emit(Piece(pending[:cut]))
+                    pending = pending[cut:]
+                if cancel.is_set() or len(out) >= limit:
+                    break
+        end = time.perf_counter_ns()
+        first = first_ns or end
+        load = self.load_ns if self._first else 0
+        self._first = False
+        emit(
+            Piece(
+                pending,
+                done=True,
+                done_reason=reason,
+                prompt_eval_count=len(tokens),
+                eval_count=len(out),
+                prompt_eval_duration=first - t0,
+                eval_duration=end - first,
+                load_duration=load,
+                total_duration=end - t0 + load,
+            )
+        )
+
+    async def stream(self, prompt: str, opts: GenOptions) -> AsyncIterator[Piece]:
+        """Generate, yielding pieces as they come; requests queue on one lock."""
+        async with self._lock:
+            loop = asyncio.get_running_loop()
+            queue: asyncio.Queue[Piece | BaseException] = asyncio.Queue()
+            cancel = threading.Event()
+
+            def emit(item: Piece | BaseException) -> None:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+
+            def work() -> None:
+                try:
+                    self._generate(prompt, opts, emit, cancel)
+                except Exception as exc:  # handed to the request, which turns it into an Ollama error
+                    emit(exc)
+
+            worker = loop.run_in_executor(None, work)
+            try:
+                while True:
+                    item = await queue.get()
+                    if isinstance(item, BaseException):
+                        raise item
+                    yield item
+                    if item.done:
+                        break
+            finally:
+                cancel.set()  # a client that went away stops the generation
+                with contextlib.suppress(Exception):
+                    await worker
+                self.last_used = time.time()

@@ -1,0 +1,56 @@
+"""The pluggable wire protocol: how a packet dict becomes bytes and back."""
+
+from __future__ import annotations
+
+import abc
+import json
+from typing import Any
+
+from ..frames import FrameError
+
+
+class ProtocolError(FrameError):
+    """Bytes an adapter cannot decode (bad framing, checksum, signature, envelope...)."""
+
+
+def canonical_json(packet: dict[str, Any]) -> bytes:
+    """The bare payload every adapter carries: compact, key-sorted UTF-8 JSON of the packet."""
+    return json.dumps(packet, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
+
+
+class ProtocolAdapter(abc.ABC):
+    """Encodes and decodes packets.
+
+    ``header_size(packet)`` is the number of bytes the protocol adds on the wire beyond the
+    packet's bare payload, i.e. ``len(encode(packet)) - len(body)``, where ``body`` is the
+    packet content as the protocol carries it (for JSON, the whole frame, so 0).
+    """
+
+    name: str = "base"
+
+    @abc.abstractmethod
+    def encode(self, packet: dict[str, Any]) -> bytes:
+        """Encode a packet dict into one wire frame."""
+
+    @abc.abstractmethod
+    def decode(self, blob: bytes) -> dict[str, Any]:
+        """Decode one wire frame; raises :class:`ProtocolError` on anything malformed."""
+
+    @abc.abstractmethod
+    def header_size(self, packet: dict[str, Any]) -> int:
+        """Protocol bytes added beyond the bare payload when ``packet`` is encoded."""
+
+
+def loads_object(data: bytes, what: str) -> dict[str, Any]:
+    """Parse JSON bytes that must hold an object, with a precise error otherwise."""
+    try:
+        obj = json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"{what}: not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(f"{what}: malformed JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
+    except RecursionError as exc:
+        raise ProtocolError(f"{what}: JSON nested too deeply") from exc
+    if not isinstance(obj, dict):
+        raise ProtocolError(f"{what}: expected a JSON object, got {type(obj).__name__}")
+    return obj

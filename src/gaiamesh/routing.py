@@ -1,0 +1,70 @@
+"""Who receives a packet: the seed's broadcast, topic subscription, or work sharing.
+
+- ``broadcast``: every live agent but the sender (the seed's behaviour, the default).
+- ``topic``: only live agents whose tool consumes the packet type.
+- ``share``: like ``topic``, but one agent per tool group, round-robin over the live ones, so
+  that same-tool agents (the ``wide`` profile) split the work instead of duplicating it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+
+
+class RoutingMode(StrEnum):
+    BROADCAST = "broadcast"
+    TOPIC = "topic"
+    SHARE = "share"
+
+
+class Router:
+    """Chooses destinations among registered, live agents. Dead agents are deregistered."""
+
+    def __init__(
+        self,
+        mode: RoutingMode,
+        agents: Iterable[tuple[str, str]],
+        subscriptions: Mapping[str, frozenset[str]],
+    ) -> None:
+        self.mode = RoutingMode(mode)
+        self._tools: dict[str, str] = dict(agents)  # node_id -> tool, in configuration order
+        self._subs = subscriptions
+        self._live: set[str] = set(self._tools)
+        self._turn: dict[str, itertools.count[int]] = {}
+
+    @property
+    def live(self) -> list[str]:
+        return [n for n in self._tools if n in self._live]
+
+    def tool_of(self, node_id: str) -> str:
+        return self._tools[node_id]
+
+    def remove(self, node_id: str) -> None:
+        """Deregister a dead agent: it receives nothing more."""
+        self._live.discard(node_id)
+
+    def group_alive(self, tool: str) -> bool:
+        return any(self._tools[n] == tool for n in self._live)
+
+    def _consumes(self, node_id: str, ptype: str) -> bool:
+        return ptype in self._subs.get(self._tools[node_id], frozenset())
+
+    def destinations(self, ptype: str, src: str, exclude: Iterable[str] = ()) -> list[str]:
+        """Node ids that receive a packet of type ``ptype`` sent by ``src``."""
+        skip = {src, *exclude}
+        candidates = [n for n in self.live if n not in skip]
+        if self.mode is RoutingMode.BROADCAST:
+            return candidates
+        subscribers = [n for n in candidates if self._consumes(n, ptype)]
+        if self.mode is RoutingMode.TOPIC:
+            return subscribers
+        chosen: list[str] = []
+        groups: dict[str, list[str]] = {}
+        for n in subscribers:
+            groups.setdefault(self._tools[n], []).append(n)
+        for tool, members in groups.items():
+            turn = next(self._turn.setdefault(tool, itertools.count()))
+            chosen.append(members[turn % len(members)])
+        return chosen

@@ -1,0 +1,127 @@
+"""Local mode: the model server, the agents and the relay as separate processes on 127.0.0.1."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+from rich.console import Console
+
+from .settings import Settings, default_agents
+from .tasks import Task
+
+console = Console(stderr=True)
+
+
+class RunError(RuntimeError):
+    """Local mode could not start or finish a run (message says why)."""
+
+
+def child_env(settings: Settings, **extra: str) -> dict[str, str]:
+    """The environment a child process needs to rebuild the same settings."""
+    env = dict(os.environ)
+    for name, value in settings.model_dump(mode="json").items():
+        if value is not None:
+            env[name.upper()] = str(value)
+    env.update({k.upper(): v for k, v in extra.items()})
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def model_server_up(host: str, timeout: float = 2.0) -> bool:
+    try:
+        return httpx.get(f"{host.rstrip('/')}/api/version", timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+class ProcessGroup:
+    """Starts child processes and guarantees they are all stopped on exit."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, name: str, args: list[str], env: dict[str, str], quiet: bool = True) -> subprocess.Popen[bytes]:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        out = (self.log_dir / f"{name}.log").open("wb") if quiet else None
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gaiamesh", *args],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT if quiet else None,
+        )
+        self.procs[name] = proc
+        return proc
+
+    def check(self, name: str) -> None:
+        proc = self.procs[name]
+        if proc.poll() is not None:
+            tail = (self.log_dir / f"{name}.log").read_text(errors="replace")[-2000:]
+            raise RunError(f"{name} exited with code {proc.returncode}:\n{tail}")
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        deadline = time.monotonic() + 10
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextlib.contextmanager
+def model_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
+    """Reuse a model server answering at ``OLLAMA_HOST``, or start the bundled one."""
+    if model_server_up(settings.ollama_host):
+        yield
+        return
+    url = urlparse(settings.ollama_host)
+    if url.hostname not in ("127.0.0.1", "localhost"):
+        raise RunError(f"model server unreachable at {settings.ollama_host} (and it is not local, so not started)")
+    group.start("model-server", ["serve-model", "--host", url.hostname, "--port", str(url.port or 11434)], child_env(settings))
+    deadline = time.monotonic() + 120
+    with console.status(f"starting the model server at {settings.ollama_host} (loading {settings.model}) ..."):
+        while not model_server_up(settings.ollama_host, timeout=1.0):
+            group.check("model-server")
+            if time.monotonic() > deadline:
+                raise RunError(f"model server did not answer at {settings.ollama_host} within 120s")
+            time.sleep(0.3)  # polling a child process for readiness
+    console.print(f"model server ready at {settings.ollama_host}")
+    yield
+
+
+def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> dict[str, Any]:
+    """Run the whole mesh once on ``task``; returns the metrics the relay wrote."""
+    out.mkdir(parents=True, exist_ok=True)
+    settings = settings.model_copy(update={"agents": default_agents(base_port)}) if base_port else settings
+    group = ProcessGroup(out / "logs")
+    try:
+        with model_server(settings, group):
+            for spec in settings.agent_specs():
+                group.start(
+                    f"agent-{spec.node_id}",
+                    ["agent"],
+                    child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)),
+                )
+            relay = group.start("relay", ["relay", "--no-summary"], child_env(settings, task=str(task.path), out_dir=str(out)), quiet=False)
+            relay.wait()
+    finally:
+        group.stop_all()
+    metrics_path = out / "metrics.json"
+    if not metrics_path.is_file():
+        raise RunError(f"the relay exited with code {relay.returncode} without writing {metrics_path}")
+    metrics: dict[str, Any] = json.loads(metrics_path.read_text())
+    return metrics

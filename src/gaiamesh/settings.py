@@ -1,0 +1,124 @@
+"""One settings object, read once from the environment (and `.env`) at each entry point.
+
+No other module reads ``os.environ``: entry points build a :class:`Settings` and pass it down.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .routing import RoutingMode
+
+
+class AgentSpec(tuple[str, str, str, int]):
+    """``(node_id, tool, host, port)`` of one agent, as the relay learns it from ``AGENTS``."""
+
+    __slots__ = ()
+
+    @property
+    def node_id(self) -> str:
+        return self[0]
+
+    @property
+    def tool(self) -> str:
+        return self[1]
+
+    @property
+    def host(self) -> str:
+        return self[2]
+
+    @property
+    def port(self) -> int:
+        return self[3]
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+
+DEFAULT_TOOLS = ("search", "extract", "triple", "reason")
+
+
+def parse_agents(spec: str) -> list[AgentSpec]:
+    """Parse ``"0=search@127.0.0.1:9000,1=extract@127.0.0.1:9001"`` into agent specs.
+
+    Raises ``ValueError`` with the offending entry on bad input.
+    """
+    agents: list[AgentSpec] = []
+    for raw in spec.split(","):
+        entry = raw.strip()
+        if not entry:
+            continue
+        try:
+            node_id, rest = entry.split("=", 1)
+            tool, addr = rest.split("@", 1)
+            host, port = addr.rsplit(":", 1)
+            agents.append(AgentSpec((node_id.strip(), tool.strip(), host.strip(), int(port))))
+        except ValueError as exc:
+            raise ValueError(f"bad AGENTS entry {entry!r}: expected NODE_ID=TOOL@HOST:PORT") from exc
+    ids = [a.node_id for a in agents]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"duplicate node ids in AGENTS: {ids}")
+    return agents
+
+
+def default_agents(base_port: int = 9000, host: str = "127.0.0.1") -> str:
+    """The default four-agent line-up, one agent per tool on consecutive ports."""
+    return ",".join(f"{i}={tool}@{host}:{base_port + i}" for i, tool in enumerate(DEFAULT_TOOLS))
+
+
+class Settings(BaseSettings):
+    """Every knob of a run. Field names map to upper-case environment variables."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    # model server
+    ollama_host: str = "http://127.0.0.1:11434"
+    model: str = "gemma3:270m"
+    model_path: Path | None = None  # GGUF served by `gaiamesh serve-model`; None = bundled Gemma 3 270M
+    model_threads: int = 2
+    model_ctx: int = 4096
+    llm_temperature: float = 0.0
+    llm_seed: int = 42
+    llm_timeout: float = 120.0
+
+    # mesh
+    protocol: str = "json"
+    routing: RoutingMode = RoutingMode.BROADCAST
+    agents: str = Field(default_factory=default_agents)
+    chunk_size: int = 400
+    run_timeout: float = 300.0
+    connect_timeout: float = 60.0
+    max_frame_bytes: int = 1_048_576
+    mesh_secret: str = "change-me-in-dotenv"  # seeds the Ed25519 keys of the `signed` protocol
+
+    # agent process
+    node_id: str = "0"
+    tool: str = "search"
+    agent_host: str = "127.0.0.1"
+    port: int = 9000
+    workspace_root: Path = Path("workspaces")
+
+    # run
+    scorer: str = "em_rouge"
+    task: Path = Path("tasks/solar-farm")
+    out_dir: Path = Path("results")
+
+    @field_validator("chunk_size", "max_frame_bytes")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError("must be positive")
+        return v
+
+    def agent_specs(self) -> list[AgentSpec]:
+        return parse_agents(self.agents)
+
+    def public_dict(self) -> dict[str, object]:
+        """The resolved configuration for the run archive, with secrets redacted."""
+        data = self.model_dump(mode="json")
+        data["mesh_secret"] = "***"
+        return data

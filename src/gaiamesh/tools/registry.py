@@ -1,0 +1,59 @@
+"""The tool registry: each agent is bound to exactly one tool, looked up here by name."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..frames import Packet, PacketType
+from ..llm import LLMClient, LLMUsage
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use: the model client, this call's usage counter, the agent's memory."""
+
+    llm: LLMClient
+    usage: LLMUsage
+    memory: dict[str, Any] = field(default_factory=dict)
+
+
+ToolFn = Callable[[ToolContext, Packet], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A named tool: consumes one packet type, emits another (optionally tagged)."""
+
+    name: str
+    consumes: PacketType
+    emits: PacketType
+    run: ToolFn
+    tag: str | None = None
+    description: str = ""
+
+
+_REGISTRY: dict[str, Tool] = {}
+
+
+def register(tool: Tool) -> Tool:
+    """Add a tool; later registrations of the same name replace earlier ones."""
+    _REGISTRY[tool.name] = tool
+    return tool
+
+
+def get_tool(name: str) -> Tool:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown tool {name!r}; registered: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def subscriptions() -> dict[str, frozenset[str]]:
+    """Tool name -> packet types it consumes (the relay's topic table)."""
+    return {t.name: frozenset({t.consumes.value}) for t in _REGISTRY.values()}
+
+
+def registered() -> list[str]:
+    return sorted(_REGISTRY)

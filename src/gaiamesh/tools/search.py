@@ -1,0 +1,43 @@
+"""``search``: BM25 retrieval over the document's doc_init chunks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frames import Packet, PacketType
+from .registry import Tool, ToolContext, register
+from .text import rank
+
+TOP_K = 3
+_REACH = 240  # how far a passage may grow to reach whole sentences across chunk edges
+
+
+def _expand(doc: str, start: int, end: int) -> str:
+    """Grow ``doc[start:end]`` to sentence boundaries, so facts cut by the 400-char split survive."""
+    lo = max(0, start - _REACH)
+    cut = max(doc.rfind(". ", lo, start), doc.rfind("\n", lo, start))
+    s = cut + 1 if cut >= 0 else (0 if start - lo < _REACH else start)
+    hi = min(len(doc), end + _REACH)
+    nxt = [i for i in (doc.find(". ", end, hi), doc.find("\n", end, hi)) if i >= 0]
+    e = min(nxt) + 1 if nxt else (len(doc) if hi == len(doc) else end)
+    return " ".join(doc[s:e].split())
+
+
+async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
+    chunks: list[str] = [str(c) for c in packet.payload.get("chunks", [])]
+    if not chunks:
+        raise ValueError("doc_init carries no chunks")
+    doc = "".join(chunks)
+    offsets = [sum(len(c) for c in chunks[:i]) for i in range(len(chunks))]
+    ranked = rank(packet.question, chunks)[:TOP_K]
+    passages = [
+        {"chunk": i, "score": round(score, 4), "text": _expand(doc, offsets[i], offsets[i] + len(chunks[i]))}
+        for i, score in ranked
+    ]
+    ctx.memory["retrieved_chunks"] = [p["chunk"] for p in passages]
+    return {"passages": passages, "n_chunks": len(chunks)}
+
+
+TOOL = register(
+    Tool("search", PacketType.DOC_INIT, PacketType.SEARCH_DOCS, run, description="BM25 over document chunks")
+)
