@@ -52,8 +52,12 @@ def parse_triple(text: str) -> tuple[str, str, str] | None:
     return (m.group(1), m.group(2), m.group(3)) if m else None
 
 
+_TITLE = re.compile(r"^(?:Dr|Mr|Mrs|Ms|Prof|Sir|Capt|Captain)\.?\s+(?=[A-Z])")
+
+
 def clean_answer(text: str) -> str:
     """First line of the model's continuation, without quotes or a trailing full stop."""
     line = text.strip().split("\n", 1)[0].strip()
     line = line.strip("\"'` ")
+    line = _TITLE.sub("", line)  # short answers name people without honorifics
     return line[:-1].strip() if line.endswith(".") and not re.search(r"\d\.$", line[-3:]) else line

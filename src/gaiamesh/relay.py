@@ -93,8 +93,25 @@ class MeshNetwork:
             f"{self.settings.connect_timeout:.0f}s: {last!r}"
         )
 
+    async def _present(self, spec: AgentSpec) -> bool:
+        """An optional agent is present when its host name resolves (its compose profile is on)."""
+        if not spec.optional:
+            return True
+        try:
+            await asyncio.get_running_loop().getaddrinfo(spec.host, spec.port)
+        except OSError:
+            return False
+        return True
+
     async def start(self) -> None:
-        """Connect to every agent (retrying until ``connect_timeout``)."""
+        """Connect to every agent (retrying until ``connect_timeout``); skip absent optional ones."""
+        present = await asyncio.gather(*(self._present(s) for s in self.specs))
+        for spec, here in zip(list(self.specs), present, strict=True):
+            if not here:
+                self.specs.remove(spec)
+                self.router.remove(spec.node_id)
+                del self.counters.agents[spec.node_id]
+        self.router = Router(self.settings.routing, [(a.node_id, a.tool) for a in self.specs], tools.subscriptions())
         deadline = time.monotonic() + self.settings.connect_timeout
         try:
             conns = await asyncio.gather(*(self._connect_one(s, deadline) for s in self.specs))
@@ -103,7 +120,10 @@ class MeshNetwork:
         for spec, ws in zip(self.specs, conns, strict=True):
             self.conns[spec.node_id] = ws
             self.counters.agents[spec.node_id].status = "connected"
-        self.report(f"relay: connected to {len(conns)} agents ({', '.join(f'{s.node_id}={s.tool}' for s in self.specs)})")
+        self.report(
+            f"relay: connected to {len(conns)} agents ({', '.join(f'{s.node_id}={s.tool}' for s in self.specs)}), "
+            f"routing {self.router.mode.value}, protocol {self.settings.protocol}"
+        )
 
     # --- sending -----------------------------------------------------------------------------
     async def _send(self, node_id: str, blob: bytes, packet: Packet) -> bool:
@@ -319,7 +339,7 @@ class MeshNetwork:
             "answer": self.task.answer,
             "prediction": prediction,
             "protocol": self.settings.protocol,
-            "routing": self.settings.routing.value,
+            "routing": self.router.mode.value,
             "model": self.settings.model,
             "scorer": self.settings.scorer,
             **counts,

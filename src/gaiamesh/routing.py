@@ -4,6 +4,7 @@
 - ``topic``: only live agents whose tool consumes the packet type.
 - ``share``: like ``topic``, but one agent per tool group, round-robin over the live ones, so
   that same-tool agents (the ``wide`` profile) split the work instead of duplicating it.
+- ``auto`` (default): ``broadcast`` when each tool has one agent, ``share`` when any has more.
 """
 
 from __future__ import annotations
@@ -17,6 +18,14 @@ class RoutingMode(StrEnum):
     BROADCAST = "broadcast"
     TOPIC = "topic"
     SHARE = "share"
+    AUTO = "auto"
+
+
+def resolve_mode(mode: RoutingMode, tools: list[str]) -> RoutingMode:
+    """Turn ``auto`` into a concrete mode for this line-up of agent tools."""
+    if mode is not RoutingMode.AUTO:
+        return mode
+    return RoutingMode.SHARE if len(set(tools)) < len(tools) else RoutingMode.BROADCAST
 
 
 class Router:
@@ -28,8 +37,8 @@ class Router:
         agents: Iterable[tuple[str, str]],
         subscriptions: Mapping[str, frozenset[str]],
     ) -> None:
-        self.mode = RoutingMode(mode)
-        self._tools: dict[str, str] = dict(agents)  # node_id -> tool, in configuration order
+        self._tools: dict[str, str] = dict(agents)
+        self.mode = resolve_mode(RoutingMode(mode), list(self._tools.values()))  # node_id -> tool, in configuration order
         self._subs = subscriptions
         self._live: set[str] = set(self._tools)
         self._turn: dict[str, itertools.count[int]] = {}

@@ -13,8 +13,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .routing import RoutingMode
 
 
-class AgentSpec(tuple[str, str, str, int]):
-    """``(node_id, tool, host, port)`` of one agent, as the relay learns it from ``AGENTS``."""
+class AgentSpec(tuple[str, str, str, int, bool]):
+    """``(node_id, tool, host, port, optional)`` of one agent, as the relay learns it from ``AGENTS``.
+
+    An optional agent (``?`` suffix) whose host name does not resolve is left out of the run:
+    that is how the relay follows compose profiles that add agents."""
 
     __slots__ = ()
 
@@ -35,6 +38,10 @@ class AgentSpec(tuple[str, str, str, int]):
         return self[3]
 
     @property
+    def optional(self) -> bool:
+        return self[4]
+
+    @property
     def url(self) -> str:
         return f"ws://{self.host}:{self.port}/ws"
 
@@ -43,7 +50,7 @@ DEFAULT_TOOLS = ("search", "extract", "triple", "reason")
 
 
 def parse_agents(spec: str) -> list[AgentSpec]:
-    """Parse ``"0=search@127.0.0.1:9000,1=extract@127.0.0.1:9001"`` into agent specs.
+    """Parse ``"0=search@127.0.0.1:9000,1=extract@127.0.0.1:9001,4=search@h:9004?"`` into specs.
 
     Raises ``ValueError`` with the offending entry on bad input.
     """
@@ -52,11 +59,13 @@ def parse_agents(spec: str) -> list[AgentSpec]:
         entry = raw.strip()
         if not entry:
             continue
+        optional = entry.endswith("?")
+        entry = entry.rstrip("?")
         try:
             node_id, rest = entry.split("=", 1)
             tool, addr = rest.split("@", 1)
             host, port = addr.rsplit(":", 1)
-            agents.append(AgentSpec((node_id.strip(), tool.strip(), host.strip(), int(port))))
+            agents.append(AgentSpec((node_id.strip(), tool.strip(), host.strip(), int(port), optional)))
         except ValueError as exc:
             raise ValueError(f"bad AGENTS entry {entry!r}: expected NODE_ID=TOOL@HOST:PORT") from exc
     ids = [a.node_id for a in agents]
@@ -87,7 +96,7 @@ class Settings(BaseSettings):
 
     # mesh
     protocol: str = "json"
-    routing: RoutingMode = RoutingMode.BROADCAST
+    routing: RoutingMode = RoutingMode.AUTO
     agents: str = Field(default_factory=default_agents)
     chunk_size: int = 400
     run_timeout: float = 300.0

@@ -1,38 +1,62 @@
-"""``reason``: the short final answer, from the facts and triples, tagged ``final_answer``."""
+"""``reason``: the short final answer, tagged ``final_answer``.
+
+The model reads all the facts at once; its reading competes with what ``extract`` read off each
+fact alone. An answer counts only if it is *valid*: its words occur in the facts (read, not
+invented) and it is not just a piece of the question. Among valid answers, agreement between
+readers wins, then the reading of the best-ranked fact.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from ..frames import FINAL_ANSWER_TAG, Packet, PacketType
 from ..prompts import answer_prompt, clean_answer
+from ..scoring import normalize
 from .registry import Tool, ToolContext, register
 from .text import terms
 
 
-def _supported(answer: str, facts: list[str]) -> bool:
-    """True when the answer's content words occur in the facts (it was read, not invented)."""
+def valid(answer: str, facts: list[str], question: str) -> bool:
+    """Supported by the facts, and saying more than the question already says."""
     words = set(terms(answer))
-    pool = set(terms(" ".join(facts)))
-    return bool(words) and words <= pool
+    return bool(words) and words <= set(terms(" ".join(facts))) and not words <= set(terms(question))
+
+
+def choose(question: str, facts: list[str], reading: str, candidates: list[str]) -> tuple[str, str]:
+    """Pick the final answer from the whole-context reading and the per-fact candidates."""
+    options = [(reading, "reading", 1.0)] + [
+        (c, f"candidate{i}", 1.5 if i == 0 else 0.5) for i, c in enumerate(candidates)
+    ]
+    votes: dict[str, int] = {}
+    for text, _, _ in options:
+        votes[normalize(text)] = votes.get(normalize(text), 0) + 1
+
+    def score(option: tuple[str, str, float]) -> float:
+        text, _, prior = option
+        return 10.0 * valid(text, facts, question) + 2.0 * votes[normalize(text)] + prior
+
+    best = max(options, key=score)
+    return best[0], best[1]
 
 
 async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
     facts = [str(f["text"]) for f in packet.payload.get("facts", [])]
-    candidates = [str(f["candidate"]) for f in packet.payload.get("facts", []) if f.get("candidate")]
+    candidates = [str(f.get("candidate", "")) for f in packet.payload.get("facts", []) if "candidate" in f]
     triples: list[dict[str, str]] = list(packet.payload.get("triples", []))
     if not facts:
         raise ValueError("triples packet carries no facts")
-    answer = clean_answer(await ctx.llm.complete(answer_prompt(" ".join(facts), packet.question), ctx.usage))
-    method = "read"
-    if not _supported(answer, facts):
-        # Fall back on what extract read off a single fact, preferring a candidate two readers agree on.
-        votes = Counter(c for c in candidates if _supported(c, facts))
-        if votes:
-            answer, method = votes.most_common(1)[0][0], "candidate"
+    reading = clean_answer(await ctx.llm.complete(answer_prompt(" ".join(facts), packet.question), ctx.usage))
+    answer, method = choose(packet.question, facts, reading, candidates)
     ctx.memory["answer"] = answer
-    return {"answer": answer, "method": method, "facts_used": len(facts), "triples_seen": len(triples)}
+    return {
+        "answer": answer,
+        "method": method,
+        "reading": reading,
+        "candidates": candidates,
+        "facts_used": len(facts),
+        "triples_seen": len(triples),
+    }
 
 
 TOOL = register(

@@ -14,6 +14,7 @@ STOPWORDS = frozenset(
 )
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
+_ABBREV = re.compile(r"(?:\b(?:Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|No|Capt|Gen|Col|Lt|Sgt|Rev|Fr|Co|Inc|Ltd|vs|approx)|\b[A-Z])\.$")
 
 
 def stem(word: str) -> str:
@@ -32,7 +33,16 @@ def terms(text: str) -> list[str]:
 def sentences(text: str) -> list[str]:
     """Split prose into sentences (keeps abbreviations like 'U.S.' mostly intact)."""
     flat = " ".join(text.split())
-    return [s.strip() for s in _SENTENCE_END.split(flat) if s.strip()]
+    out: list[str] = []
+    for piece in _SENTENCE_END.split(flat):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if out and _ABBREV.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"  # "Dr. Rupert Ashcombe" is one sentence
+        else:
+            out.append(piece)
+    return out
 
 
 def rank(query: str, docs: list[str]) -> list[tuple[int, float]]:
