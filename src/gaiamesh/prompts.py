@@ -60,4 +60,4 @@ def clean_answer(text: str) -> str:
     line = text.strip().split("\n", 1)[0].strip()
     line = line.strip("\"'` ")
     line = _TITLE.sub("", line)  # short answers name people without honorifics
-    return line[:-1].strip() if line.endswith(".") and not re.search(r"\d\.$", line[-3:]) else line
+    return line[:-1].strip() if line.endswith(".") and not re.search(r"\b[A-Z]\.[A-Z]\.$", line) else line

@@ -44,9 +44,11 @@ class ProtocolAdapter(abc.ABC):
 def loads_object(data: bytes, what: str) -> dict[str, Any]:
     """Parse JSON bytes that must hold an object, with a precise error otherwise."""
     try:
-        obj = json.loads(data)
+        text = data.decode("utf-8")  # explicit: json.loads(bytes) would guess UTF-16/32 too
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"{what}: not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    try:
+        obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ProtocolError(f"{what}: malformed JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
     except RecursionError as exc:

@@ -1,0 +1,79 @@
+"""Shared fixtures: free ports and the real model server (started by the tests themselves)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = ROOT / "tasks"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def free_port_block(n: int) -> int:
+    """A base port with ``n`` consecutive free ports after it."""
+    for _ in range(200):
+        base = free_port()
+        if base + n > 65000:
+            continue
+        try:
+            socks = []
+            for p in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no block of free ports")
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The real bundled model server with the real Gemma 3 270M, on a free port."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("model-server") / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gaiamesh", "serve-model", "--host", "127.0.0.1", "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"model server exited: {log.read_text()}")
+            try:
+                if httpx.get(f"{url}/api/version", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"model server not up after 120s: {log.read_text()}")
+            time.sleep(0.2)  # polling a child process for readiness
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -1,0 +1,23 @@
+"""A fast stand-in for the model, for unit tests of one layer (the e2e tests use the real one)."""
+
+from __future__ import annotations
+
+from gaiamesh.llm import LLMUsage
+
+
+class FakeLLM:
+    """Answers answer-prompts with ``answer`` and triple-prompts with a fixed triple."""
+
+    def __init__(self, answer: str = "148 megawatts") -> None:
+        self.answer = answer
+        self.prompts: list[str] = []
+
+    async def complete(self, prompt: str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)) -> str:
+        self.prompts.append(prompt)
+        usage.calls += 1
+        usage.prompt_tokens += len(prompt.split())
+        usage.eval_tokens += 3
+        usage.llm_ms += 1.0
+        if prompt.rstrip().endswith("Triple: ("):
+            return "farm | has capacity | 148 megawatts)\n"
+        return f" {self.answer}\n"

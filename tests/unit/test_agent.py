@@ -1,0 +1,59 @@
+"""MeshAgent over a real WebSocket: filtering, workspace, bad frames, tool errors, health."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+from websockets.asyncio.client import connect
+
+from gaiamesh.agent import MeshAgent
+from gaiamesh.frames import doc_init
+from gaiamesh.llm import LLMClient
+from gaiamesh.settings import Settings
+
+from ..conftest import free_port
+from .fakes import FakeLLM
+
+
+async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> None:
+    port = free_port()
+    s = Settings(node_id="0", tool="search", port=port, workspace_root=tmp_path)
+    stop = asyncio.Event()
+    server = asyncio.create_task(MeshAgent(s, llm=FakeLLM()).serve(stop))  # type: ignore[arg-type]
+    try:
+        async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+            assert httpx.get(f"http://127.0.0.1:{port}/health").text == "ok\n"
+            await ws.send(b"\x00garbage")  # rejected, the agent keeps serving
+            packet = doc_init("run-a", "The farm has 148 megawatts. Sheep graze there.", "How big is the farm?", 20)
+            await ws.send(json.dumps(packet.to_dict()).encode())
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        assert reply["type"] == "search_docs" and reply["src"] == "0" and reply["run_id"] == "run-a"
+        log = [json.loads(x) for x in (tmp_path / "0/agent.log").read_text().splitlines()]
+        assert [x["event"] for x in log] == ["rejected", "emit"]
+        memory = json.loads((tmp_path / "0/memory.json").read_text())
+        assert memory["question"] == "How big is the farm?" and memory["retrieved_chunks"]
+    finally:
+        stop.set()
+        await server
+
+
+async def test_unreachable_model_becomes_an_error_packet(tmp_path: Path) -> None:
+    port = free_port()
+    s = Settings(node_id="3", tool="reason", port=port, workspace_root=tmp_path)
+    dead_llm = LLMClient(f"http://127.0.0.1:{free_port()}", "gemma3:270m", timeout=5)
+    stop = asyncio.Event()
+    server = asyncio.create_task(MeshAgent(s, llm=dead_llm).serve(stop))
+    try:
+        async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+            triples = {"type": "triples", "run_id": "r", "src": "2", "seq": 1, "question": "q?",
+                       "payload": {"facts": [{"text": "A fact."}], "triples": []}}
+            await ws.send(json.dumps(triples).encode())
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 15))
+        assert reply["type"] == "error" and reply["payload"]["tool"] == "reason"
+        assert "model server unreachable at http://127.0.0.1:" in reply["payload"]["error"]
+    finally:
+        stop.set()
+        await server

@@ -1,0 +1,192 @@
+"""The relay over real WebSockets on 127.0.0.1, with real MeshAgents on a fast fake model."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import tarfile
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+
+from gaiamesh.agent import MeshAgent
+from gaiamesh.metrics import totals_from_log
+from gaiamesh.relay import MeshNetwork
+from gaiamesh.settings import Settings
+from gaiamesh.tasks import load_task
+
+from ..conftest import TASKS, free_port_block
+from .fakes import FakeLLM
+
+TOOLS = ["search", "extract", "triple", "reason"]
+Script = Callable[[ServerConnection, dict[str, Any]], Awaitable[None]]
+
+
+def settings_for(tmp: Path, base: int, tools: list[str], **kw: Any) -> Settings:
+    agents = ",".join(f"{i}={t}@127.0.0.1:{base + i}" for i, t in enumerate(tools))
+    defaults: dict[str, Any] = dict(agents=agents, workspace_root=tmp / "ws", run_timeout=20, connect_timeout=10)
+    return Settings(**{**defaults, **kw})
+
+
+@contextlib.asynccontextmanager
+async def mesh(settings: Settings, scripted: dict[str, Script] | None = None) -> AsyncIterator[None]:
+    """Run real agents (fake model) for every spec, except scripted ones that play a role."""
+    scripted = scripted or {}
+    stop = asyncio.Event()
+    tasks = []
+    for spec in settings.agent_specs():
+        if spec.node_id in scripted:
+            tasks.append(asyncio.create_task(_scripted(spec.port, scripted[spec.node_id], stop)))
+        else:
+            s = settings.model_copy(update={"node_id": spec.node_id, "tool": spec.tool, "port": spec.port})
+            tasks.append(asyncio.create_task(MeshAgent(s, llm=FakeLLM()).serve(stop)))  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+
+
+async def _scripted(port: int, script: Script, stop: asyncio.Event) -> None:
+    async def handler(ws: ServerConnection) -> None:
+        async for message in ws:
+            packet = json.loads(message)
+            if packet["type"] == "doc_init":
+                await script(ws, packet)
+
+    async with serve(handler, "127.0.0.1", port, max_size=None):
+        await stop.wait()
+
+
+async def run(tmp: Path, settings: Settings, scripted: dict[str, Script] | None = None) -> dict[str, Any]:
+    async with mesh(settings, scripted):
+        return await MeshNetwork(settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None).run()
+
+
+def assert_consistent(out: Path, metrics: dict[str, Any]) -> None:
+    totals = totals_from_log(out / "frames.jsonl")
+    for key, value in totals.items():
+        assert metrics[key] == value, key
+    assert metrics["frames"] == len((out / "frames.jsonl").read_text().splitlines())
+
+
+async def test_full_pipeline_counts_match_the_frame_log(tmp_path: Path) -> None:
+    s = settings_for(tmp_path, free_port_block(4), TOOLS)
+    m = await run(tmp_path, s)
+    assert m["status"] == "ok" and m["prediction"] == "148 megawatts" and m["quality_score"] == 1.0
+    assert m["pkt_cnt"] == 5  # doc_init + search_docs + events + triples + final answer
+    assert m["routing"] == "broadcast"
+    # broadcast: doc_init to 4 agents, each of the 4 agent packets to the 3 others
+    lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    assert [len(x["dst"]) for x in lines] == [4, 3, 3, 3, 3]
+    assert m["bytes_rx"] == sum(x["size"] for x in lines[1:])
+    assert m["token_sum"] == sum(a["token_used"] for a in m["agents"].values()) > 0
+    assert m["header_overhead"] == 0
+    assert_consistent(tmp_path / "out", m)
+    with tarfile.open(tmp_path / "out/run_artifacts.tar.gz") as tar:
+        names = set(tar.getnames())
+    for node in "0123":
+        assert f"workspaces/{node}/agent.log" in names and f"workspaces/{node}/memory.json" in names
+    assert {"frames.jsonl", "metrics.json", "config.json"} <= names
+    config = json.loads((tmp_path / "out/config.json").read_text())
+    assert config["settings"]["mesh_secret"] == "***"
+
+
+async def test_topic_routing_sends_less(tmp_path: Path) -> None:
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, routing="topic")
+    m = await run(tmp_path, s)
+    assert m["status"] == "ok" and m["routing"] == "topic"
+    lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    assert [x["dst"] for x in lines] == [["0"], ["1"], ["2"], ["3"], []]
+
+
+async def test_bad_frames_are_rejected_logged_and_the_run_goes_on(tmp_path: Path) -> None:
+    async def naughty_search(ws: ServerConnection, doc: dict[str, Any]) -> None:
+        good = {"type": "search_docs", "run_id": doc["run_id"], "src": "0", "seq": 1, "question": doc["question"],
+                "payload": {"passages": [{"text": "".join(doc["payload"]["chunks"])}]}}
+        await ws.send(b"{this is not json")
+        await ws.send(b"x" * 5000)  # oversized under MAX_FRAME_BYTES=4096
+        await ws.send(json.dumps({**good, "type": "gossip"}).encode())
+        await ws.send(json.dumps({**good, "src": "3"}).encode())  # spoofed sender
+        await ws.send(json.dumps({**good, "run_id": "old-run"}).encode())
+        await ws.send(json.dumps(good).encode())
+
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, max_frame_bytes=4096)
+    m = await run(tmp_path, s, {"0": naughty_search})
+    assert m["status"] == "ok" and m["rejected_cnt"] == 5 and m["agents"]["0"]["rejected"] == 5
+    errors = [json.loads(x)["error"] for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    rejected = [e for e in errors if e]
+    assert "malformed JSON" in rejected[0]
+    assert rejected[1] == "oversized frame: 5000 bytes > MAX_FRAME_BYTES=4096"
+    assert rejected[2] == "unknown packet type 'gossip'"
+    assert "claims src '3' but arrived from agent '0'" in rejected[3]
+    assert "belongs to run 'old-run'" in rejected[4]
+    assert_consistent(tmp_path / "out", m)  # rejected bytes are counted in bytes_rx, nothing lost
+
+
+async def test_dead_agent_ends_the_run_with_a_clear_status(tmp_path: Path) -> None:
+    async def dies(ws: ServerConnection, doc: dict[str, Any]) -> None:
+        await ws.close()
+
+    s = settings_for(tmp_path, free_port_block(4), TOOLS)
+    m = await run(tmp_path, s, {"0": dies})
+    assert m["status"] == "agent_dead"
+    assert m["error"] == "agent 0 (search) disconnected and no other 'search' agent is alive"
+    assert m["agents"]["0"]["status"] == "dead"
+    assert (tmp_path / "out/run_artifacts.tar.gz").is_file()
+    assert_consistent(tmp_path / "out", m)
+
+
+async def test_share_mode_hands_a_dead_agents_work_to_its_sibling(tmp_path: Path) -> None:
+    async def dies(ws: ServerConnection, doc: dict[str, Any]) -> None:
+        await ws.close()
+
+    s = settings_for(tmp_path, free_port_block(8), TOOLS * 2)
+    m = await run(tmp_path, s, {"0": dies})
+    assert m["routing"] == "share"
+    assert m["status"] == "ok", m["error"]
+    assert m["agents"]["0"]["status"] == "dead"
+    statuses = [json.loads(x)["status"] for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    assert "redelivered" in statuses
+    assert_consistent(tmp_path / "out", m)
+
+
+async def test_timeout_keeps_partial_metrics(tmp_path: Path) -> None:
+    async def silent(ws: ServerConnection, doc: dict[str, Any]) -> None:
+        return None
+
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, run_timeout=1)
+    m = await run(tmp_path, s, {"0": silent})
+    assert m["status"] == "timeout" and "RUN_TIMEOUT=1" in m["error"]
+    assert m["pkt_cnt"] == 1 and m["prediction"] == "" and m["quality_score"] == 0.0
+    assert_consistent(tmp_path / "out", m)
+
+
+async def test_unreachable_agent_is_a_clear_connect_failure(tmp_path: Path) -> None:
+    base = free_port_block(4)
+    s = settings_for(tmp_path, base, TOOLS, connect_timeout=1)
+    task = load_task(TASKS / "solar-farm")
+    m = await MeshNetwork(s, task, tmp_path / "out", reporter=lambda _: None).run()
+    assert m["status"] == "connect_failed"
+    assert f"agent 0 (search) not reachable at ws://127.0.0.1:{base}/ws" in m["error"]
+    assert (tmp_path / "out/metrics.json").is_file()
+
+
+async def test_absent_optional_agents_are_skipped(tmp_path: Path) -> None:
+    base = free_port_block(4)
+    s = settings_for(tmp_path, base, TOOLS)
+    s = s.model_copy(update={"agents": s.agents + ",9=search@absent-agent.invalid:9999?"})
+    m = await run(tmp_path, s)
+    assert m["status"] == "ok" and "9" not in m["agents"]
+
+
+def test_bad_agents_setting_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="bad AGENTS entry 'oops'"):
+        Settings(agents="oops").agent_specs()
+    s = Settings(agents="0=teleport@127.0.0.1:1")
+    with pytest.raises(ValueError, match="unknown tool 'teleport'"):
+        MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path)

@@ -1,0 +1,48 @@
+import pytest
+
+from gaiamesh.scoring import default_scorer, exact_match, gaia_match, get_scorer, normalize, rouge_l
+
+
+def test_normalize_case_space_punctuation() -> None:
+    assert normalize("  Port Ellery. ") == "port ellery"
+    assert exact_match("port   ellery!", "Port Ellery") == 1
+    assert exact_match("Port", "Port Ellery") == 0
+
+
+def test_rouge_l_argument_order_and_range() -> None:
+    assert rouge_l("148 megawatts", "148 megawatts") == pytest.approx(1.0)
+    # precision 1, recall 1/2 -> F = 2/3 (the target is the longer string)
+    assert rouge_l("Ellery", "Port Ellery") == pytest.approx(2 / 3)
+    assert rouge_l("", "x") == 0.0
+
+
+def test_quality_score_is_mean_of_em_and_rouge() -> None:
+    s = default_scorer("Dr. Rupert Ashcombe", "Rupert Ashcombe")
+    assert s["exact_match"] == 0
+    assert s["quality_score"] == pytest.approx((0 + s["rouge_l"]) / 2)
+    assert default_scorer("Kelmscar", "kelmscar")["quality_score"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("pred", "truth", "expected"),
+    [
+        ("$37,500", "37500", 1),
+        ("37,500", "37500.0", 1),
+        ("12%", "12", 1),
+        ("12.5", "12", 0),
+        ("apples, pears; plums", "Apples,pears,plums", 1),
+        ("apples, plums", "apples, pears", 0),
+        ("apples", "apples, pears", 0),
+        ("Saint Clair de Maurienne", "Saint-Clair-de-Maurienne", 1),
+        ("Port-Ellery", "port ellery", 1),
+        ("seven", "7", 0),
+    ],
+)
+def test_gaia_match(pred: str, truth: str, expected: int) -> None:
+    assert gaia_match(pred, truth) == expected
+
+
+def test_scorer_registry() -> None:
+    assert get_scorer("gaia")("37,500", "37500")["quality_score"] == 1.0
+    with pytest.raises(ValueError, match="unknown scorer"):
+        get_scorer("bleu")

@@ -1,0 +1,51 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from gaiamesh.tasks import TaskError, discover_tasks, load_task
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make(tmp_path: Path, doc: str | None = "A doc.", truth: object = None) -> Path:
+    folder = tmp_path / "t"
+    folder.mkdir()
+    if doc is not None:
+        (folder / "doc.txt").write_text(doc)
+    if truth is not None:
+        (folder / "ground_truth.json").write_text(truth if isinstance(truth, str) else json.dumps(truth))
+    return folder
+
+
+def test_bundled_tasks_all_load() -> None:
+    tasks = discover_tasks(ROOT / "tasks")
+    assert len(tasks) >= 8
+    for t in tasks:
+        assert t.answer in t.doc or t.task_id in {"polar-expedition", "rowing-club", "mountain-observatory"}
+
+
+@pytest.mark.parametrize(
+    ("doc", "truth", "message"),
+    [
+        (None, {"question": "q", "answer": "a"}, "missing doc.txt"),
+        ("doc", None, "missing ground_truth.json"),
+        ("doc", "{oops", "not valid JSON"),
+        ("doc", ["q", "a"], "must be an object"),
+        ("doc", {"question": "q", "answer": "  "}, "non-empty 'answer'"),
+        ("doc", {"answer": "a"}, "non-empty 'question'"),
+        ("   ", {"question": "q", "answer": "a"}, "doc.txt is empty"),
+    ],
+)
+def test_bad_task_folders_get_precise_errors(tmp_path: Path, doc: str | None, truth: object, message: str) -> None:
+    with pytest.raises(TaskError, match=message):
+        load_task(make(tmp_path, doc, truth))
+
+
+def test_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(TaskError, match="does not exist"):
+        load_task(tmp_path / "nope")
+
+
+def test_numeric_answer_is_text(tmp_path: Path) -> None:
+    assert load_task(make(tmp_path, "doc", {"question": "q", "answer": 42})).answer == "42"

@@ -1,0 +1,86 @@
+import pytest
+
+from gaiamesh.frames import Packet, PacketType, chunk_document
+from gaiamesh.llm import LLMUsage
+from gaiamesh.prompts import clean_answer, parse_triple
+from gaiamesh.tools import ToolContext, get_tool, registered, subscriptions
+from gaiamesh.tools.reason import choose, valid
+from gaiamesh.tools.text import rank, sentences, terms
+
+from .fakes import FakeLLM
+
+DOC = (
+    "The Korrin farm was built by Halvard Energy in 2019 near the village of Oster Brae. "
+    "It covers 212 hectares of former grazing land. "
+    "The farm has an installed capacity of 148 megawatts, enough for 41,000 homes. "
+    "Sheep graze between the rows, managed by shepherd Ana Voss. " * 3
+)
+Q = "What is the installed capacity of the farm?"
+
+
+def ctx(answer: str = "148 megawatts") -> ToolContext:
+    return ToolContext(llm=FakeLLM(answer), usage=LLMUsage())  # type: ignore[arg-type]
+
+
+def pkt(ptype: PacketType, payload: dict) -> Packet:
+    return Packet(type=ptype, run_id="r", src="x", seq=1, question=Q, payload=payload)
+
+
+def test_registry_has_four_tools_one_consumed_type_each() -> None:
+    assert registered() == ["extract", "reason", "search", "triple"]
+    assert subscriptions()["search"] == frozenset({"doc_init"})
+    assert get_tool("reason").tag == "final_answer"
+    with pytest.raises(ValueError, match="unknown tool 'fly'"):
+        get_tool("fly")
+
+
+def test_text_helpers() -> None:
+    assert terms("The farms were Opened") == ["farm", "open"]
+    assert sentences("Dr. Ann Lee came. She left! Done") == ["Dr. Ann Lee came.", "She left!", "Done"]
+    docs = ["sheep graze here", "installed capacity of 148 megawatts", "village"]
+    assert rank("installed capacity", docs)[0][0] == 1
+
+
+async def test_search_ranks_the_chunk_with_the_answer_and_repairs_edges() -> None:
+    chunks = chunk_document(DOC, 100)
+    out = await get_tool("search").run(ctx(), pkt(PacketType.DOC_INIT, {"chunks": chunks}))
+    assert "148 megawatts" in out["passages"][0]["text"]
+    # passages grow to whole sentences even where the 100-char split cut one
+    assert all(p["text"][0].isupper() for p in out["passages"])
+
+
+async def test_extract_triple_reason_chain() -> None:
+    c = ctx()
+    passages = [{"text": DOC}]
+    events = await get_tool("extract").run(c, pkt(PacketType.SEARCH_DOCS, {"passages": passages}))
+    assert "148 megawatts" in events["facts"][0]["text"]
+    assert events["facts"][0]["candidate"] == "148 megawatts"
+    triples = await get_tool("triple").run(c, pkt(PacketType.EVENTS, events))
+    assert triples["triples"][0]["object"] == "148 megawatts"
+    final = await get_tool("reason").run(c, pkt(PacketType.TRIPLES, triples))
+    assert final["answer"] == "148 megawatts"
+    assert c.usage.calls == 2 + 3 + 1 and c.usage.tokens > 0
+
+
+async def test_tools_reject_empty_input() -> None:
+    with pytest.raises(ValueError, match="no chunks"):
+        await get_tool("search").run(ctx(), pkt(PacketType.DOC_INIT, {}))
+    with pytest.raises(ValueError, match="no passages"):
+        await get_tool("extract").run(ctx(), pkt(PacketType.SEARCH_DOCS, {"passages": []}))
+
+
+def test_reason_prefers_valid_and_agreeing_answers() -> None:
+    facts = ["Tamsin Falls has been twinned with Saint-Clair since 1987."]
+    q = "Which village is Tamsin Falls paired with?"
+    assert not valid("Tamsin Falls", facts, q)  # only repeats the question
+    assert not valid("Paris", facts, q)  # not in the facts
+    assert valid("Saint-Clair", facts, q)
+    assert choose(q, facts, "Tamsin Falls", ["Saint-Clair"]) == ("Saint-Clair", "candidate0")
+    assert choose(q, facts, "1987", ["Saint-Clair", "1987"])[0] == "1987"  # two readers agree
+
+
+def test_prompt_helpers() -> None:
+    assert parse_triple("A | b c | D)\nmore") == ("A", "b c", "D")
+    assert parse_triple("nonsense") is None
+    assert clean_answer(' "Dr. Rupert Ashcombe."\nQuestion:') == "Rupert Ashcombe"
+    assert clean_answer("12.5.") == "12.5" and clean_answer("the U.S.") == "the U.S."
