@@ -39,6 +39,7 @@ class MeshAgent:
         self.run_id: str | None = None
         self.seq = 0
         self.memory: dict[str, Any] = {}
+        self.listening = asyncio.Event()  # set once the WebSocket server accepts connections
 
     # --- workspace -------------------------------------------------------------------------
     def _start_run(self, run_id: str, question: str) -> None:
@@ -159,4 +160,5 @@ class MeshAgent:
                 self.settings.agent_host,
                 self.settings.port,
             )
+            self.listening.set()
             await stop.wait()

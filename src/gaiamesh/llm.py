@@ -52,7 +52,8 @@ class LLMClient:
             )
         except ollama.ResponseError as exc:
             raise LLMError(f"model server at {self.host} refused the request: {exc}") from exc
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        except (ConnectionError, httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            # the ollama client turns connection failures into the builtin ConnectionError
             raise LLMError(f"model server unreachable at {self.host}: {exc}") from exc
         except httpx.HTTPError as exc:
             raise LLMError(f"model server at {self.host} failed: {exc!r}") from exc

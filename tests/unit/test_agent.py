@@ -22,10 +22,13 @@ async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> Non
     port = free_port()
     s = Settings(node_id="0", tool="search", port=port, workspace_root=tmp_path)
     stop = asyncio.Event()
-    server = asyncio.create_task(MeshAgent(s, llm=FakeLLM()).serve(stop))  # type: ignore[arg-type]
+    agent = MeshAgent(s, llm=FakeLLM())  # type: ignore[arg-type]
+    server = asyncio.create_task(agent.serve(stop))
+    await asyncio.wait_for(agent.listening.wait(), 10)
     try:
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
-            assert httpx.get(f"http://127.0.0.1:{port}/health").text == "ok\n"
+            async with httpx.AsyncClient() as http:
+                assert (await http.get(f"http://127.0.0.1:{port}/health")).text == "ok\n"
             await ws.send(b"\x00garbage")  # rejected, the agent keeps serving
             packet = doc_init("run-a", "The farm has 148 megawatts. Sheep graze there.", "How big is the farm?", 20)
             await ws.send(json.dumps(packet.to_dict()).encode())
@@ -45,7 +48,9 @@ async def test_unreachable_model_becomes_an_error_packet(tmp_path: Path) -> None
     s = Settings(node_id="3", tool="reason", port=port, workspace_root=tmp_path)
     dead_llm = LLMClient(f"http://127.0.0.1:{free_port()}", "gemma3:270m", timeout=5)
     stop = asyncio.Event()
-    server = asyncio.create_task(MeshAgent(s, llm=dead_llm).serve(stop))
+    agent = MeshAgent(s, llm=dead_llm)
+    server = asyncio.create_task(agent.serve(stop))
+    await asyncio.wait_for(agent.listening.wait(), 10)
     try:
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
             triples = {"type": "triples", "run_id": "r", "src": "2", "seq": 1, "question": "q?",
