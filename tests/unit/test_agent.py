@@ -29,13 +29,16 @@ async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> Non
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
             async with httpx.AsyncClient() as http:
                 assert (await http.get(f"http://127.0.0.1:{port}/health")).text == "ok\n"
-            await ws.send(b"\x00garbage")  # rejected, the agent keeps serving
             packet = doc_init("run-a", "The farm has 148 megawatts. Sheep graze there.", "How big is the farm?", 20)
             await ws.send(json.dumps(packet.to_dict()).encode())
             reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            await ws.send(b"\x00garbage")  # rejected, the agent keeps serving
+            await ws.send(json.dumps(packet.to_dict()).encode())
+            again = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        assert again["seq"] == 2
         assert reply["type"] == "search_docs" and reply["src"] == "0" and reply["run_id"] == "run-a"
         log = [json.loads(x) for x in (tmp_path / "0/agent.log").read_text().splitlines()]
-        assert [x["event"] for x in log] == ["rejected", "emit"]
+        assert [x["event"] for x in log] == ["emit", "rejected", "emit"]
         memory = json.loads((tmp_path / "0/memory.json").read_text())
         assert memory["question"] == "How big is the farm?" and memory["retrieved_chunks"]
     finally:
