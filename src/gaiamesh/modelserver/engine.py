@@ -90,6 +90,9 @@ class Engine:
             raise ValueError(f"prompt is {len(tokens)} tokens, the context holds {self.n_ctx}")
         budget = self.n_ctx - len(tokens)
         limit = budget if opts.num_predict < 0 else min(opts.num_predict, budget)
+        # Evaluate every prompt from scratch: reusing a KV-cache prefix (with Gemma 3's sliding-window
+        # cache) changes the logits slightly, which made seeded sampling depend on the previous request.
+        self.llm.reset()
         self.llm.set_seed(opts.seed if opts.seed is not None else int(time.time_ns() & 0xFFFFFFFF))
         vocab = self.llm._model.vocab
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")

@@ -1,0 +1,98 @@
+"""The bundled model server against the official ``ollama`` client, with the real model."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import ollama
+import pytest
+
+pytestmark = pytest.mark.model
+MODEL = "gemma3:270m"
+OPTS = {"temperature": 0, "seed": 7, "num_predict": 12}
+
+
+def test_list_show_ps_version_pull(model_server: str) -> None:
+    c = ollama.Client(host=model_server)
+    names = [m.model for m in c.list().models]
+    assert names == [MODEL]
+    show = c.show(MODEL)
+    assert show.details.family == "gemma" and show.details.format == "gguf"
+    assert c.ps().models[0].model == MODEL
+    assert httpx.get(f"{model_server}/api/version").json()["version"]
+    assert httpx.get(model_server).text == "Ollama is running"
+    assert c.pull(MODEL).status == "success"
+    statuses = [p.status for p in c.pull(MODEL, stream=True)]
+    assert statuses[-1] == "success"
+    with pytest.raises(ollama.ResponseError) as err:
+        c.pull("llama3:70b")
+    assert err.value.status_code == 404
+
+
+def test_generate_non_streaming_reports_real_counts(model_server: str) -> None:
+    c = ollama.Client(host=model_server)
+    r = c.generate(model=MODEL, prompt="The capital of France is", options=OPTS)
+    assert r.done and r.response.strip()
+    assert r.prompt_eval_count == 6  # <bos> + 5 prompt tokens
+    assert 1 <= r.eval_count <= 12
+    assert r.total_duration >= r.prompt_eval_duration + r.eval_duration > 0
+
+
+def test_num_predict_stop_and_seed_are_honoured(model_server: str) -> None:
+    c = ollama.Client(host=model_server)
+    long = c.generate(model=MODEL, prompt="Count: 1, 2, 3,", options={"temperature": 0, "num_predict": 5})
+    assert long.eval_count == 5 and long.done_reason == "length"
+    stopped = c.generate(model=MODEL, prompt="Count: 1, 2, 3,", options={"temperature": 0, "num_predict": 30, "stop": [","]})
+    assert "," not in stopped.response and stopped.done_reason == "stop"
+    hot = {"temperature": 1.5, "num_predict": 16, "seed": 123}
+    a = c.generate(model=MODEL, prompt="Once upon a time", options=hot).response
+    b = c.generate(model=MODEL, prompt="Once upon a time", options=hot).response
+    assert a == b
+
+
+def test_generate_streaming_matches_non_streaming(model_server: str) -> None:
+    c = ollama.Client(host=model_server)
+    whole = c.generate(model=MODEL, prompt="The sky is", options=OPTS)
+    chunks = list(c.generate(model=MODEL, prompt="The sky is", options=OPTS, stream=True))
+    assert len(chunks) >= 2 and chunks[-1].done and not any(ch.done for ch in chunks[:-1])
+    assert "".join(ch.response for ch in chunks) == whole.response
+    assert chunks[-1].eval_count == whole.eval_count
+
+
+def test_chat_streaming_has_role_on_every_chunk(model_server: str) -> None:
+    c = ollama.Client(host=model_server)
+    chunks = list(c.chat(model=MODEL, messages=[{"role": "user", "content": "Say hello."}], options=OPTS, stream=True))
+    assert all(ch.message.role == "assistant" for ch in chunks)
+    assert chunks[-1].done and chunks[-1].eval_count >= 1
+    r = c.chat(
+        model=MODEL,
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Name a colour."}],
+        options=OPTS,
+    )
+    assert r.message.role == "assistant" and r.prompt_eval_count > 5
+
+
+async def test_async_client_and_concurrent_requests_queue_safely(model_server: str) -> None:
+    c = ollama.AsyncClient(host=model_server)
+    prompts = ["One, two,", "Red, green,", "Monday, Tuesday,"]
+    results = await asyncio.gather(*(c.generate(model=MODEL, prompt=p, options=OPTS) for p in prompts))
+    assert all(r.done and r.eval_count >= 1 for r in results)
+    alone = await c.generate(model=MODEL, prompt=prompts[1], options=OPTS)
+    assert alone.response == results[1].response  # concurrency does not mix contexts
+    stream = await c.chat(model=MODEL, messages=[{"role": "user", "content": "Hi"}], options=OPTS, stream=True)
+    roles = [ch.message.role async for ch in stream]
+    assert roles and set(roles) == {"assistant"}
+
+
+def test_errors_use_ollamas_shape(model_server: str) -> None:
+    c = ollama.Client(host=model_server)
+    with pytest.raises(ollama.ResponseError) as err:
+        c.generate(model="nope:1b", prompt="hi")
+    assert err.value.status_code == 404 and "model 'nope:1b' not found" in str(err.value)
+    bad = httpx.post(f"{model_server}/api/generate", content=b"{broken", headers={"content-type": "application/json"})
+    assert bad.status_code == 400 and "error" in bad.json()
+    missing = httpx.post(f"{model_server}/api/chat", json={"messages": []})
+    assert missing.status_code == 400 and "model" in missing.json()["error"]
+    empty = c.generate(model=MODEL, prompt="")
+    assert empty.done and empty.done_reason == "load"
