@@ -1,0 +1,92 @@
+"""``gaiamesh run`` end to end on 127.0.0.1: real processes, real WebSockets, real model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gaiamesh.metrics import totals_from_log
+
+from ..conftest import ROOT, TASKS, free_port, free_port_block
+
+pytestmark = [pytest.mark.e2e, pytest.mark.model]
+
+SEED_FIELDS = ["bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead", "token_sum", "elapsed_ms",
+               "quality_score", "exact_match", "rouge_l"]  # fmt: skip
+EXTRA_FIELDS = ["status", "task_id", "question", "answer", "prediction", "protocol", "model", "llm_ms",
+                "gaia_match", "agents", "rejected_cnt", "routing", "run_id"]  # fmt: skip
+
+
+def gaiamesh(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gaiamesh", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_run_starts_everything_scores_and_archives(tmp_path: Path) -> None:
+    port = free_port()  # no model server answers here: `run` must start (and stop) the bundled one
+    out = tmp_path / "run"
+    proc = gaiamesh(
+        "run", str(TASKS / "solar-farm"), "--out", str(out), "--base-port", str(free_port_block(4)),
+        "--ollama-host", f"http://127.0.0.1:{port}", "--workspaces", str(tmp_path / "ws"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "run summary" in proc.stdout or "gaiamesh run" in proc.stdout
+    m = json.loads((out / "metrics.json").read_text())
+    for field in SEED_FIELDS + EXTRA_FIELDS:
+        assert field in m, field
+    assert m["status"] == "ok" and m["error"] is None and m["task_id"] == "solar-farm"
+    assert m["protocol"] == "json" and m["model"] == "gemma3:270m" and m["prediction"]
+    assert 0.0 <= m["quality_score"] <= 1.0
+    assert m["quality_score"] == pytest.approx((m["exact_match"] + m["rouge_l"]) / 2)
+    assert m["elapsed_ms"] > 0 and 0 < m["llm_ms"] <= m["elapsed_ms"] * 1.05
+    # counters agree with the frame log, line by line
+    totals = totals_from_log(out / "frames.jsonl")
+    for key, value in totals.items():
+        assert m[key] == value, key
+    lines = [json.loads(x) for x in (out / "frames.jsonl").read_text().splitlines()]
+    assert [x["type"] for x in lines] == ["doc_init", "search_docs", "events", "triples", "data_event"]
+    assert lines[-1]["tag"] == "final_answer"
+    assert m["bytes_rx"] == sum(x["size"] for x in lines if x["src"] != "network")
+    # tokens are the model's own counts, reported by the three LLM-using agents
+    per_agent = {a["tool"]: a["token_used"] for a in m["agents"].values()}
+    assert per_agent["search"] == 0 and min(per_agent["extract"], per_agent["triple"], per_agent["reason"]) > 0
+    assert m["token_sum"] == sum(per_agent.values())
+    with tarfile.open(out / "run_artifacts.tar.gz") as tar:
+        names = set(tar.getnames())
+        memory = json.load(tar.extractfile("workspaces/3/memory.json"))  # type: ignore[arg-type]
+    for node in "0123":
+        assert {f"workspaces/{node}/agent.log", f"workspaces/{node}/memory.json"} <= names
+    assert {"frames.jsonl", "metrics.json", "config.json"} <= names
+    assert memory["answer"] == m["prediction"]
+    # everything it started is stopped
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"http://127.0.0.1:{port}/api/version", timeout=2)
+
+
+def test_baseline_is_scored_the_same_way(tmp_path: Path, model_server: str) -> None:
+    proc = gaiamesh("baseline", str(TASKS / "solar-farm"), "--out", str(tmp_path), "--ollama-host", model_server)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    assert m["mode"] == "baseline" and m["token_sum"] > 0
+    assert m["quality_score"] == pytest.approx((m["exact_match"] + m["rouge_l"]) / 2)
+
+
+def test_bad_task_fails_before_anything_starts(tmp_path: Path) -> None:
+    (tmp_path / "doc.txt").write_text("text")
+    (tmp_path / "ground_truth.json").write_text('{"question": "q", "answer": ""}')
+    proc = gaiamesh("run", str(tmp_path), "--out", str(tmp_path / "out"), timeout=60)
+    assert proc.returncode == 2
+    assert "ground_truth.json needs a non-empty 'answer'" in proc.stdout
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_protocol_is_a_clear_error(tmp_path: Path) -> None:
+    proc = gaiamesh("relay", "--protocol", "smoke-signals", timeout=60)
+    assert proc.returncode == 2 and "unknown protocol 'smoke-signals'" in proc.stdout
