@@ -101,7 +101,7 @@ def _cmd_relay(args: argparse.Namespace) -> int:
     from .relay import MeshNetwork
 
     settings = _settings(args)
-    task = load_task(settings.task)
+    task = load_task(settings.task, settings.task_label)
     net = MeshNetwork(settings, task, Path(settings.out_dir))
     metrics = asyncio.run(net.run())
     if not args.no_summary:

@@ -2,8 +2,9 @@
 
 - ``broadcast``: every live agent but the sender (the seed's behaviour, the default).
 - ``topic``: only live agents whose tool consumes the packet type.
-- ``share``: like ``topic``, but one agent per tool group, round-robin over the live ones, so
-  that same-tool agents (the ``wide`` profile) split the work instead of duplicating it.
+- ``share``: like ``topic``, but one agent per tool group, so that same-tool agents (the
+  ``wide`` profile) split the work instead of duplicating it. The member is picked round-robin
+  by one counter over all deliveries, so consecutive pipeline stages land on different replicas.
 - ``auto`` (default): ``broadcast`` when each tool has one agent, ``share`` when any has more.
 """
 
@@ -41,7 +42,7 @@ class Router:
         self.mode = resolve_mode(RoutingMode(mode), list(self._tools.values()))  # node_id -> tool, in configuration order
         self._subs = subscriptions
         self._live: set[str] = set(self._tools)
-        self._turn: dict[str, itertools.count[int]] = {}
+        self._turn = itertools.count()
 
     @property
     def live(self) -> list[str]:
@@ -73,7 +74,6 @@ class Router:
         groups: dict[str, list[str]] = {}
         for n in subscribers:
             groups.setdefault(self._tools[n], []).append(n)
-        for tool, members in groups.items():
-            turn = next(self._turn.setdefault(tool, itertools.count()))
-            chosen.append(members[turn % len(members)])
+        for members in groups.values():
+            chosen.append(members[next(self._turn) % len(members)])
         return chosen

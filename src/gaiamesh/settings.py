@@ -114,6 +114,7 @@ class Settings(BaseSettings):
     # run
     scorer: str = "em_rouge"
     task: Path = Path("tasks/solar-farm")
+    task_label: str | None = None  # the task's host path when TASK is a mount point (compose)
     out_dir: Path = Path("results")
 
     @field_validator("chunk_size", "max_frame_bytes")

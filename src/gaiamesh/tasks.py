@@ -20,9 +20,13 @@ class Task:
     path: Path
 
 
-def load_task(path: str | Path) -> Task:
-    """Load and check a task folder; raises :class:`TaskError` before anything starts."""
+def load_task(path: str | Path, label: str | None = None) -> Task:
+    """Load and check a task folder; raises :class:`TaskError` before anything starts.
+
+    ``label`` (a path) names the task when ``path`` is a mount point such as ``/task``.
+    """
     folder = Path(path)
+    task_id = Path(label.rstrip("/")).name if label else folder.name
     if not folder.is_dir():
         raise TaskError(f"task folder {folder} does not exist or is not a directory")
     doc_path, truth_path = folder / "doc.txt", folder / "ground_truth.json"
@@ -45,7 +49,7 @@ def load_task(path: str | Path) -> Task:
         value = truth.get(key)
         if not isinstance(value, str | int | float) or isinstance(value, bool) or not str(value).strip():
             raise TaskError(f"task {folder}: ground_truth.json needs a non-empty {key!r}")
-    return Task(folder.name, doc, str(truth["question"]).strip(), str(truth["answer"]).strip(), folder)
+    return Task(task_id, doc, str(truth["question"]).strip(), str(truth["answer"]).strip(), folder)
 
 
 def discover_tasks(root: str | Path) -> list[Task]:

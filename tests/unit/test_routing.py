@@ -18,16 +18,18 @@ def test_topic_sends_to_subscribers_only() -> None:
     assert r.destinations("data_event", "3") == []
 
 
-def test_share_round_robins_within_a_tool_group() -> None:
+def test_share_picks_one_member_per_group_rotating_over_stages() -> None:
     r = Router(RoutingMode.SHARE, EIGHT, subscriptions())
-    assert r.destinations("search_docs", "0") == ["1"]
-    assert r.destinations("search_docs", "4") == ["5"]
-    assert r.destinations("search_docs", "0") == ["1"]
+    assert r.destinations("doc_init", "network") == ["0"]
+    assert r.destinations("search_docs", "0") == ["5"]
+    assert r.destinations("events", "5") == ["2"]
+    assert r.destinations("triples", "2") == ["7"]
 
 
 def test_dead_agents_are_deregistered() -> None:
     r = Router(RoutingMode.SHARE, EIGHT, subscriptions())
     r.remove("1")
+    assert r.destinations("search_docs", "0") == ["5"]
     assert r.destinations("search_docs", "0") == ["5"]
     assert r.group_alive("extract")
     r.remove("5")

