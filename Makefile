@@ -37,7 +37,7 @@ $(BIN)/.stamp: pyproject.toml wheelhouse/.stamp
 	@echo "== venv: installing gaiamesh with dev tools into $(VENV) =="
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --progress-bar on --find-links wheelhouse -e '.[dev]'
+	$(BIN)/pip install --progress-bar on --find-links wheelhouse -c requirements/mesh.txt -c requirements/model.txt -e '.[dev]'
 	touch $@
 venv: $(BIN)/.stamp
 
