@@ -12,7 +12,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF
 export GAIAMESH_VERSION := $(VERSION)
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+.PHONY: keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -54,16 +54,22 @@ setup: compose-v2 venv images
 dirs:
 	@mkdir -p results workspaces/{0,1,2,3,4,5,6,7}
 
-up: images dirs
+# Ed25519 key pairs for the `signed` protocol (kept if present), made with the agent image.
+keys: images
+	@mkdir -p keys
+	docker run --rm --entrypoint gaiamesh -v "$(CURDIR)/keys:/keys" gaiamesh-agent:$(VERSION) \
+		keygen --keys-dir /keys --nodes network,0,1,2,3,4,5,6,7
+
+up: images dirs keys
 	docker compose up --exit-code-from network
 
-up-wide: images dirs
+up-wide: images dirs keys
 	docker compose --profile wide up --exit-code-from network
 
 down:
 	docker compose --profile wide down --remove-orphans $(if $(VOLUMES),--volumes,)
 
-test: setup dirs
+test: setup dirs keys
 	$(BIN)/pytest -ra
 
 test-unit: venv
@@ -72,12 +78,12 @@ test-unit: venv
 test-e2e: venv
 	$(BIN)/pytest -ra tests/model tests/e2e
 
-test-integration: setup dirs
+test-integration: setup dirs keys
 	$(BIN)/pytest -ra tests/integration
 
 lint: venv
 	$(BIN)/ruff check src tests
-	$(BIN)/mypy src
+	$(BIN)/mypy
 
 # Re-resolve the pinned requirements from requirements/*.in.
 lock: venv

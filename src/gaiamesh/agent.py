@@ -30,9 +30,13 @@ class MeshAgent:
         self.settings = settings
         self.node_id = settings.node_id
         self.tool = get_tool(settings.tool)
-        self.adapter = get_adapter(settings.protocol, settings.node_id, settings.mesh_secret)
+        self.adapter = get_adapter(settings.protocol, settings.node_id, settings.keys_dir)
         self.llm = llm or LLMClient(
-            settings.ollama_host, settings.model, settings.llm_temperature, settings.llm_seed, settings.llm_timeout
+            settings.ollama_host,
+            settings.model,
+            settings.llm_temperature,
+            settings.llm_seed,
+            settings.llm_timeout,
         )
         self.workspace = Path(settings.workspace_root) / self.node_id
         self.workspace.mkdir(parents=True, exist_ok=True)
@@ -50,7 +54,12 @@ class MeshAgent:
                 shutil.rmtree(child)
             else:
                 child.unlink()
-        self.memory = {"node_id": self.node_id, "tool": self.tool.name, "run_id": run_id, "question": question}
+        self.memory = {
+            "node_id": self.node_id,
+            "tool": self.tool.name,
+            "run_id": run_id,
+            "question": question,
+        }
         self._save_memory()
 
     def _log(self, record: dict[str, Any]) -> None:

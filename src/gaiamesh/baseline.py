@@ -17,7 +17,13 @@ from .tasks import Task
 async def run_baseline(settings: Settings, task: Task, out: Path) -> dict[str, Any]:
     """Ask the model once; write ``metrics.json`` in the same shape as a mesh run."""
     out.mkdir(parents=True, exist_ok=True)
-    llm = LLMClient(settings.ollama_host, settings.model, settings.llm_temperature, settings.llm_seed, settings.llm_timeout)
+    llm = LLMClient(
+        settings.ollama_host,
+        settings.model,
+        settings.llm_temperature,
+        settings.llm_seed,
+        settings.llm_timeout,
+    )
     usage = LLMUsage()
     started = time.perf_counter()
     status, error, prediction = "ok", None, ""

@@ -63,7 +63,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
     from .baseline import run_baseline
-    from .runner import RunError, model_server, ProcessGroup
+    from .runner import ProcessGroup, RunError, model_server
 
     settings = _settings(args)
     task = load_task(args.task)
@@ -113,7 +113,33 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
     from .modelserver import serve
 
     settings = _settings(args)
-    serve(args.host, args.port, settings.model, settings.model_path, settings.model_ctx, settings.model_threads)
+    serve(
+        args.host, args.port, settings.model, settings.model_path, settings.model_ctx, settings.model_threads
+    )
+    return 0
+
+
+def _cmd_keygen(args: argparse.Namespace) -> int:
+    from .protocols import generate_keys
+
+    settings = _settings(args)
+    nodes = args.nodes.split(",") if args.nodes else ["network", *(a.node_id for a in settings.agent_specs())]
+    keys_dir = Path(args.keys_dir or settings.keys_dir)
+    for node in nodes:
+        stale = keys_dir / f"{node}.pem"
+        if stale.is_dir() and not any(stale.iterdir()):
+            stale.rmdir()  # left by a bind mount of a key that did not exist yet
+    if (keys_dir / "public.json").is_dir():
+        (keys_dir / "public.json").rmdir()
+    if (
+        not args.force
+        and (keys_dir / "public.json").is_file()
+        and all((keys_dir / f"{n}.pem").is_file() for n in nodes)
+    ):
+        console.print(f"keys: {keys_dir} already holds keys for {', '.join(nodes)}")
+        return 0
+    generate_keys(keys_dir, nodes)
+    console.print(f"keys: wrote Ed25519 key pairs for {', '.join(nodes)} to {keys_dir}")
     return 0
 
 
@@ -147,9 +173,17 @@ def build_parser() -> argparse.ArgumentParser:
     agent.set_defaults(func=_cmd_agent)
 
     relay = sub.add_parser("relay", help="run the relay once (TASK, AGENTS, OUT_DIR from the environment)")
-    relay.add_argument("--no-summary", action="store_true", help="skip the summary table (the caller prints it)")
+    relay.add_argument(
+        "--no-summary", action="store_true", help="skip the summary table (the caller prints it)"
+    )
     common(relay)
     relay.set_defaults(func=_cmd_relay)
+
+    keygen = sub.add_parser("keygen", help="create Ed25519 key pairs for the signed protocol")
+    keygen.add_argument("--keys-dir", help="output folder (KEYS_DIR, default keys/)")
+    keygen.add_argument("--nodes", help="comma-separated node ids (default: network + the AGENTS ids)")
+    keygen.add_argument("--force", action="store_true", help="replace existing keys")
+    keygen.set_defaults(func=_cmd_keygen)
 
     srv = sub.add_parser("serve-model", help="serve the bundled model over the Ollama API")
     srv.add_argument("--host", default="127.0.0.1")
@@ -160,7 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
+    )
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

@@ -31,7 +31,9 @@ class LLMUsage:
 class LLMClient:
     """Raw completions from a base model (Gemma 3 270M has no chat template)."""
 
-    def __init__(self, host: str, model: str, temperature: float = 0.0, seed: int = 42, timeout: float = 120.0):
+    def __init__(
+        self, host: str, model: str, temperature: float = 0.0, seed: int = 42, timeout: float = 120.0
+    ):
         self.host = host
         self.model = model
         self.options = {"temperature": temperature, "seed": seed}
@@ -65,4 +67,4 @@ class LLMClient:
         usage.log.append(
             {"prompt_tokens": resp.prompt_eval_count, "eval_tokens": resp.eval_count, "ms": round(elapsed, 1)}
         )
-        return resp.response
+        return resp.response or ""

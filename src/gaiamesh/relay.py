@@ -43,13 +43,15 @@ class MeshNetwork:
         self.task = task
         self.out_dir = Path(out_dir)
         self.report: Reporter = reporter or (lambda line: print(line, flush=True))
-        self.adapter = get_adapter(settings.protocol, NETWORK_SRC, settings.mesh_secret)
+        self.adapter = get_adapter(settings.protocol, NETWORK_SRC, settings.keys_dir)
         self.specs: list[AgentSpec] = settings.agent_specs()
         if not self.specs:
             raise ValueError("no agents configured (AGENTS is empty)")
         for spec in self.specs:
             tools.get_tool(spec.tool)  # unknown tools fail before anything starts
-        self.router = Router(settings.routing, [(a.node_id, a.tool) for a in self.specs], tools.subscriptions())
+        self.router = Router(
+            settings.routing, [(a.node_id, a.tool) for a in self.specs], tools.subscriptions()
+        )
         self.run_id = uuid.uuid4().hex[:16]
         self.counters = Counters(agents={a.node_id: AgentStats(a.node_id, a.tool) for a in self.specs})
         self.conns: dict[str, ClientConnection] = {}
@@ -111,7 +113,9 @@ class MeshNetwork:
                 self.specs.remove(spec)
                 self.router.remove(spec.node_id)
                 del self.counters.agents[spec.node_id]
-        self.router = Router(self.settings.routing, [(a.node_id, a.tool) for a in self.specs], tools.subscriptions())
+        self.router = Router(
+            self.settings.routing, [(a.node_id, a.tool) for a in self.specs], tools.subscriptions()
+        )
         deadline = time.monotonic() + self.settings.connect_timeout
         try:
             conns = await asyncio.gather(*(self._connect_one(s, deadline) for s in self.specs))
@@ -198,7 +202,11 @@ class MeshNetwork:
         stats.pkts_sent += 1
         stats.bytes_sent += len(blob)
         if len(blob) > self.settings.max_frame_bytes:
-            self._reject(src, blob, f"oversized frame: {len(blob)} bytes > MAX_FRAME_BYTES={self.settings.max_frame_bytes}")
+            self._reject(
+                src,
+                blob,
+                f"oversized frame: {len(blob)} bytes > MAX_FRAME_BYTES={self.settings.max_frame_bytes}",
+            )
             return
         try:
             record = self.adapter.decode(blob)
@@ -210,7 +218,9 @@ class MeshNetwork:
             self._reject(src, blob, f"packet claims src {packet.src!r} but arrived from agent {src!r}")
             return
         if packet.run_id != self.run_id:
-            self._reject(src, blob, f"packet belongs to run {packet.run_id!r}, not the current run {self.run_id!r}")
+            self._reject(
+                src, blob, f"packet belongs to run {packet.run_id!r}, not the current run {self.run_id!r}"
+            )
             return
         header = self.adapter.header_size(record)
         stats.token_used += packet.token_used
@@ -256,7 +266,9 @@ class MeshNetwork:
         if work is None and tool in self.tools_done:
             return  # its part of the pipeline is already done
         if not self.router.group_alive(tool):
-            self._finish("agent_dead", f"agent {node_id} ({tool}) disconnected and no other {tool!r} agent is alive")
+            self._finish(
+                "agent_dead", f"agent {node_id} ({tool}) disconnected and no other {tool!r} agent is alive"
+            )
             return
         if work is not None:
             blob, packet = work
@@ -275,7 +287,9 @@ class MeshNetwork:
                 header_size=self.adapter.header_size(packet.to_dict()),
             )
             self.counters.pkt_cnt += 1
-            self.report(f"[{self._ms() / 1000:7.2f}s] redelivered {packet.type.value} to {','.join(delivered)}")
+            self.report(
+                f"[{self._ms() / 1000:7.2f}s] redelivered {packet.type.value} to {','.join(delivered)}"
+            )
 
     async def _reader(self, node_id: str, ws: ClientConnection) -> None:
         reason = "connection closed"
@@ -300,13 +314,16 @@ class MeshNetwork:
                 self._finish("connect_failed", str(exc))
             if not self._done.is_set():
                 readers = [
-                    asyncio.create_task(self._reader(n, ws), name=f"reader-{n}") for n, ws in self.conns.items()
+                    asyncio.create_task(self._reader(n, ws), name=f"reader-{n}")
+                    for n, ws in self.conns.items()
                 ]
                 await self.broadcast_init(self.task.doc, self.task.question)
                 try:
                     await asyncio.wait_for(self._done.wait(), timeout=self.settings.run_timeout)
                 except TimeoutError:
-                    self._finish("timeout", f"no final answer within RUN_TIMEOUT={self.settings.run_timeout:.0f}s")
+                    self._finish(
+                        "timeout", f"no final answer within RUN_TIMEOUT={self.settings.run_timeout:.0f}s"
+                    )
         finally:
             for ws in list(self.conns.values()):
                 with contextlib.suppress(ConnectionClosed, OSError):
@@ -321,12 +338,16 @@ class MeshNetwork:
         """Score, write ``metrics.json`` and ``config.json``, and archive the run."""
         end = self._done_at or time.monotonic()
         prediction = str(self.final.payload.get("answer", "")) if self.final else ""
-        scores = get_scorer(self.settings.scorer)(prediction, self.task.answer) if self.final else {
-            "quality_score": 0.0,
-            "exact_match": 0,
-            "rouge_l": 0.0,
-            "gaia_match": 0,
-        }
+        scores = (
+            get_scorer(self.settings.scorer)(prediction, self.task.answer)
+            if self.final
+            else {
+                "quality_score": 0.0,
+                "exact_match": 0,
+                "rouge_l": 0.0,
+                "gaia_match": 0,
+            }
+        )
         counts = self.counters.as_dict()
         agents = counts.pop("agents")
         elapsed_ms = (end - self._t0) * 1000

@@ -39,7 +39,9 @@ class Router:
         subscriptions: Mapping[str, frozenset[str]],
     ) -> None:
         self._tools: dict[str, str] = dict(agents)
-        self.mode = resolve_mode(RoutingMode(mode), list(self._tools.values()))  # node_id -> tool, in configuration order
+        self.mode = resolve_mode(
+            RoutingMode(mode), list(self._tools.values())
+        )  # node_id -> tool, in configuration order
         self._subs = subscriptions
         self._live: set[str] = set(self._tools)
         self._turn = itertools.count()

@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 import httpx
 from rich.console import Console
 
+from .protocols import generate_keys
 from .settings import Settings, default_agents
 from .tasks import Task
 
@@ -51,7 +52,9 @@ class ProcessGroup:
         self.log_dir = log_dir
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
 
-    def start(self, name: str, args: list[str], env: dict[str, str], quiet: bool = True) -> subprocess.Popen[bytes]:
+    def start(
+        self, name: str, args: list[str], env: dict[str, str], quiet: bool = True
+    ) -> subprocess.Popen[bytes]:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         out = (self.log_dir / f"{name}.log").open("wb") if quiet else None
         proc = subprocess.Popen(
@@ -90,10 +93,18 @@ def model_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
         return
     url = urlparse(settings.ollama_host)
     if url.hostname not in ("127.0.0.1", "localhost"):
-        raise RunError(f"model server unreachable at {settings.ollama_host} (and it is not local, so not started)")
-    group.start("model-server", ["serve-model", "--host", url.hostname, "--port", str(url.port or 11434)], child_env(settings))
+        raise RunError(
+            f"model server unreachable at {settings.ollama_host} (and it is not local, so not started)"
+        )
+    group.start(
+        "model-server",
+        ["serve-model", "--host", url.hostname, "--port", str(url.port or 11434)],
+        child_env(settings),
+    )
     deadline = time.monotonic() + 120
-    with console.status(f"starting the model server at {settings.ollama_host} (loading {settings.model}) ..."):
+    with console.status(
+        f"starting the model server at {settings.ollama_host} (loading {settings.model}) ..."
+    ):
         while not model_server_up(settings.ollama_host, timeout=1.0):
             group.check("model-server")
             if time.monotonic() > deadline:
@@ -107,6 +118,10 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> dict
     """Run the whole mesh once on ``task``; returns the metrics the relay wrote."""
     out.mkdir(parents=True, exist_ok=True)
     settings = settings.model_copy(update={"agents": default_agents(base_port)}) if base_port else settings
+    if settings.protocol == "signed":
+        # Fresh key pairs for this run; each process loads only its own private key.
+        nodes = ["network", *(a.node_id for a in settings.agent_specs())]
+        settings = settings.model_copy(update={"keys_dir": generate_keys(out / "keys", nodes)})
     group = ProcessGroup(out / "logs")
     try:
         with model_server(settings, group):
@@ -116,7 +131,12 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> dict
                     ["agent"],
                     child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)),
                 )
-            relay = group.start("relay", ["relay", "--no-summary"], child_env(settings, task=str(task.path), out_dir=str(out)), quiet=False)
+            relay = group.start(
+                "relay",
+                ["relay", "--no-summary"],
+                child_env(settings, task=str(task.path), out_dir=str(out)),
+                quiet=False,
+            )
             relay.wait()
     finally:
         group.stop_all()

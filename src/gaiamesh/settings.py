@@ -102,7 +102,7 @@ class Settings(BaseSettings):
     run_timeout: float = 300.0
     connect_timeout: float = 60.0
     max_frame_bytes: int = 1_048_576
-    mesh_secret: str = "change-me-in-dotenv"  # seeds the Ed25519 keys of the `signed` protocol
+    keys_dir: Path = Path("keys")  # Ed25519 keys of the `signed` protocol: <node_id>.pem + public.json
 
     # agent process
     node_id: str = "0"
@@ -128,7 +128,5 @@ class Settings(BaseSettings):
         return parse_agents(self.agents)
 
     def public_dict(self) -> dict[str, object]:
-        """The resolved configuration for the run archive, with secrets redacted."""
-        data = self.model_dump(mode="json")
-        data["mesh_secret"] = "***"
-        return data
+        """The resolved configuration for the run archive (holds no secrets: keys stay in KEYS_DIR)."""
+        return self.model_dump(mode="json")

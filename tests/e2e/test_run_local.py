@@ -56,7 +56,9 @@ def test_run_starts_everything_scores_and_archives(tmp_path: Path) -> None:
     assert m["bytes_rx"] == sum(x["size"] for x in lines if x["src"] != "network")
     # tokens are the model's own counts, reported by the three LLM-using agents
     per_agent = {a["tool"]: a["token_used"] for a in m["agents"].values()}
-    assert per_agent["search"] == 0 and min(per_agent["extract"], per_agent["triple"], per_agent["reason"]) > 0
+    assert (
+        per_agent["search"] == 0 and min(per_agent["extract"], per_agent["triple"], per_agent["reason"]) > 0
+    )
     assert m["token_sum"] == sum(per_agent.values())
     with tarfile.open(out / "run_artifacts.tar.gz") as tar:
         names = set(tar.getnames())
@@ -71,7 +73,9 @@ def test_run_starts_everything_scores_and_archives(tmp_path: Path) -> None:
 
 
 def test_baseline_is_scored_the_same_way(tmp_path: Path, model_server: str) -> None:
-    proc = gaiamesh("baseline", str(TASKS / "solar-farm"), "--out", str(tmp_path), "--ollama-host", model_server)
+    proc = gaiamesh(
+        "baseline", str(TASKS / "solar-farm"), "--out", str(tmp_path), "--ollama-host", model_server
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     m = json.loads((tmp_path / "metrics.json").read_text())
     assert m["mode"] == "baseline" and m["token_sum"] > 0

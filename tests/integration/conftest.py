@@ -36,7 +36,9 @@ class Stack:
         results.mkdir(parents=True, exist_ok=True)
         return {**self.env, "RESULTS_DIR": str(results), **extra}
 
-    def run(self, name: str, profile: str | None = None, **extra: str) -> tuple[int, str, dict[str, Any], Path]:
+    def run(
+        self, name: str, profile: str | None = None, **extra: str
+    ) -> tuple[int, str, dict[str, Any], Path]:
         """One relay run (`docker compose run --rm network`); returns (exit code, output, metrics, results)."""
         results = self.tmp / name
         env = self.run_env(results, **extra)
@@ -50,8 +52,8 @@ class Stack:
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Images from `make images` (built here if missing); default services up and healthy."""
-    subprocess.run(["make", "images"], cwd=ROOT, check=True)
+    """Images and keys from `make images keys` (built here if missing); default services up and healthy."""
+    subprocess.run(["make", "images", "keys"], cwd=ROOT, check=True)
     tmp = tmp_path_factory.mktemp("compose")
     workspaces = tmp / "workspaces"
     for n in range(8):

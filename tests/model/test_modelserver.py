@@ -43,7 +43,9 @@ def test_num_predict_stop_and_seed_are_honoured(model_server: str) -> None:
     c = ollama.Client(host=model_server)
     long = c.generate(model=MODEL, prompt="Count: 1, 2, 3,", options={"temperature": 0, "num_predict": 5})
     assert long.eval_count == 5 and long.done_reason == "length"
-    stopped = c.generate(model=MODEL, prompt="Count: 1, 2, 3,", options={"temperature": 0, "num_predict": 30, "stop": [","]})
+    stopped = c.generate(
+        model=MODEL, prompt="Count: 1, 2, 3,", options={"temperature": 0, "num_predict": 30, "stop": [","]}
+    )
     assert "," not in stopped.response and stopped.done_reason == "stop"
     hot = {"temperature": 1.5, "num_predict": 16, "seed": 123}
     a = c.generate(model=MODEL, prompt="Once upon a time", options=hot).response
@@ -62,7 +64,9 @@ def test_generate_streaming_matches_non_streaming(model_server: str) -> None:
 
 def test_chat_streaming_has_role_on_every_chunk(model_server: str) -> None:
     c = ollama.Client(host=model_server)
-    chunks = list(c.chat(model=MODEL, messages=[{"role": "user", "content": "Say hello."}], options=OPTS, stream=True))
+    chunks = list(
+        c.chat(model=MODEL, messages=[{"role": "user", "content": "Say hello."}], options=OPTS, stream=True)
+    )
     assert all(ch.message.role == "assistant" for ch in chunks)
     assert chunks[-1].done and chunks[-1].eval_count >= 1
     r = c.chat(
@@ -80,7 +84,9 @@ async def test_async_client_and_concurrent_requests_queue_safely(model_server: s
     assert all(r.done and r.eval_count >= 1 for r in results)
     alone = await c.generate(model=MODEL, prompt=prompts[1], options=OPTS)
     assert alone.response == results[1].response  # concurrency does not mix contexts
-    stream = await c.chat(model=MODEL, messages=[{"role": "user", "content": "Hi"}], options=OPTS, stream=True)
+    stream = await c.chat(
+        model=MODEL, messages=[{"role": "user", "content": "Hi"}], options=OPTS, stream=True
+    )
     roles = [ch.message.role async for ch in stream]
     assert roles and set(roles) == {"assistant"}
 
@@ -90,7 +96,9 @@ def test_errors_use_ollamas_shape(model_server: str) -> None:
     with pytest.raises(ollama.ResponseError) as err:
         c.generate(model="nope:1b", prompt="hi")
     assert err.value.status_code == 404 and "model 'nope:1b' not found" in str(err.value)
-    bad = httpx.post(f"{model_server}/api/generate", content=b"{broken", headers={"content-type": "application/json"})
+    bad = httpx.post(
+        f"{model_server}/api/generate", content=b"{broken", headers={"content-type": "application/json"}
+    )
     assert bad.status_code == 400 and "error" in bad.json()
     missing = httpx.post(f"{model_server}/api/chat", json={"messages": []})
     assert missing.status_code == 400 and "model" in missing.json()["error"]

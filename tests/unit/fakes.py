@@ -12,7 +12,9 @@ class FakeLLM:
         self.answer = answer
         self.prompts: list[str] = []
 
-    async def complete(self, prompt: str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)) -> str:
+    async def complete(
+        self, prompt: str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)
+    ) -> str:
         self.prompts.append(prompt)
         usage.calls += 1
         usage.prompt_tokens += len(prompt.split())

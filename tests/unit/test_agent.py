@@ -29,7 +29,9 @@ async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> Non
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
             async with httpx.AsyncClient() as http:
                 assert (await http.get(f"http://127.0.0.1:{port}/health")).text == "ok\n"
-            packet = doc_init("run-a", "The farm has 148 megawatts. Sheep graze there.", "How big is the farm?", 20)
+            packet = doc_init(
+                "run-a", "The farm has 148 megawatts. Sheep graze there.", "How big is the farm?", 20
+            )
             await ws.send(json.dumps(packet.to_dict()).encode())
             reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
             await ws.send(b"\x00garbage")  # rejected, the agent keeps serving
@@ -56,8 +58,14 @@ async def test_unreachable_model_becomes_an_error_packet(tmp_path: Path) -> None
     await asyncio.wait_for(agent.listening.wait(), 10)
     try:
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
-            triples = {"type": "triples", "run_id": "r", "src": "2", "seq": 1, "question": "q?",
-                       "payload": {"facts": [{"text": "A fact."}], "triples": []}}
+            triples = {
+                "type": "triples",
+                "run_id": "r",
+                "src": "2",
+                "seq": 1,
+                "question": "q?",
+                "payload": {"facts": [{"text": "A fact."}], "triples": []},
+            }
             await ws.send(json.dumps(triples).encode())
             reply = json.loads(await asyncio.wait_for(ws.recv(), 15))
         assert reply["type"] == "error" and reply["payload"]["tool"] == "reason"

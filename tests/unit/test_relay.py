@@ -15,6 +15,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from gaiamesh.agent import MeshAgent
 from gaiamesh.metrics import totals_from_log
+from gaiamesh.protocols import generate_keys, get_adapter
 from gaiamesh.relay import MeshNetwork
 from gaiamesh.settings import Settings
 from gaiamesh.tasks import load_task
@@ -28,7 +29,10 @@ Script = Callable[[ServerConnection, dict[str, Any]], Awaitable[None]]
 
 def settings_for(tmp: Path, base: int, tools: list[str], **kw: Any) -> Settings:
     agents = ",".join(f"{i}={t}@127.0.0.1:{base + i}" for i, t in enumerate(tools))
-    defaults: dict[str, Any] = dict(agents=agents, workspace_root=tmp / "ws", run_timeout=20, connect_timeout=10)
+    keys = generate_keys(tmp / "keys", ["network", *(str(i) for i in range(len(tools)))])
+    defaults: dict[str, Any] = dict(
+        agents=agents, workspace_root=tmp / "ws", run_timeout=20, connect_timeout=10, keys_dir=keys
+    )
     return Settings(**{**defaults, **kw})
 
 
@@ -64,7 +68,9 @@ async def _scripted(port: int, script: Script, stop: asyncio.Event) -> None:
 
 async def run(tmp: Path, settings: Settings, scripted: dict[str, Script] | None = None) -> dict[str, Any]:
     async with mesh(settings, scripted):
-        return await MeshNetwork(settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None).run()
+        return await MeshNetwork(
+            settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None
+        ).run()
 
 
 def assert_consistent(out: Path, metrics: dict[str, Any]) -> None:
@@ -74,9 +80,11 @@ def assert_consistent(out: Path, metrics: dict[str, Any]) -> None:
     assert metrics["frames"] == len((out / "frames.jsonl").read_text().splitlines())
 
 
-async def test_full_pipeline_counts_match_the_frame_log(tmp_path: Path) -> None:
-    s = settings_for(tmp_path, free_port_block(4), TOOLS)
+@pytest.mark.parametrize("protocol", ["json", "binary", "compressed", "signed", "a2a"])
+async def test_full_pipeline_counts_match_the_frame_log(tmp_path: Path, protocol: str) -> None:
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, protocol=protocol)
     m = await run(tmp_path, s)
+    assert m["protocol"] == protocol
     assert m["status"] == "ok" and m["prediction"] == "148 megawatts" and m["quality_score"] == 1.0
     assert m["pkt_cnt"] == 5  # doc_init + search_docs + events + triples + final answer
     assert m["routing"] == "broadcast"
@@ -85,7 +93,11 @@ async def test_full_pipeline_counts_match_the_frame_log(tmp_path: Path) -> None:
     assert [len(x["dst"]) for x in lines] == [4, 3, 3, 3, 3]
     assert m["bytes_rx"] == sum(x["size"] for x in lines[1:])
     assert m["token_sum"] == sum(a["token_used"] for a in m["agents"].values()) > 0
-    assert m["header_overhead"] == 0
+    assert (m["header_overhead"] == 0) == (protocol == "json")
+    if protocol != "json":  # header bytes cross the wire once in and once per copy out
+        assert m["header_overhead"] == sum(
+            x["header_size"] * ((x["src"] != "network") + len(x["dst"])) for x in lines
+        )
     assert_consistent(tmp_path / "out", m)
     with tarfile.open(tmp_path / "out/run_artifacts.tar.gz") as tar:
         names = set(tar.getnames())
@@ -93,7 +105,7 @@ async def test_full_pipeline_counts_match_the_frame_log(tmp_path: Path) -> None:
         assert f"workspaces/{node}/agent.log" in names and f"workspaces/{node}/memory.json" in names
     assert {"frames.jsonl", "metrics.json", "config.json"} <= names
     config = json.loads((tmp_path / "out/config.json").read_text())
-    assert config["settings"]["mesh_secret"] == "***"
+    assert config["settings"]["protocol"] == protocol and config["task"].endswith("solar-farm")
 
 
 async def test_topic_routing_sends_less(tmp_path: Path) -> None:
@@ -106,8 +118,14 @@ async def test_topic_routing_sends_less(tmp_path: Path) -> None:
 
 async def test_bad_frames_are_rejected_logged_and_the_run_goes_on(tmp_path: Path) -> None:
     async def naughty_search(ws: ServerConnection, doc: dict[str, Any]) -> None:
-        good = {"type": "search_docs", "run_id": doc["run_id"], "src": "0", "seq": 1, "question": doc["question"],
-                "payload": {"passages": [{"text": "".join(doc["payload"]["chunks"])}]}}
+        good = {
+            "type": "search_docs",
+            "run_id": doc["run_id"],
+            "src": "0",
+            "seq": 1,
+            "question": doc["question"],
+            "payload": {"passages": [{"text": "".join(doc["payload"]["chunks"])}]},
+        }
         await ws.send(b"{this is not json")
         await ws.send(b"x" * 5000)  # oversized under MAX_FRAME_BYTES=4096
         await ws.send(json.dumps({**good, "type": "gossip"}).encode())
@@ -126,6 +144,59 @@ async def test_bad_frames_are_rejected_logged_and_the_run_goes_on(tmp_path: Path
     assert "claims src '3' but arrived from agent '0'" in rejected[3]
     assert "belongs to run 'old-run'" in rejected[4]
     assert_consistent(tmp_path / "out", m)  # rejected bytes are counted in bytes_rx, nothing lost
+
+
+async def test_signed_relay_rejects_tampered_and_unsigned_frames(tmp_path: Path) -> None:
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, protocol="signed")
+
+    async def tampering_search(ws: ServerConnection, raw: dict[str, Any]) -> None:
+        signer = get_adapter("signed", "0", s.keys_dir)
+        doc = raw  # already verified and decoded with agent 0's view of the keys
+        good = {
+            "type": "search_docs",
+            "run_id": doc["run_id"],
+            "src": "0",
+            "seq": 1,
+            "question": doc["question"],
+            "payload": {"passages": [{"text": "".join(doc["payload"]["chunks"])}]},
+        }
+        blob = signer.encode(good)
+        await ws.send(blob[:-3] + b"xyz")  # tampered payload
+        await ws.send(get_adapter("json").encode(good))  # unsigned
+        await ws.send(blob)
+
+    m = await run_signed(tmp_path, s, tampering_search)
+    assert m["status"] == "ok" and m["rejected_cnt"] == 2
+    errors = [json.loads(x)["error"] for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    assert "signed: bad signature on a frame from '0'" in errors
+    assert any(e and "unsigned frame" in e for e in errors)
+    assert_consistent(tmp_path / "out", m)
+
+
+async def run_signed(tmp: Path, settings: Settings, script: Script) -> dict[str, Any]:
+    """Like ``run`` but the scripted search agent decodes the signed doc_init first."""
+    relay_view = get_adapter("signed", "0", settings.keys_dir)
+    stop = asyncio.Event()
+
+    async def handler(ws: ServerConnection) -> None:
+        async for message in ws:
+            packet = relay_view.decode(message if isinstance(message, bytes) else message.encode())
+            if packet["type"] == "doc_init":
+                await script(ws, packet)
+
+    async def serve_script() -> None:
+        async with serve(handler, "127.0.0.1", settings.agent_specs()[0].port):
+            await stop.wait()
+
+    task = asyncio.create_task(serve_script())
+    try:
+        async with mesh(settings.model_copy(update={"agents": settings.agents.split(",", 1)[1]})):
+            return await MeshNetwork(
+                settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None
+            ).run()
+    finally:
+        stop.set()
+        await task
 
 
 async def test_dead_agent_ends_the_run_with_a_clear_status(tmp_path: Path) -> None:

@@ -37,7 +37,9 @@ def test_bundled_tasks_all_load() -> None:
         ("   ", {"question": "q", "answer": "a"}, "doc.txt is empty"),
     ],
 )
-def test_bad_task_folders_get_precise_errors(tmp_path: Path, doc: str | None, truth: object, message: str) -> None:
+def test_bad_task_folders_get_precise_errors(
+    tmp_path: Path, doc: str | None, truth: object, message: str
+) -> None:
     with pytest.raises(TaskError, match=message):
         load_task(make(tmp_path, doc, truth))
 

@@ -24,5 +24,7 @@ def serve(host: str, port: int, model_name: str, model_path: Path | None, n_ctx:
         raise FileNotFoundError(f"model file {path} not found")
     print(f"model server: loading {path.name} as {model_name!r} ...", flush=True)
     engine = Engine(path, n_ctx=n_ctx, n_threads=n_threads)
-    print(f"model server: loaded in {engine.load_ns / 1e9:.2f}s; listening on http://{host}:{port}", flush=True)
+    print(
+        f"model server: loaded in {engine.load_ns / 1e9:.2f}s; listening on http://{host}:{port}", flush=True
+    )
     uvicorn.run(create_app(engine, model_name), host=host, port=port, log_level="warning")

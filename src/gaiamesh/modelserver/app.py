@@ -82,7 +82,9 @@ def create_app(engine: Engine, model_name: str) -> FastAPI:
     """The FastAPI app serving ``engine`` under the Ollama-style name ``model_name``."""
     app = FastAPI(title="gaiamesh model server", version=VERSION)
     digest = hashlib.sha256(f"{model_name}:{engine.size}".encode()).hexdigest()
-    modified = datetime.fromtimestamp(engine.model_path.stat().st_mtime, UTC).isoformat().replace("+00:00", "Z")
+    modified = (
+        datetime.fromtimestamp(engine.model_path.stat().st_mtime, UTC).isoformat().replace("+00:00", "Z")
+    )
     family = model_name.split(":", 1)[0].rstrip("0123456789.") or model_name
     details = {
         "parent_model": "",
@@ -204,7 +206,13 @@ def create_app(engine: Engine, model_name: str) -> FastAPI:
             return error(404, f"model '{req.model}' not found")
         if not req.prompt:
             # Ollama loads the model and answers at once when the prompt is empty.
-            return {"model": req.model, "created_at": _now(), "response": "", "done": True, "done_reason": "load"}
+            return {
+                "model": req.model,
+                "created_at": _now(),
+                "response": "",
+                "done": True,
+                "done_reason": "load",
+            }
         prompt = req.prompt if req.raw or not req.system else f"{req.system}\n\n{req.prompt}"
 
         def shape(text: str, done: bool) -> dict[str, Any]:

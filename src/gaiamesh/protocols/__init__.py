@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
+from .a2a import A2AAdapter
 from .base import ProtocolAdapter, ProtocolError, canonical_json
+from .binary import BinaryAdapter
+from .compressed import CompressedAdapter
 from .json_adapter import JsonAdapter
+from .signed import SignedAdapter, generate_keys
 
-AdapterFactory = Callable[[str, str], ProtocolAdapter]
-"""Builds an adapter for ``(node_id, mesh_secret)``; keyed protocols need both."""
+AdapterFactory = Callable[[str, Path], ProtocolAdapter]
+"""Builds an adapter for endpoint ``node_id``; keyed protocols load keys from ``keys_dir``."""
 
 _REGISTRY: dict[str, AdapterFactory] = {
-    "json": lambda node_id, secret: JsonAdapter(),
+    "json": lambda node_id, keys_dir: JsonAdapter(),
+    "binary": lambda node_id, keys_dir: BinaryAdapter(),
+    "compressed": lambda node_id, keys_dir: CompressedAdapter(),
+    "signed": SignedAdapter.from_dir,
+    "a2a": lambda node_id, keys_dir: A2AAdapter(),
 }
 
 
 def register(name: str, factory: AdapterFactory) -> None:
-    """Add a protocol under ``name`` (later adapters and plug-ins use this)."""
+    """Add a protocol under ``name`` (plug-ins use this)."""
     _REGISTRY[name] = factory
 
 
@@ -24,13 +33,21 @@ def available() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get_adapter(name: str, node_id: str = "network", secret: str = "") -> ProtocolAdapter:
+def get_adapter(name: str, node_id: str = "network", keys_dir: Path = Path("keys")) -> ProtocolAdapter:
     """The adapter called ``name``, set up for the endpoint ``node_id``."""
     try:
         factory = _REGISTRY[name]
     except KeyError:
         raise ValueError(f"unknown protocol {name!r}; available: {', '.join(available())}") from None
-    return factory(node_id, secret)
+    return factory(node_id, keys_dir)
 
 
-__all__ = ["ProtocolAdapter", "ProtocolError", "canonical_json", "get_adapter", "available", "register"]
+__all__ = [
+    "ProtocolAdapter",
+    "ProtocolError",
+    "available",
+    "canonical_json",
+    "generate_keys",
+    "get_adapter",
+    "register",
+]

@@ -50,7 +50,9 @@ def loads_object(data: bytes, what: str) -> dict[str, Any]:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ProtocolError(f"{what}: malformed JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
+        raise ProtocolError(
+            f"{what}: malformed JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from exc
     except RecursionError as exc:
         raise ProtocolError(f"{what}: JSON nested too deeply") from exc
     if not isinstance(obj, dict):

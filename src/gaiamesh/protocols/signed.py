@@ -1,0 +1,117 @@
+"""``signed``: every frame signed with Ed25519, one key pair per endpoint.
+
+Frame: magic ``b"GS"`` (2) | version (1) | signer id length (1) | signer id | signature (64) |
+canonical JSON payload. The signature covers signer id + payload. Each endpoint signs with its
+own private key (``KEYS_DIR/<node_id>.pem``) and verifies with the public keys it knows
+(``KEYS_DIR/public.json``). A packet's ``src`` must be its signer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from .base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
+
+MAGIC = b"GS"
+VERSION = 1
+PREFIX = struct.Struct(">2sBB")
+SIG = 64
+
+
+class SigningKeyError(ProtocolError):
+    """Keys missing or unreadable (a configuration error, reported before the run)."""
+
+
+def generate_keys(keys_dir: Path, node_ids: list[str]) -> Path:
+    """Write one Ed25519 key pair per node: ``<id>.pem`` (mode 0600) and ``public.json``."""
+    keys_dir.mkdir(parents=True, exist_ok=True)
+    public: dict[str, str] = {}
+    for node in node_ids:
+        key = Ed25519PrivateKey.generate()
+        pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        path = keys_dir / f"{node}.pem"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(pem)
+        public[node] = (
+            key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw).hex()
+        )
+    (keys_dir / "public.json").write_text(json.dumps(public, indent=2))
+    return keys_dir
+
+
+class SignedAdapter(ProtocolAdapter):
+    name = "signed"
+
+    def __init__(
+        self, node_id: str, private_key: Ed25519PrivateKey | None, public_keys: dict[str, Ed25519PublicKey]
+    ):
+        self.node_id = node_id
+        self._key = private_key
+        self._public = public_keys
+        self._id = node_id.encode()
+        if len(self._id) > 255:
+            raise ValueError("node id too long for the signed protocol")
+
+    @classmethod
+    def from_dir(cls, node_id: str, keys_dir: Path) -> SignedAdapter:
+        """Load this node's private key and everyone's public keys from ``keys_dir``."""
+        try:
+            table = json.loads((keys_dir / "public.json").read_text())
+            public = {n: Ed25519PublicKey.from_public_bytes(bytes.fromhex(h)) for n, h in table.items()}
+            pem = (keys_dir / f"{node_id}.pem").read_bytes()
+            key = serialization.load_pem_private_key(pem, password=None)
+        except (OSError, ValueError, json.JSONDecodeError) as exc:
+            raise SigningKeyError(
+                f"signed: cannot load keys for node {node_id!r} from {keys_dir}: {exc}"
+            ) from exc
+        if not isinstance(key, Ed25519PrivateKey):
+            raise SigningKeyError(f"signed: {keys_dir / (node_id + '.pem')} is not an Ed25519 key")
+        return cls(node_id, key, public)
+
+    def encode(self, packet: dict[str, Any]) -> bytes:
+        if self._key is None:
+            raise ProtocolError(f"signed: node {self.node_id!r} has no private key")
+        payload = canonical_json(packet)
+        signature = self._key.sign(self._id + payload)
+        return PREFIX.pack(MAGIC, VERSION, len(self._id)) + self._id + signature + payload
+
+    def decode(self, blob: bytes) -> dict[str, Any]:
+        if len(blob) < PREFIX.size:
+            raise ProtocolError(f"signed: truncated frame ({len(blob)} bytes)")
+        magic, version, id_len = PREFIX.unpack_from(blob)
+        if magic != MAGIC:
+            raise ProtocolError(f"signed: unsigned frame or bad magic {magic!r} (expected {MAGIC!r})")
+        if version != VERSION:
+            raise ProtocolError(f"signed: unknown version {version}")
+        body = PREFIX.size + id_len + SIG
+        if len(blob) < body:
+            raise ProtocolError(f"signed: truncated frame ({len(blob)} bytes, header needs {body})")
+        signer_raw = blob[PREFIX.size : PREFIX.size + id_len]
+        signature, payload = blob[PREFIX.size + id_len : body], blob[body:]
+        signer = signer_raw.decode("utf-8", errors="replace")
+        key = self._public.get(signer)
+        if key is None:
+            raise ProtocolError(f"signed: unknown signer {signer!r}")
+        try:
+            key.verify(signature, signer_raw + payload)
+        except InvalidSignature:
+            raise ProtocolError(f"signed: bad signature on a frame from {signer!r}") from None
+        packet = loads_object(payload, "signed")
+        if packet.get("src") != signer:
+            raise ProtocolError(f"signed: packet src {packet.get('src')!r} is not its signer {signer!r}")
+        return packet
+
+    def header_size(self, packet: dict[str, Any]) -> int:
+        # The signer is the packet's src (checked on decode), so its id length is known.
+        return PREFIX.size + len(str(packet.get("src", self.node_id)).encode()) + SIG
