@@ -119,6 +119,42 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+    from .protocols import available
+    from .runner import RunError
+    from .tasks import discover_tasks
+
+    settings = _settings(args)
+    protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    unknown = [p for p in protocols if p not in available()]
+    if unknown:
+        raise ValueError(f"unknown protocol(s) {', '.join(unknown)}; available: {', '.join(available())}")
+    if args.repeat < 1:
+        raise ValueError("--repeat must be at least 1")
+    tasks = discover_tasks(args.tasks)
+    try:
+        rows = run_bench(
+            settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline
+        )
+    except RunError as exc:
+        console.print(f"[red]bench failed:[/red] {exc}")
+        return 1
+    console.print(f"wrote {args.out}/results.csv, summary.md, comparison.png ({len(rows)} runs)")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .bench import collect, write_reports
+
+    rows = collect(Path(args.runs))
+    if not rows:
+        console.print(f"[red]no metrics.json under {args.runs}[/red]")
+        return 1
+    write_reports(rows, Path(args.out or args.runs))
+    return 0
+
+
 def _cmd_keygen(args: argparse.Namespace) -> int:
     from .protocols import generate_keys
 
@@ -178,6 +214,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common(relay)
     relay.set_defaults(func=_cmd_relay)
+
+    bench = sub.add_parser("bench", help="every task under every protocol, repeated: CSV, summary, plot")
+    bench.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
+    bench.add_argument("--protocols", default="json,binary,compressed,signed,a2a")
+    bench.add_argument("--repeat", type=int, default=3)
+    bench.add_argument("--out", default="bench")
+    bench.add_argument("--base-port", type=int, default=9000)
+    bench.add_argument("--baseline", action="store_true", help="also score one direct model call per task")
+    common(bench)
+    bench.set_defaults(func=_cmd_bench)
+
+    report = sub.add_parser("report", help="summarize metrics.json files under a folder (e.g. compose runs)")
+    report.add_argument("runs")
+    report.add_argument("--out", help="where to write results.csv/summary.md/comparison.png (default: runs)")
+    report.set_defaults(func=_cmd_report)
 
     keygen = sub.add_parser("keygen", help="create Ed25519 key pairs for the signed protocol")
     keygen.add_argument("--keys-dir", help="output folder (KEYS_DIR, default keys/)")

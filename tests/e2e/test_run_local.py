@@ -94,3 +94,42 @@ def test_bad_task_fails_before_anything_starts(tmp_path: Path) -> None:
 def test_unknown_protocol_is_a_clear_error(tmp_path: Path) -> None:
     proc = gaiamesh("relay", "--protocol", "smoke-signals", timeout=60)
     assert proc.returncode == 2 and "unknown protocol 'smoke-signals'" in proc.stdout
+
+
+@pytest.mark.parametrize("protocol", ["binary", "compressed", "signed", "a2a"])
+def test_every_protocol_end_to_end(tmp_path: Path, model_server: str, protocol: str) -> None:
+    out = tmp_path / protocol
+    proc = gaiamesh(
+        "run", str(TASKS / "solar-farm"), "--out", str(out), "--base-port", str(free_port_block(4)),
+        "--ollama-host", model_server, "--protocol", protocol, "--workspaces", str(tmp_path / "ws"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["status"] == "ok" and m["protocol"] == protocol and m["rejected_cnt"] == 0
+    assert m["header_overhead"] > 0
+    totals = totals_from_log(out / "frames.jsonl")
+    for key, value in totals.items():
+        assert m[key] == value, key
+
+
+def test_bench_writes_results_summary_and_plot(tmp_path: Path, model_server: str) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "solar-farm").symlink_to(TASKS / "solar-farm")
+    proc = gaiamesh(
+        "bench", "--tasks", str(tmp_path / "tasks"), "--protocols", "json,compressed", "--repeat", "1",
+        "--out", str(tmp_path / "bench"), "--base-port", str(free_port_block(4)), "--ollama-host", model_server,
+        "--workspaces", str(tmp_path / "ws"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    import csv
+
+    rows = list(csv.DictReader((tmp_path / "bench/results.csv").open()))
+    assert [r["protocol"] for r in rows] == ["json", "compressed"]
+    assert {"bytes_tx", "bytes_rx", "header_overhead", "pkt_cnt", "elapsed_ms", "llm_ms", "network_share",
+            "quality_score", "exact_match"} <= set(rows[0])  # fmt: skip
+    assert all(r["status"] == "ok" for r in rows)
+    assert int(rows[1]["bytes_tx"]) < int(rows[0]["bytes_tx"])  # compression pays on this document
+    summary = (tmp_path / "bench/summary.md").read_text()
+    assert "| json |" in summary and "| compressed |" in summary and "network_share" in summary
+    png = (tmp_path / "bench/comparison.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000

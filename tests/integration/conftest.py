@@ -28,9 +28,13 @@ class Stack:
     env: dict[str, str]
     tmp: Path
 
-    def compose(self, *args: str, profile: str | None = None, **kw: Any) -> subprocess.CompletedProcess[str]:
+    def compose(
+        self, *args: str, profile: str | None = None, env: dict[str, str] | None = None, **kw: Any
+    ) -> subprocess.CompletedProcess[str]:
         cmd = ["docker", "compose", "-p", self.project, *(["--profile", profile] if profile else []), *args]
-        return subprocess.run(cmd, cwd=ROOT, env=self.env, capture_output=True, text=True, **kw)
+        return subprocess.run(
+            cmd, cwd=ROOT, env={**self.env, **(env or {})}, capture_output=True, text=True, **kw
+        )
 
     def run_env(self, results: Path, **extra: str) -> dict[str, str]:
         results.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import tarfile
@@ -57,10 +58,25 @@ def test_full_run_writes_metrics_and_archive(stack: Stack) -> None:
     assert {"frames.jsonl", "metrics.json", "config.json"} <= names
 
 
-def test_task_variable_selects_another_task(stack: Stack) -> None:
-    code, output, m, _ = stack.run("rowing", TASK="./tasks/rowing-club")
-    assert code == 0, output
-    assert m["task_id"] == "rowing-club" and m["answer"] == "Port Ellery"
+def test_task_variable_and_a_signed_protocol_run(stack: Stack) -> None:
+    signed = {"PROTOCOL": "signed"}
+    try:
+        up = stack.compose("up", "-d", "--wait", *CORE, env=signed, timeout=300)  # agents restart as signers
+        assert up.returncode == 0, up.stderr
+        code, output, m, results = stack.run("rowing-signed", TASK="./tasks/rowing-club", **signed)
+        assert code == 0, output
+        assert m["task_id"] == "rowing-club" and m["answer"] == "Port Ellery"
+        assert m["protocol"] == "signed" and m["status"] == "ok" and m["rejected_cnt"] == 0
+        lines = [json.loads(x) for x in (results / "frames.jsonl").read_text().splitlines()]
+        assert (
+            m["header_overhead"]
+            == sum(x["header_size"] * ((x["src"] != "network") + len(x["dst"])) for x in lines)
+            > 0
+        )
+        frame = base64.b64decode(lines[1]["b64"])
+        assert frame[:2] == b"GS"  # signed frames on the wire, as the agents sent them
+    finally:
+        stack.compose("up", "-d", "--wait", *CORE, timeout=300)
 
 
 def test_wide_profile_adds_agents_and_the_run_uses_them(stack: Stack) -> None:

@@ -1,0 +1,236 @@
+"""``gaiamesh bench``: every task under every protocol, repeated; a CSV, a summary table and a plot."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .baseline import run_baseline
+from .protocols import generate_keys
+from .relay import MeshNetwork
+from .runner import ProcessGroup, child_env, model_server
+from .settings import Settings, default_agents
+from .tasks import Task
+
+COLUMNS = [
+    "protocol", "task_id", "repeat", "status", "bytes_tx", "bytes_rx", "header_overhead", "pkt_cnt",
+    "rejected_cnt", "token_sum", "elapsed_ms", "llm_ms", "network_share", "quality_score", "exact_match",
+    "rouge_l", "gaia_match", "prediction", "answer",
+]  # fmt: skip
+SUMMARY = [
+    ("bytes_tx", "median"), ("bytes_rx", "median"), ("header_overhead", "median"), ("pkt_cnt", "median"),
+    ("elapsed_ms", "median"), ("llm_ms", "median"), ("network_share", "median"),
+    ("quality_score", "mean"), ("exact_match", "mean"),
+]  # fmt: skip
+BASELINE = "baseline"
+
+console = Console()
+
+
+@contextmanager
+def agents_running(settings: Settings, group: ProcessGroup, name: str) -> Iterator[None]:
+    """Start one agent process per spec for this protocol; stop them afterwards."""
+    started = []
+    for spec in settings.agent_specs():
+        label = f"{name}-agent-{spec.node_id}"
+        group.start(
+            label, ["agent"], child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port))
+        )
+        started.append(label)
+    try:
+        yield
+    finally:
+        for label in started:
+            proc = group.procs.pop(label)
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def _row(protocol: str, repeat: int, m: dict[str, Any]) -> dict[str, Any]:
+    return {c: m.get(c, "") for c in COLUMNS} | {"protocol": protocol, "repeat": repeat}
+
+
+def run_bench(
+    settings: Settings,
+    tasks: list[Task],
+    protocols: list[str],
+    repeat: int,
+    out: Path,
+    base_port: int,
+    baseline: bool,
+) -> list[dict[str, Any]]:
+    """Run the matrix locally (model server, agents as processes, relay in-process)."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    settings = settings.model_copy(update={"agents": default_agents(base_port)})
+    group = ProcessGroup(out / "logs")
+    total = len(tasks) * repeat * (len(protocols) + (1 if baseline else 0))
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    try:
+        with model_server(settings, group), Progress(*columns, console=console) as progress:
+            bar = progress.add_task("bench", total=total)
+            for protocol in protocols:
+                proto_settings = settings.model_copy(update={"protocol": protocol})
+                if protocol == "signed":
+                    nodes = ["network", *(a.node_id for a in settings.agent_specs())]
+                    proto_settings = proto_settings.model_copy(
+                        update={"keys_dir": generate_keys(out / "keys", nodes)}
+                    )
+                with agents_running(proto_settings, group, protocol):
+                    for r in range(repeat):
+                        for task in tasks:
+                            progress.update(bar, description=f"{protocol:<10} {task.task_id:<22} #{r + 1}")
+                            run_dir = out / "runs" / protocol / f"{task.task_id}-{r + 1}"
+                            net = MeshNetwork(proto_settings, task, run_dir, reporter=lambda _: None)
+                            rows.append(_row(protocol, r + 1, asyncio.run(net.run())))
+                            progress.advance(bar)
+            if baseline:
+                for r in range(repeat):
+                    for task in tasks:
+                        progress.update(bar, description=f"{BASELINE:<10} {task.task_id:<22} #{r + 1}")
+                        run_dir = out / "runs" / BASELINE / f"{task.task_id}-{r + 1}"
+                        rows.append(_row(BASELINE, r + 1, asyncio.run(run_baseline(settings, task, run_dir))))
+                        progress.advance(bar)
+    finally:
+        group.stop_all()
+    write_reports(rows, out)
+    return rows
+
+
+def collect(root: Path) -> list[dict[str, Any]]:
+    """Rows from every ``metrics.json`` under ``root`` (for runs made on the compose stack)."""
+    rows = []
+    for path in sorted(root.rglob("metrics.json")):
+        m = json.loads(path.read_text())
+        protocol = BASELINE if m.get("mode") == BASELINE else str(m.get("protocol", "?"))
+        rows.append(
+            _row(
+                protocol,
+                int(path.parent.name.rsplit("-", 1)[-1]) if path.parent.name[-1:].isdigit() else 1,
+                m,
+            )
+        )
+    return rows
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per protocol: medians of the traffic and time columns, means of the quality columns."""
+    out: dict[str, dict[str, float]] = {}
+    for protocol in dict.fromkeys(r["protocol"] for r in rows):
+        group = [r for r in rows if r["protocol"] == protocol]
+        stats: dict[str, float] = {"runs": len(group), "ok": sum(r["status"] == "ok" for r in group)}
+        for col, how in SUMMARY:
+            values = [float(r[col]) for r in group if r.get(col) not in ("", None)]
+            if values:
+                stats[col] = statistics.median(values) if how == "median" else statistics.fmean(values)
+        out[protocol] = stats
+    return out
+
+
+def _fmt(col: str, v: float | None) -> str:
+    if v is None:
+        return "–"
+    if col in ("network_share", "quality_score", "exact_match"):
+        return f"{v:.3f}"
+    return f"{v:,.0f}"
+
+
+def summary_markdown(summary: dict[str, dict[str, float]]) -> str:
+    cols = ["runs", "ok"] + [c for c, _ in SUMMARY]
+    head = "| protocol | " + " | ".join(f"{c} ({how})" if c not in ("runs", "ok") else c for c, how in
+                                       [("runs", ""), ("ok", "")] + SUMMARY) + " |"  # fmt: skip
+    lines = [head, "|" + "---|" * (len(cols) + 1)]
+    for protocol, stats in summary.items():
+        lines.append(f"| {protocol} | " + " | ".join(_fmt(c, stats.get(c)) for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_reports(rows: list[dict[str, Any]], out: Path) -> None:
+    """``results.csv``, ``summary.md`` and ``comparison.png`` in ``out``; the table is printed too."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "results.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    summary = summarize(rows)
+    (out / "summary.md").write_text(
+        "# gaiamesh bench summary\n\nMedians per protocol over all runs (quality: means). "
+        "`network_share` = 1 - llm_ms / elapsed_ms.\n\n" + summary_markdown(summary)
+    )
+    plot(summary, out / "comparison.png")
+    table = Table(title="gaiamesh bench (medians; quality and EM: means)")
+    short = [
+        "protocol",
+        "runs",
+        "ok",
+        "tx B",
+        "rx B",
+        "hdr B",
+        "pkts",
+        "ms",
+        "llm ms",
+        "net",
+        "quality",
+        "EM",
+    ]
+    for col in short:
+        table.add_column(col, justify="right")
+    for protocol, stats in summary.items():
+        table.add_row(protocol, *(_fmt(c, stats.get(c)) for c in ["runs", "ok"] + [c for c, _ in SUMMARY]))
+    console.print(table)
+
+
+def plot(summary: dict[str, dict[str, float]], path: Path) -> None:
+    """Four panels: bytes on the wire (header part hatched), time, network share, quality."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mesh = {p: s for p, s in summary.items() if p != BASELINE}
+    names = list(mesh)
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    wire = [mesh[p].get("bytes_tx", 0) + mesh[p].get("bytes_rx", 0) for p in names]
+    header = [mesh[p].get("header_overhead", 0) for p in names]
+    ax = axes[0][0]
+    ax.bar(names, [w - h for w, h in zip(wire, header, strict=True)], label="payload", color="#4C72B0")
+    ax.bar(names, header, bottom=[w - h for w, h in zip(wire, header, strict=True)], label="protocol header",
+           color="#DD8452", hatch="//")  # fmt: skip
+    ax.set_title("bytes on the wire per run (tx + rx, median)")
+    ax.legend()
+    ax = axes[0][1]
+    ax.bar(names, [mesh[p].get("elapsed_ms", 0) for p in names], label="elapsed", color="#55A868")
+    ax.bar(
+        names,
+        [mesh[p].get("llm_ms", 0) for p in names],
+        label="inside model calls",
+        color="#8172B3",
+        width=0.5,
+    )
+    ax.set_title("time per run, ms (median)")
+    ax.legend()
+    ax = axes[1][0]
+    ax.bar(names, [100 * mesh[p].get("network_share", 0) for p in names], color="#C44E52")
+    ax.set_title("network share of wall time, % (median)")
+    ax = axes[1][1]
+    qual_names = list(summary)
+    ax.bar(qual_names, [summary[p].get("quality_score", 0) for p in qual_names],
+           color=["#937860" if p == BASELINE else "#64B5CD" for p in qual_names])  # fmt: skip
+    ax.set_ylim(0, 1)
+    ax.set_title("quality_score (mean; baseline = one direct model call)")
+    for a in axes.flat:
+        a.tick_params(axis="x", rotation=20)
+    fig.suptitle("Gaia Mesh: protocol comparison")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
