@@ -12,7 +12,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF
 export GAIAMESH_VERSION := $(VERSION)
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+.PHONY: bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -69,8 +69,8 @@ up-wide: images dirs keys
 down:
 	docker compose --profile wide down --remove-orphans $(if $(VOLUMES),--volumes,)
 
-test: setup dirs keys
-	$(BIN)/pytest -ra
+test: setup dirs keys lint
+	$(BIN)/pytest -ra --durations=15
 
 test-unit: venv
 	$(BIN)/pytest -ra tests/unit
@@ -80,6 +80,14 @@ test-e2e: venv
 
 test-integration: setup dirs keys
 	$(BIN)/pytest -ra tests/integration
+
+# Protocol comparison on the compose stack (PROTOCOLS=..., REPEAT=N to narrow it).
+bench: setup dirs keys
+	scripts/bench-compose.sh
+
+# The same comparison in local mode, plus the single-call baseline.
+bench-local: venv
+	$(BIN)/gaiamesh bench --repeat $${REPEAT:-3} --baseline --out bench/local
 
 lint: venv
 	$(BIN)/ruff check src tests

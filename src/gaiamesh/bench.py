@@ -35,6 +35,8 @@ SUMMARY = [
 BASELINE = "baseline"
 
 console = Console()
+if not console.is_terminal:
+    console.width = 150  # logs and CI: keep the summary table readable
 
 
 @contextmanager

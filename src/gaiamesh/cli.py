@@ -18,6 +18,8 @@ from .settings import Settings
 from .tasks import TaskError, load_task
 
 console = Console()
+if not console.is_terminal:
+    console.width = 120  # compose logs and pipes: keep the summary table readable
 
 
 def summary_table(metrics: dict[str, Any], title: str = "run summary") -> Table:

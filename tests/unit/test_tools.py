@@ -77,6 +77,11 @@ def test_reason_prefers_valid_and_agreeing_answers() -> None:
     assert valid("Saint-Clair", facts, q)
     assert choose(q, facts, "Tamsin Falls", ["Saint-Clair"]) == ("Saint-Clair", "candidate0")
     assert choose(q, facts, "1987", ["Saint-Clair", "1987"])[0] == "1987"  # two readers agree
+    ranked = ["It closed on 30 November 2004.", "It was founded in 1832."]
+    q2 = "When did it stop for good?"
+    assert choose(q2, ranked, "1832", ["30 November 2004"])[0] == "30 November 2004"  # better-ranked fact
+    same = ["37,500 came in 2023, beating the record of 31,200."]
+    assert choose("How many came in 2023?", same, "37,500", ["31,200"])[0] == "37,500"  # tie: the reading
 
 
 def test_prompt_helpers() -> None:

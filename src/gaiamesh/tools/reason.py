@@ -2,8 +2,8 @@
 
 The model reads all the facts at once; its reading competes with what ``extract`` read off each
 fact alone. An answer counts only if it is *valid*: its words occur in the facts (read, not
-invented) and it is not just a piece of the question. Among valid answers, agreement between
-readers wins, then the reading of the best-ranked fact.
+invented) and it is not just a piece of the question. Among valid answers, the one found in the
+best-ranked fact wins, then agreement between readers, then the whole-context reading.
 """
 
 from __future__ import annotations
@@ -23,10 +23,19 @@ def valid(answer: str, facts: list[str], question: str) -> bool:
     return bool(words) and words <= set(terms(" ".join(facts))) and not words <= set(terms(question))
 
 
+def support_rank(answer: str, facts: list[str]) -> int:
+    """Index of the best-ranked fact that contains the answer's words (len(facts) if none)."""
+    words = set(terms(answer))
+    for i, fact in enumerate(facts):
+        if words and words <= set(terms(fact)):
+            return i
+    return len(facts)
+
+
 def choose(question: str, facts: list[str], reading: str, candidates: list[str]) -> tuple[str, str]:
     """Pick the final answer from the whole-context reading and the per-fact candidates."""
     options = [(reading, "reading", 1.0)] + [
-        (c, f"candidate{i}", 1.5 if i == 0 else 0.5) for i, c in enumerate(candidates)
+        (c, f"candidate{i}", 0.5 / (i + 1)) for i, c in enumerate(candidates)
     ]
     votes: dict[str, int] = {}
     for text, _, _ in options:
@@ -34,7 +43,8 @@ def choose(question: str, facts: list[str], reading: str, candidates: list[str])
 
     def score(option: tuple[str, str, float]) -> float:
         text, _, prior = option
-        return 10.0 * valid(text, facts, question) + 2.0 * votes[normalize(text)] + prior
+        support = 3.0 / (1 + support_rank(text, facts))  # facts come best-ranked first
+        return 10.0 * valid(text, facts, question) + support + 2.0 * votes[normalize(text)] + prior
 
     best = max(options, key=score)
     return best[0], best[1]
