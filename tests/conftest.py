@@ -14,6 +14,9 @@ import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Hermetic tests: a developer's .env must not change what the tests check (subprocesses inherit).
+os.environ["GAIAMESH_ENV_FILE"] = ""
 TASKS = ROOT / "tasks"
 
 

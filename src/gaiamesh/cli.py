@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from .settings import Settings
+from .settings import Settings, load_settings
 from .tasks import TaskError, load_task
 
 console = Console()
@@ -41,7 +41,7 @@ def summary_table(metrics: dict[str, Any], title: str = "run summary") -> Table:
 
 def _settings(args: argparse.Namespace) -> Settings:
     overrides = {k: v for k, v in vars(args).items() if k in Settings.model_fields and v is not None}
-    return Settings(**overrides)
+    return load_settings(**overrides)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

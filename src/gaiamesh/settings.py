@@ -5,7 +5,9 @@ No other module reads ``os.environ``: entry points build a :class:`Settings` and
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -130,3 +132,13 @@ class Settings(BaseSettings):
     def public_dict(self) -> dict[str, object]:
         """The resolved configuration for the run archive (holds no secrets: keys stay in KEYS_DIR)."""
         return self.model_dump(mode="json")
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build the settings once per process: environment, then ``.env``, then defaults.
+
+    ``GAIAMESH_ENV_FILE`` names another dotenv file; set it empty to read none (the tests do,
+    so that a developer's ``.env`` cannot change what they check).
+    """
+    env_file = os.environ.get("GAIAMESH_ENV_FILE", ".env") or None
+    return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]

@@ -27,11 +27,13 @@ class Stack:
     project: str
     env: dict[str, str]
     tmp: Path
+    env_file: Path  # empty: a developer's .env must not change the stack under test
 
     def compose(
         self, *args: str, profile: str | None = None, env: dict[str, str] | None = None, **kw: Any
     ) -> subprocess.CompletedProcess[str]:
-        cmd = ["docker", "compose", "-p", self.project, *(["--profile", profile] if profile else []), *args]
+        cmd = ["docker", "compose", "-p", self.project, "--env-file", str(self.env_file),
+               *(["--profile", profile] if profile else []), *args]  # fmt: skip
         return subprocess.run(
             cmd, cwd=ROOT, env={**self.env, **(env or {})}, capture_output=True, text=True, **kw
         )
@@ -46,8 +48,8 @@ class Stack:
         """One relay run (`docker compose run --rm network`); returns (exit code, output, metrics, results)."""
         results = self.tmp / name
         env = self.run_env(results, **extra)
-        cmd = ["docker", "compose", "-p", self.project, *(["--profile", profile] if profile else []),
-               "run", "--rm", "network"]  # fmt: skip
+        cmd = ["docker", "compose", "-p", self.project, "--env-file", str(self.env_file),
+               *(["--profile", profile] if profile else []), "run", "--rm", "network"]  # fmt: skip
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
         metrics_path = results / "metrics.json"
         metrics = json.loads(metrics_path.read_text()) if metrics_path.exists() else {}
@@ -63,6 +65,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     for n in range(8):
         (workspaces / str(n)).mkdir(parents=True)
     project = f"gaiamesh-it-{uuid.uuid4().hex[:8]}"
+    env_file = tmp / "empty.env"
+    env_file.write_text("")
     ollama_port = free_port()
     env = {
         **os.environ,
@@ -79,8 +83,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         for key, value in env.items():
             mp.setenv(key, value)
         mp.delenv("COMPOSE_FILE", raising=False)
-        compose = DockerCompose(context=ROOT, compose_file_name="compose.yaml", services=CORE, wait=True)
-        stack = Stack(project, dict(os.environ), tmp)
+        compose = DockerCompose(
+            context=ROOT, compose_file_name="compose.yaml", services=CORE, wait=True, env_file=str(env_file)
+        )
+        stack = Stack(project, dict(os.environ), tmp, env_file)
         try:
             compose.start()
             yield stack

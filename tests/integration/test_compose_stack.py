@@ -95,7 +95,7 @@ def test_stopping_an_agent_mid_run_ends_with_a_clear_status(stack: Stack) -> Non
     results = stack.tmp / "killed"
     env = stack.run_env(results)
     proc = subprocess.Popen(
-        ["docker", "compose", "-p", stack.project, "run", "--rm", "network"],
+        ["docker", "compose", "-p", stack.project, "--env-file", str(stack.env_file), "run", "--rm", "network"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:

@@ -12,7 +12,7 @@ from websockets.asyncio.client import connect
 from gaiamesh.agent import MeshAgent
 from gaiamesh.frames import doc_init
 from gaiamesh.llm import LLMClient
-from gaiamesh.settings import Settings
+from gaiamesh.settings import load_settings
 
 from ..conftest import free_port
 from .fakes import FakeLLM
@@ -20,7 +20,7 @@ from .fakes import FakeLLM
 
 async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> None:
     port = free_port()
-    s = Settings(node_id="0", tool="search", port=port, workspace_root=tmp_path)
+    s = load_settings(node_id="0", tool="search", port=port, workspace_root=tmp_path)
     stop = asyncio.Event()
     agent = MeshAgent(s, llm=FakeLLM())  # type: ignore[arg-type]
     server = asyncio.create_task(agent.serve(stop))
@@ -50,7 +50,7 @@ async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> Non
 
 async def test_unreachable_model_becomes_an_error_packet(tmp_path: Path) -> None:
     port = free_port()
-    s = Settings(node_id="3", tool="reason", port=port, workspace_root=tmp_path)
+    s = load_settings(node_id="3", tool="reason", port=port, workspace_root=tmp_path)
     dead_llm = LLMClient(f"http://127.0.0.1:{free_port()}", "gemma3:270m", timeout=5)
     stop = asyncio.Event()
     agent = MeshAgent(s, llm=dead_llm)

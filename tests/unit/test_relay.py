@@ -17,7 +17,7 @@ from gaiamesh.agent import MeshAgent
 from gaiamesh.metrics import totals_from_log
 from gaiamesh.protocols import generate_keys, get_adapter
 from gaiamesh.relay import MeshNetwork
-from gaiamesh.settings import Settings
+from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
 
 from ..conftest import TASKS, free_port_block
@@ -33,7 +33,7 @@ def settings_for(tmp: Path, base: int, tools: list[str], **kw: Any) -> Settings:
     defaults: dict[str, Any] = dict(
         agents=agents, workspace_root=tmp / "ws", run_timeout=20, connect_timeout=10, keys_dir=keys
     )
-    return Settings(**{**defaults, **kw})
+    return load_settings(**{**defaults, **kw})
 
 
 @contextlib.asynccontextmanager
@@ -257,7 +257,7 @@ async def test_absent_optional_agents_are_skipped(tmp_path: Path) -> None:
 
 def test_bad_agents_setting_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="bad AGENTS entry 'oops'"):
-        Settings(agents="oops").agent_specs()
-    s = Settings(agents="0=teleport@127.0.0.1:1")
+        load_settings(agents="oops").agent_specs()
+    s = load_settings(agents="0=teleport@127.0.0.1:1")
     with pytest.raises(ValueError, match="unknown tool 'teleport'"):
         MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path)
