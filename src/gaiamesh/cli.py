@@ -250,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
     )
+    for noisy in ("httpx", "httpcore", "matplotlib", "absl", "websockets"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
