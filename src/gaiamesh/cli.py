@@ -18,6 +18,7 @@ from .settings import Settings, load_settings
 from .tasks import TaskError, load_task
 
 console = Console()
+errors = Console(stderr=True, soft_wrap=True)  # error messages: on stderr, never folded
 if not console.is_terminal:
     console.width = 120  # compose logs and pipes: keep the summary table readable
 
@@ -53,12 +54,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         metrics = run_local(settings, task, out, args.base_port)
     except RunError as exc:
-        console.print(f"[red]run failed:[/red] {exc}")
+        errors.print(f"[red]run failed:[/red] {exc}")
         return 1
     console.print(summary_table(metrics, f"gaiamesh run · {task.task_id}"))
     console.print(f"results: {out}/metrics.json, {out}/run_artifacts.tar.gz")
     if metrics["status"] != "ok":
-        console.print(f"[red]run ended with status {metrics['status']}: {metrics.get('error')}[/red]")
+        errors.print(f"[red]run ended with status {metrics['status']}: {metrics.get('error')}[/red]")
         return 1
     return 0
 
@@ -75,7 +76,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
         with model_server(settings, group):
             metrics = asyncio.run(run_baseline(settings, task, out))
     except RunError as exc:
-        console.print(f"[red]baseline failed:[/red] {exc}")
+        errors.print(f"[red]baseline failed:[/red] {exc}")
         return 1
     finally:
         group.stop_all()
@@ -140,9 +141,31 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline
         )
     except RunError as exc:
-        console.print(f"[red]bench failed:[/red] {exc}")
+        errors.print(f"[red]bench failed:[/red] {exc}")
         return 1
     console.print(f"wrote {args.out}/results.csv, summary.md, comparison.png ({len(rows)} runs)")
+    return 0
+
+
+def _cmd_bench_overhead(args: argparse.Namespace) -> int:
+    from .modelserver import bundled_model_path
+    from .overhead import run_overhead
+    from .runner import ProcessGroup, RunError, model_server
+
+    settings = _settings(args)
+    out = Path(args.out)
+    group = ProcessGroup(out / "logs")
+    try:
+        with model_server(settings, group):
+            path = settings.model_path or bundled_model_path()
+            run_overhead(
+                args.frames, out, settings.ollama_host, settings.model, path, args.tokens, args.repeat
+            )
+    except RunError as exc:
+        errors.print(f"[red]bench-overhead failed:[/red] {exc}")
+        return 1
+    finally:
+        group.stop_all()
     return 0
 
 
@@ -151,7 +174,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     rows = collect(Path(args.runs))
     if not rows:
-        console.print(f"[red]no metrics.json under {args.runs}[/red]")
+        errors.print(f"[red]no metrics.json under {args.runs}[/red]")
         return 1
     write_reports(rows, Path(args.out or args.runs))
     return 0
@@ -227,6 +250,14 @@ def build_parser() -> argparse.ArgumentParser:
     common(bench)
     bench.set_defaults(func=_cmd_bench)
 
+    over = sub.add_parser("bench-overhead", help="relay cost per frame and model server speed, side by side")
+    over.add_argument("--frames", type=int, default=2000, help="round trips per path (default 2000)")
+    over.add_argument("--tokens", type=int, default=128, help="tokens generated per model sample")
+    over.add_argument("--repeat", type=int, default=3, help="model samples per side")
+    over.add_argument("--out", default="bench")
+    common(over)
+    over.set_defaults(func=_cmd_bench_overhead)
+
     report = sub.add_parser("report", help="summarize metrics.json files under a folder (e.g. compose runs)")
     report.add_argument("runs")
     report.add_argument("--out", help="where to write results.csv/summary.md/comparison.png (default: runs)")
@@ -256,8 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except TaskError as exc:
-        console.print(f"[red]bad task:[/red] {exc}")
+        errors.print(f"[red]bad task:[/red] {exc}")
         return 2
     except (ValidationError, ValueError) as exc:
-        console.print(f"[red]bad configuration:[/red] {exc}")
+        errors.print(f"[red]bad configuration:[/red] {exc}")
         return 2

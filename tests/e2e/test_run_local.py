@@ -87,13 +87,13 @@ def test_bad_task_fails_before_anything_starts(tmp_path: Path) -> None:
     (tmp_path / "ground_truth.json").write_text('{"question": "q", "answer": ""}')
     proc = gaiamesh("run", str(tmp_path), "--out", str(tmp_path / "out"), timeout=60)
     assert proc.returncode == 2
-    assert "ground_truth.json needs a non-empty 'answer'" in proc.stdout
+    assert "ground_truth.json needs a non-empty 'answer'" in proc.stderr
     assert not (tmp_path / "out").exists()
 
 
 def test_unknown_protocol_is_a_clear_error(tmp_path: Path) -> None:
     proc = gaiamesh("relay", "--protocol", "smoke-signals", timeout=60)
-    assert proc.returncode == 2 and "unknown protocol 'smoke-signals'" in proc.stdout
+    assert proc.returncode == 2 and "unknown protocol 'smoke-signals'" in proc.stderr
 
 
 @pytest.mark.parametrize("protocol", ["binary", "compressed", "signed", "a2a"])
