@@ -1,0 +1,66 @@
+"""The compose files as rendered by `docker compose config`: defaults, security, the image switch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import ROOT
+
+pytestmark = pytest.mark.integration
+BUILT = ["ollama", "agent-search", "agent-extract", "agent-triple", "agent-reason", "network"]
+
+
+def render(tmp_path: Path, env_lines: str = "", *args: str) -> dict[str, Any]:
+    env_file = tmp_path / "test.env"
+    env_file.write_text(env_lines)
+    proc = subprocess.run(
+        ["docker", "compose", "--env-file", str(env_file), *args, "config", "--format", "json"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(proc.stdout)
+
+
+def test_default_stack_builds_locally_and_publishes_on_loopback(tmp_path: Path) -> None:
+    cfg = render(tmp_path, "", "--profile", "wide")
+    services = cfg["services"]
+    assert len([s for s in services if s.startswith("agent-")]) == 8
+    for name in BUILT:
+        svc = services[name]
+        assert svc["pull_policy"] in ("never", "build") and "build" in svc, name
+        assert not svc["image"].endswith(":latest") and ":" in svc["image"], name
+    for name, svc in services.items():
+        for port in svc.get("ports", []):
+            assert port["host_ip"] == "127.0.0.1", (name, port)
+    agent_images = {services[s]["image"] for s in services if s.startswith("agent-")}
+    assert agent_images == {"gaiamesh-agent:0.1.0"}  # one agent image for every tool
+    tools = sorted(services[s]["environment"]["TOOL"] for s in services if s.startswith("agent-"))
+    assert tools == sorted(["search", "extract", "triple", "reason"] * 2)
+    # each agent mounts its own workspace and only its own private key
+    search = [v["target"] for v in services["agent-search"]["volumes"]]
+    assert sorted(search) == ["/keys/0.pem", "/keys/public.json", "/workspaces/0"]
+    network = {v["target"]: v.get("read_only", False) for v in services["network"]["volumes"]}
+    assert network["/task"] and network["/workspaces"] and not network["/results"]
+
+
+def test_no_dockerfile_pulls_a_syntax_image() -> None:
+    for dockerfile in (ROOT / "services").glob("*/Dockerfile"):
+        text = dockerfile.read_text()
+        assert "# syntax=" not in text and "ARG BASE_IMAGE=" in text, dockerfile
+
+
+def test_one_env_line_switches_to_the_official_ollama_image(tmp_path: Path) -> None:
+    cfg = render(tmp_path, "COMPOSE_FILE=compose.yaml:compose.ollama-official.yaml\n")
+    services = cfg["services"]
+    ollama = services["ollama"]
+    assert ollama["image"] == "ollama/ollama:0.6.3" and "build" not in ollama
+    assert ollama["healthcheck"]["test"] == ["CMD", "ollama", "list"]
+    pull = services["ollama-pull"]
+    assert pull["entrypoint"] == ["ollama", "pull", "gemma3:270m"]
+    assert pull["environment"]["OLLAMA_HOST"] == "ollama:11434"
+    assert services["network"]["depends_on"]["ollama-pull"]["condition"] == "service_completed_successfully"
+    assert services["agent-search"]["environment"]["OLLAMA_HOST"] == "http://ollama:11434"
