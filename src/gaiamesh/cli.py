@@ -46,7 +46,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .runner import RunError, run_local
+    from .runner import RunError, run_local, write_failure
 
     settings = _settings(args)
     task = load_task(args.task)
@@ -54,6 +54,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         metrics = run_local(settings, task, out, args.base_port)
     except RunError as exc:
+        write_failure(
+            out, settings, task, "model_unreachable" if "model server" in str(exc) else "failed", str(exc)
+        )
         errors.print(f"[red]run failed:[/red] {exc}")
         return 1
     console.print(summary_table(metrics, f"gaiamesh run · {task.task_id}"))

@@ -145,3 +145,25 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> dict
         raise RunError(f"the relay exited with code {relay.returncode} without writing {metrics_path}")
     metrics: dict[str, Any] = json.loads(metrics_path.read_text())
     return metrics
+
+
+def write_failure(out: Path, settings: Settings, task: Task, status: str, error: str) -> Path:
+    """A ``metrics.json`` for a run that could not start, so every run leaves its status behind."""
+    out.mkdir(parents=True, exist_ok=True)
+    metrics = {
+        "status": status,
+        "error": error,
+        "task_id": task.task_id,
+        "question": task.question,
+        "answer": task.answer,
+        "prediction": "",
+        "protocol": settings.protocol,
+        "model": settings.model,
+        **dict.fromkeys(
+            ["bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead", "token_sum", "exact_match"], 0
+        ),
+        **dict.fromkeys(["elapsed_ms", "llm_ms", "quality_score", "rouge_l"], 0.0),
+    }
+    path = out / "metrics.json"
+    path.write_text(json.dumps(metrics, indent=2))
+    return path

@@ -133,3 +133,15 @@ def test_bench_writes_results_summary_and_plot(tmp_path: Path, model_server: str
     assert "| json |" in summary and "| compressed |" in summary and "network_share" in summary
     png = (tmp_path / "bench/comparison.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+
+
+def test_unreachable_remote_model_server_is_reported_in_metrics(tmp_path: Path) -> None:
+    # 127.0.0.2 is loopback but not "local" to the runner, so it will not start a server there.
+    host = f"http://127.0.0.2:{free_port()}"
+    proc = gaiamesh(
+        "run", str(TASKS / "solar-farm"), "--out", str(tmp_path), "--ollama-host", host, timeout=60
+    )
+    assert proc.returncode == 1
+    assert f"model server unreachable at {host}" in proc.stderr
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    assert m["status"] == "model_unreachable" and m["task_id"] == "solar-farm"
