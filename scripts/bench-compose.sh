@@ -6,6 +6,7 @@ set -euo pipefail
 PROTOCOLS="${PROTOCOLS:-json,binary,compressed,signed,a2a}"
 REPEAT="${REPEAT:-3}"
 OUT="${OUT:-bench/compose}"
+case "$OUT" in /*) ;; *) OUT="$PWD/$OUT" ;; esac  # compose reads a bare relative path as a volume name
 export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-gaiamesh-bench}"
 tasks=(tasks/*/)
 total=$(( $(tr ',' '\n' <<<"$PROTOCOLS" | wc -l) * REPEAT * ${#tasks[@]} ))
