@@ -183,6 +183,27 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from .metrics import audit
+
+    run_dir = Path(args.run_dir)
+    if not (run_dir / "metrics.json").is_file() or not (run_dir / "frames.jsonl").is_file():
+        errors.print(f"[red]audit:[/red] {run_dir} needs metrics.json and frames.jsonl")
+        return 2
+    rows = audit(run_dir)
+    table = Table(title=f"audit · {run_dir}")
+    for col in ("counter", "metrics.json", "frames.jsonl", ""):
+        table.add_column(col)
+    for name, reported, recomputed in rows:
+        table.add_row(name, str(reported), str(recomputed), "ok" if reported == recomputed else "MISMATCH")
+    console.print(table)
+    bad = [name for name, reported, recomputed in rows if reported != recomputed]
+    if bad:
+        errors.print(f"[red]audit: {', '.join(bad)} disagree with the frame log[/red]")
+        return 1
+    return 0
+
+
 def _cmd_keygen(args: argparse.Namespace) -> int:
     from .protocols import generate_keys
 
@@ -265,6 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("runs")
     report.add_argument("--out", help="where to write results.csv/summary.md/comparison.png (default: runs)")
     report.set_defaults(func=_cmd_report)
+
+    aud = sub.add_parser("audit", help="recompute a run's counters from frames.jsonl and compare")
+    aud.add_argument("run_dir", help="folder with metrics.json and frames.jsonl (e.g. results/)")
+    aud.set_defaults(func=_cmd_audit)
 
     keygen = sub.add_parser("keygen", help="create Ed25519 key pairs for the signed protocol")
     keygen.add_argument("--keys-dir", help="output folder (KEYS_DIR, default keys/)")

@@ -114,3 +114,17 @@ def totals_from_log(path: Path) -> dict[str, int]:
             t["token_sum"] += e["token_used"]
         t["header_overhead"] += e["header_size"] * ((1 if e["rx_bytes"] else 0) + len(e["dst"]))
     return t
+
+
+def audit(run_dir: Path) -> list[tuple[str, object, object]]:
+    """Compare ``metrics.json`` with the totals recomputed from ``frames.jsonl``.
+
+    Returns ``(counter, in metrics.json, from the frame log)`` for every counter; equal pairs
+    mean the run's numbers are consistent with the frames it actually carried.
+    """
+    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    totals = totals_from_log(run_dir / "frames.jsonl")
+    rows: list[tuple[str, object, object]] = [(k, metrics.get(k), v) for k, v in totals.items()]
+    lines = len((run_dir / "frames.jsonl").read_text(encoding="utf-8").splitlines())
+    rows.append(("frames", metrics.get("frames"), lines))
+    return rows

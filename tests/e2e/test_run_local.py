@@ -67,6 +67,11 @@ def test_run_starts_everything_scores_and_archives(tmp_path: Path) -> None:
         assert {f"workspaces/{node}/agent.log", f"workspaces/{node}/memory.json"} <= names
     assert {"frames.jsonl", "metrics.json", "config.json"} <= names
     assert memory["answer"] == m["prediction"]
+    # `gaiamesh audit` agrees, and notices a doctored metrics.json
+    assert gaiamesh("audit", str(out), timeout=60).returncode == 0
+    (out / "metrics.json").write_text(json.dumps({**m, "bytes_tx": m["bytes_tx"] - 1}))
+    doctored = gaiamesh("audit", str(out), timeout=60)
+    assert doctored.returncode == 1 and "bytes_tx disagree with the frame log" in doctored.stderr
     # everything it started is stopped
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{port}/api/version", timeout=2)
