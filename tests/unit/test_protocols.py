@@ -72,6 +72,7 @@ def test_binary_rejects_bad_frames_precisely(keys: Path) -> None:
         b"XX" + blob[2:]: "bad magic b'XX'",
         blob[:2] + b"\x09" + blob[3:]: "unknown version 9",
         blob[:3] + b"\x63" + blob[4:]: "unknown packet type code 99",
+        blob[:4] + bytes([blob[4] | 0x02]) + blob[5:]: "unknown flag bits 0x02",
         blob[:-1]: "truncated frame (header says",
         blob[:-1] + bytes([blob[-1] ^ 1]): "CRC mismatch",
     }

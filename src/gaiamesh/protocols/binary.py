@@ -1,7 +1,8 @@
 """``binary``: a fixed 13-byte header plus a msgpack payload.
 
 Header (big-endian): magic ``b"GM"`` (2) | version (1) | packet type code (1) | flags (1) |
-payload length (4) | CRC32 of the payload (4). Flag bit 0 marks a ``final_answer`` tag.
+payload length (4) | CRC32 of the payload (4). Flag bit 0 marks a ``final_answer`` tag;
+the other bits are reserved and must be zero.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ class BinaryAdapter(ProtocolAdapter):
             raise ProtocolError(f"binary: unknown version {version} (this side speaks {VERSION})")
         if code not in CODE_TYPES:
             raise ProtocolError(f"binary: unknown packet type code {code}")
+        if flags & ~FLAG_FINAL:
+            # Reserved bits must be zero, or a corrupted header would pass unnoticed.
+            raise ProtocolError(f"binary: unknown flag bits {flags & ~FLAG_FINAL:#04x}")
         payload = blob[HEADER.size :]
         if len(payload) != length:
             raise ProtocolError(
