@@ -36,6 +36,7 @@ def test_registry_has_four_tools_one_consumed_type_each() -> None:
 
 def test_text_helpers() -> None:
     assert terms("The farms were Opened") == ["farm", "open"]
+    assert terms("She took over; it was automated") == terms("take over automation")  # lemma, then stem
     assert sentences("Dr. Ann Lee came. She left! Done") == ["Dr. Ann Lee came.", "She left!", "Done"]
     docs = ["sheep graze here", "installed capacity of 148 megawatts", "village"]
     assert rank("installed capacity", docs)[0][0] == 1
@@ -76,12 +77,31 @@ def test_reason_prefers_valid_and_agreeing_answers() -> None:
     assert not valid("Paris", facts, q)  # not in the facts
     assert valid("Saint-Clair", facts, q)
     assert choose(q, facts, "Tamsin Falls", ["Saint-Clair"]) == ("Saint-Clair", "candidate0")
-    assert choose(q, facts, "1987", ["Saint-Clair", "1987"])[0] == "1987"  # two readers agree
+    assert choose("What links them?", facts, "1987", ["1987", "Saint-Clair"])[0] == "1987"  # agreement
     ranked = ["It closed on 30 November 2004.", "It was founded in 1832."]
     q2 = "When did it stop for good?"
     assert choose(q2, ranked, "1832", ["30 November 2004"])[0] == "30 November 2004"  # better-ranked fact
-    same = ["37,500 came in 2023, beating the record of 31,200."]
-    assert choose("How many came in 2023?", same, "37,500", ["31,200"])[0] == "37,500"  # tie: the reading
+
+
+def test_reason_checks_the_answer_type_and_falls_back_to_typed_spans() -> None:
+    # "who" wants a name: the appositive's name, not the description or the possessor
+    fact = ["Today the bakery is run by Jacob's great-great-granddaughter, Lowenna Pellow, since 2016."]
+    desc = "Jacob's great-great-granddaughter"
+    assert choose("Who runs the bakery today?", fact, desc, [desc]) == ("Lowenna Pellow", "span0")
+    # an invented year is not in the facts; the best fact read alone beats the whole-context reading
+    fact = ["The light was converted to electricity in 1956, and full automation followed in 1989."]
+    assert choose("In which year was it fully automated?", fact, "1930", ["1989"])[0] == "1989"
+    assert choose("In which year was it fully automated?", fact, "1956", ["1989"])[0] == "1989"
+    # a quantity the question names by its unit is direct evidence
+    zoo = ["The zoo is home to about 1,400 animals of 160 species."]
+    assert choose("How many species live at the zoo?", zoo, "1,400", ["1,400"])[0] == "160"
+    dam = ["The dam is 410 metres long and 31 metres high."]
+    assert choose("How high is the dam?", dam, "410 metres", ["410 metres"])[0] == "31 metres"
+    # questions of no particular type keep the readers' answer
+    assert (
+        choose("What is the estate known for?", ["It is known for vin jaune."], "vin jaune", [])[0]
+        == "vin jaune"
+    )
 
 
 def test_prompt_helpers() -> None:

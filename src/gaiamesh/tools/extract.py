@@ -7,6 +7,7 @@ from typing import Any
 
 from ..frames import Packet, PacketType
 from ..prompts import answer_prompt, clean_answer
+from .answer_type import AnswerType, expected_type, spans
 from .registry import Tool, ToolContext, register
 from .text import rank, sentences
 
@@ -22,8 +23,13 @@ async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
     pool = list(seen)
     if not pool:
         raise ValueError("search_docs carries no passages")
+    atype = expected_type(packet.question)
+    ranked = rank(packet.question, pool)
+    if atype is not AnswerType.ANY:
+        # A sentence with nothing of the asked-for kind (no year for "which year") cannot answer.
+        ranked.sort(key=lambda r: not spans(pool[r[0]], atype, packet.question))
     facts: list[dict[str, Any]] = []
-    for i, score in rank(packet.question, pool)[:TOP_FACTS]:
+    for i, score in ranked[:TOP_FACTS]:
         fact: dict[str, Any] = {"text": pool[i], "score": round(score, 4)}
         if len(facts) < READ_FACTS:
             raw = await ctx.llm.complete(answer_prompt(pool[i], packet.question), ctx.usage)

@@ -13,6 +13,7 @@ from typing import Any
 from ..frames import FINAL_ANSWER_TAG, Packet, PacketType
 from ..prompts import answer_prompt, clean_answer
 from ..scoring import normalize
+from .answer_type import anchored, expected_type, matches, spans
 from .registry import Tool, ToolContext, register
 from .text import terms
 
@@ -33,18 +34,38 @@ def support_rank(answer: str, facts: list[str]) -> int:
 
 
 def choose(question: str, facts: list[str], reading: str, candidates: list[str]) -> tuple[str, str]:
-    """Pick the final answer from the whole-context reading and the per-fact candidates."""
+    """Pick the final answer from the whole-context reading and the per-fact candidates.
+
+    Readers' answers come first; the typed spans of the facts (the years for a "which year"
+    question, the names for "who") stand in when no reader gave a supported answer of that type.
+    """
+    atype = expected_type(question)
+    # The best fact read alone beats the whole context: a small model is easily distracted.
     options = [(reading, "reading", 1.0)] + [
-        (c, f"candidate{i}", 0.5 / (i + 1)) for i, c in enumerate(candidates)
+        (c, f"candidate{i}", 2.0 if i == 0 else 0.5 / i) for i, c in enumerate(candidates)
     ]
     votes: dict[str, int] = {}
     for text, _, _ in options:
         votes[normalize(text)] = votes.get(normalize(text), 0) + 1
+    seen = {normalize(text) for text, _, _ in options}
+    named = {normalize(a) for fact in facts for a in anchored(fact, atype, question)}
+    for i, fact in enumerate(facts):
+        for span in spans(fact, atype, question):
+            if normalize(span) not in seen:
+                seen.add(normalize(span))
+                options.append((span, f"span{i}", 0.0))
 
     def score(option: tuple[str, str, float]) -> float:
         text, _, prior = option
         support = 3.0 / (1 + support_rank(text, facts))  # facts come best-ranked first
-        return 10.0 * valid(text, facts, question) + support + 2.0 * votes[normalize(text)] + prior
+        return (
+            10.0 * valid(text, facts, question)
+            + 6.0 * matches(text, atype)
+            + 5.0 * (normalize(text) in named)
+            + support
+            + votes.get(normalize(text), 0)  # readers agreeing; they read overlapping facts
+            + prior
+        )
 
     best = max(options, key=score)
     return best[0], best[1]

@@ -1,10 +1,11 @@
-"""``search``: BM25 retrieval over the document's doc_init chunks."""
+"""``search``: BM25 retrieval over the document's doc_init chunks, typed chunks first."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..frames import Packet, PacketType
+from .answer_type import AnswerType, expected_type, spans
 from .registry import Tool, ToolContext, register
 from .text import rank
 
@@ -29,7 +30,12 @@ async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
         raise ValueError("doc_init carries no chunks")
     doc = "".join(chunks)
     offsets = [sum(len(c) for c in chunks[:i]) for i in range(len(chunks))]
-    ranked = rank(packet.question, chunks)[:TOP_K]
+    atype = expected_type(packet.question)
+    ranked = rank(packet.question, chunks)
+    if atype is not AnswerType.ANY:
+        # Chunks holding something of the asked-for kind first (stable: BM25 order within).
+        ranked.sort(key=lambda r: not spans(chunks[r[0]], atype, packet.question))
+    ranked = ranked[:TOP_K]
     passages = [
         {"chunk": i, "score": round(score, 4), "text": _expand(doc, offsets[i], offsets[i] + len(chunks[i]))}
         for i, score in ranked

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
+from lemminflect import getAllLemmas
+from nltk.stem.porter import PorterStemmer
 from rank_bm25 import BM25Okapi
 
 STOPWORDS = frozenset(
@@ -19,12 +22,18 @@ _ABBREV = re.compile(
 )
 
 
+_PORTER = PorterStemmer()
+
+
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A light suffix stripper: enough to match 'built'/'builds', 'opened'/'opening'."""
-    for suffix in ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-    return word
+    """Porter stem of the word's lemma: 'automated' meets 'automation', 'took' meets 'take'."""
+    lemmas = getAllLemmas(word)
+    verbs = lemmas.get("VERB", ())
+    # Only a word that can be nothing but a verb form is replaced ("took", not "rose" or "found").
+    if verbs and word not in verbs and set(lemmas) <= {"VERB", "AUX"}:
+        word = verbs[0]
+    return str(_PORTER.stem(word))
 
 
 def terms(text: str) -> list[str]:
@@ -47,12 +56,61 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+# Questions paraphrase the document ("who founded" / "was established by"). Each group is a
+# handful of everyday English verbs and nouns for one event; a query term brings in its group.
+_PARAPHRASES = [
+    "found establish creat form launch",
+    "build construct erect complet",
+    "open inaugur unveil launch",
+    "close shut end ceas stop",
+    "begin start commenc",
+    "finish end complet conclud stop",
+    "die death kill",
+    "born birth",
+    "lead head direct run manag chair",
+    "buy bought purchas acquir",
+    "sell sold",
+    "win won award prize",
+    "design plan architect",
+    "discov identifi detect spot",
+    "high height tall",
+    "long length",
+    "cost price spent fund",
+    "visit visitor",
+    "name call titl",
+]
+_GROUPS: dict[str, set[str]] = {}
+for _group in _PARAPHRASES:
+    _stems = {stem(w) for w in _group.split()}
+    for _s in _stems:
+        _GROUPS.setdefault(_s, set()).update(_stems)
+
+
+def paraphrases(query_terms: list[str]) -> list[str]:
+    """Paraphrases of the query's terms that the query does not already hold."""
+    extra: list[str] = []
+    for t in query_terms:
+        extra.extend(sorted(_GROUPS.get(t, set()) - set(query_terms) - set(extra)))
+    return extra
+
+
 def rank(query: str, docs: list[str]) -> list[tuple[int, float]]:
-    """BM25 scores of ``docs`` for ``query``, best first, as ``(index, score)``."""
+    """BM25 scores of ``docs`` for ``query`` (paraphrases at half weight), best first: ``(index, score)``."""
     if not docs:
         return []
     corpus = [terms(d) or ["_"] for d in docs]
-    scores = BM25Okapi(corpus).get_scores(terms(query) or ["_"])
+    bm25 = BM25Okapi(corpus)
+    q_terms = terms(query)
+    # Names in the question mostly name the document's subject, which many sentences mention;
+    # the question's other words (what happened to it) pick the sentence. Names count half.
+    names = {t for w in re.findall(r"(?<!^)(?<![.?!] )\b[A-Z][\w'-]*", query.strip()) for t in terms(w)}
+    plain = [t for t in q_terms if t not in names]
+    scores = bm25.get_scores(plain or ["_"]) + 0.5 * bm25.get_scores(
+        [t for t in q_terms if t in names] or ["_"]
+    )
+    extra = paraphrases(q_terms)
+    if extra:  # a paraphrase is weaker evidence than the question's own word
+        scores = scores + 0.5 * bm25.get_scores(extra)
     # A term found in every doc gets a negative IDF in BM25Okapi; plain overlap breaks ties.
     q = set(terms(query))
     keyed = [(i, float(s) + 0.01 * len(q & set(corpus[i]))) for i, s in enumerate(scores)]

@@ -1,0 +1,174 @@
+"""What kind of answer a question asks for, and the spans of that kind in a sentence.
+
+Classic question answering before the model: a "which year" question is not answered by a
+sentence without a year, and "who" wants a name, not a description. ``extract`` uses the type to
+rank sentences, ``reason`` to check the model's answers and, where they fail, to offer the typed
+spans of the best facts instead. Only wh-words and surface patterns: nothing here knows a task.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from .text import STOPWORDS, terms
+
+
+class AnswerType(StrEnum):
+    YEAR = "year"
+    DATE = "date"  # "on what date": a day and a month
+    WHEN = "when"  # "when": a date or a year
+    NUMBER = "number"
+    PERSON = "person"
+    PLACE = "place"
+    ANY = "any"
+
+
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
+    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?"
+)
+_YEAR = r"\b(?:1[0-9]{3}|20[0-9]{2})\b"
+_DATE = re.compile(
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?:,?\s+{_YEAR[2:-2]})?\b"
+    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+{_YEAR[2:-2]})?\b"
+    rf"|\b{_MONTH}\s+{_YEAR[2:-2]}\b"
+)
+_YEAR_RE = re.compile(_YEAR)
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+    "hundred thousand million billion dozen"
+).split()
+_NUM = (
+    rf"(?:[$£€]\s?)?(?:\d[\d,]*(?:\.\d+)?|(?:{'|'.join(_NUMBER_WORDS)})(?:-(?:{'|'.join(_NUMBER_WORDS)}))?)"
+)
+# A quantity: a number, an optional scale word, and up to two lower-case unit words.
+_QUANTITY = re.compile(
+    rf"(?<![\w.])(?i:{_NUM}(?:\s+(?:hundred|thousand|million|billion))?)"
+    r"(?:\s*(?:%|per\s?cent|percent))?(?:\s+[a-z][a-z-]*){0,2}"  # units are lower-case words
+)
+# Capitalised runs: "Lowenna Pellow", "Saint-Clair-de-Maurienne", "Port Ellery", "Anna van Dijk".
+_NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:de|van|von|da|del|der|la|le|du|di|al)\s+)?[A-Z][\w'’-]*)*")
+_TITLES = frozenset(
+    "dr mr mrs ms prof sir dame lord lady captain capt professor president minister prime king queen "
+    "saint st mount lake river".split()
+)
+_SENTENCE_STARTERS = frozenset(
+    "the a an in on at after before today since during its his her their it this".split()
+)
+
+
+def expected_type(question: str) -> AnswerType:
+    """The answer type a question asks for, from its wh-phrase."""
+    q = " ".join(question.lower().split())
+    if re.search(r"\b(?:what|which|in what|in which)\s+(?:year|decade|century)\b", q):
+        return AnswerType.YEAR
+    if re.search(r"\b(?:what|which)\s+(?:date|day)\b", q):
+        return AnswerType.DATE
+    if q.startswith("when"):
+        return AnswerType.WHEN
+    if re.search(
+        r"\bhow\s+(?:many|much|long|high|tall|far|old|deep|wide|big|large|heavy|fast)\b", q
+    ) or re.search(
+        r"\bwhat\s+(?:is|was|were|are)\s+the\s+(?:number|total|amount|cost|price|length|height|population|capacity|area)\b",
+        q,
+    ):
+        return AnswerType.NUMBER
+    if re.match(r"(?:who|whom|whose)\b", q) or re.search(r"\bby\s+whom\b", q):
+        return AnswerType.PERSON
+    if q.startswith("where") or re.search(
+        r"\b(?:which|what|in which|in what)\s+(?:city|town|village|country|port|island|region|place)\b", q
+    ):
+        return AnswerType.PLACE
+    return AnswerType.ANY
+
+
+def matches(answer: str, atype: AnswerType) -> bool:
+    """Whether ``answer`` has the form ``atype`` asks for (ANY: anything non-empty)."""
+    a = answer.strip()
+    if not a:
+        return False
+    if atype is AnswerType.YEAR:
+        return bool(_YEAR_RE.search(a))
+    if atype is AnswerType.DATE:
+        return bool(_DATE.search(a))
+    if atype is AnswerType.WHEN:
+        return bool(_DATE.search(a) or _YEAR_RE.search(a))
+    if atype is AnswerType.NUMBER:
+        return bool(re.search(r"\d", a)) or any(w in _NUMBER_WORDS for w in re.findall(r"[a-z]+", a.lower()))
+    if atype in (AnswerType.PERSON, AnswerType.PLACE):
+        words = [w for w in re.split(r"[\s,]+", a) if w]
+        names = _NAME.fullmatch(a.rstrip(".")) is not None
+        return names and not re.search(r"\d", a) and not any(w.endswith(("'s", "’s")) for w in words)
+    return True
+
+
+def spans(sentence: str, atype: AnswerType, question: str = "") -> list[str]:
+    """Spans of ``sentence`` of type ``atype`` that the question does not already contain."""
+    qterms = set(terms(question))
+    out: list[str] = []
+    if atype is AnswerType.DATE:
+        out = [m.group(0) for m in _DATE.finditer(sentence)]
+    elif atype is AnswerType.WHEN:
+        out = [m.group(0) for m in _DATE.finditer(sentence)] or _YEAR_RE.findall(sentence)
+    elif atype is AnswerType.YEAR:
+        out = _YEAR_RE.findall(sentence)
+    elif atype is AnswerType.NUMBER:
+        out = [text for text, _ in _quantities(sentence, question)]
+    elif atype in (AnswerType.PERSON, AnswerType.PLACE):
+        for m in _NAME.finditer(sentence):
+            words = m.group(0).split()
+            if m.start() == 0 and len(words) == 1:
+                continue  # a capitalised first word is just the start of the sentence
+            if words[-1].endswith(("'s", "’s")):
+                continue  # "Jacob's granddaughter": the possessor is not the one asked for
+            while words and words[0].lower().strip(".") in _TITLES | _SENTENCE_STARTERS:
+                words.pop(0)
+            text = " ".join(words)
+            if re.fullmatch(_MONTH, text):
+                continue  # "May" in "2 May 1981" is no name
+            if text and not set(terms(text)) <= qterms:
+                out.append(text)
+    return [s.strip(" ,;") for s in out if s.strip(" ,;")]
+
+
+def _quantities(sentence: str, question: str) -> list[tuple[str, bool]]:
+    """Quantities in ``sentence``, each with whether a question word follows it as its unit
+    or measure ("160 species" for "how many species", "31 metres high" for "how high")."""
+    qterms = set(terms(question))
+    out: list[tuple[str, bool]] = []
+    dates = [m.span() for m in _DATE.finditer(sentence)]
+    for m in _QUANTITY.finditer(sentence):
+        if any(a < m.end() and m.start() < b for a, b in dates):
+            continue  # "2 May 1981" is a date, not two quantities
+        words = m.group(0).split()
+        # The unit ends at the first function word, unless the question asked with it ("how high").
+        for k, w in enumerate(words[1:], start=1):
+            if w.lower() in _TRAILERS and not set(terms(w)) & qterms:
+                words = words[:k]
+                break
+        anchored = False
+        # Drop trailing words that are not units: "23 locks" for "how many locks" is "23".
+        while len(words) > 1 and (words[-1].lower() in _TRAILERS or set(terms(words[-1])) <= qterms):
+            anchored = anchored or bool(set(terms(words[-1])) & qterms)
+            words.pop()
+        text = " ".join(words)
+        if _YEAR_RE.fullmatch(text) and not re.search(r"\bhow\s+old\b", question.lower()):
+            continue  # a bare year is a date, not a quantity
+        out.append((text, anchored))
+    return out
+
+
+def anchored(sentence: str, atype: AnswerType, question: str) -> list[str]:
+    """The quantities the question names by their unit: direct evidence, stronger than a reading."""
+    if atype is not AnswerType.NUMBER:
+        return []
+    return [text for text, anchor in _quantities(sentence, question) if anchor]
+
+
+# Words a quantity span may end on that are not its unit.
+_TRAILERS = STOPWORDS | frozenset(
+    "through across along around against per long high tall wide deep old away later earlier ago "
+    "apart each every only just nearly almost about roughly".split()
+)
