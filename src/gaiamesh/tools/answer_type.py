@@ -84,6 +84,12 @@ def expected_type(question: str) -> AnswerType:
     return AnswerType.ANY
 
 
+def valid(answer: str, facts: list[str], question: str) -> bool:
+    """Supported by the facts (its words occur there), and saying more than the question says."""
+    words = set(terms(answer))
+    return bool(words) and words <= set(terms(" ".join(facts))) and not words <= set(terms(question))
+
+
 def matches(answer: str, atype: AnswerType) -> bool:
     """Whether ``answer`` has the form ``atype`` asks for (ANY: anything non-empty)."""
     a = answer.strip()

@@ -1,18 +1,88 @@
 """``extract``: candidate facts, the retrieved sentences that bear on the question, each with
-the model's reading of what it says about the question."""
+the model's reading of what it says about the question.
+
+A two-fact question (see ``hops.py``) is asked in two steps: first the inner question, whose
+answer (the bridge) is read off its best sentence, then the question about the bridge, which
+picks the facts that travel on.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..frames import Packet, PacketType
 from ..prompts import answer_prompt, clean_answer
-from .answer_type import AnswerType, expected_type, spans
+from .answer_type import AnswerType, expected_type, matches, spans, valid
+from .hops import Decomposition, decompose
 from .registry import Tool, ToolContext, register
-from .text import rank, sentences
+from .text import rank, sentences, terms
 
 TOP_FACTS = 3
 READ_FACTS = 2  # facts the model reads one by one (each is one short call)
+
+
+def _typed_first(
+    question: str, pool: list[str], atype: AnswerType, about: str = ""
+) -> list[tuple[int, float]]:
+    """BM25 order, then sentences holding the asked-for kind first, and (for a resolved
+    two-fact question) those that mention the bridge ``about`` before those that do not."""
+    ranked = rank(question, pool)
+    bridge = set(terms(about))
+    ranked.sort(key=lambda r: not (bridge & set(terms(pool[r[0]]))) if bridge else False)
+    if atype is not AnswerType.ANY:
+        # A sentence with nothing of the asked-for kind (no year for "which year") cannot answer.
+        ranked.sort(key=lambda r: not spans(pool[r[0]], atype, question))
+    return ranked
+
+
+async def find_bridge(ctx: ToolContext, hop: Decomposition, pool: list[str]) -> dict[str, str] | None:
+    """Answer the inner question: the model reads its best sentence; a name in that sentence
+    stands in when the reading is not a name found there. None when the sentence has no name."""
+    best = _typed_first(hop.inner, pool, AnswerType.PERSON)[0][0]
+    fact = pool[best]
+    reading = clean_answer(await ctx.llm.complete(answer_prompt(fact, hop.inner), ctx.usage))
+    reading = reading[4:] if reading.lower().startswith("the ") else reading
+    if matches(reading, AnswerType.PERSON) and valid(reading, [fact], hop.inner):
+        return {"question": hop.inner, "fact": fact, "answer": reading, "method": "reading"}
+    names = spans(fact, AnswerType.PERSON, hop.inner)
+    if not names:
+        return None
+    return {"question": hop.inner, "fact": fact, "answer": nearest(fact, names, hop.inner), "method": "span"}
+
+
+def nearest(sentence: str, names: list[str], question: str) -> str:
+    """The name closest to the question's words in ``sentence``, names before them counting
+    nearer (the doer comes first: "X, who became its first captain"; "X took command")."""
+    # First the clause that says most of what the question asks ("The Solveig took the party to
+    # the island, while the Kestrel carried out a survey": the first, for who took the party).
+    clauses = [c for c in _CLAUSE.split(sentence) if any(n in c for n in names)] or [sentence]
+    asked = set(terms(question))
+    sentence = max(clauses, key=lambda c: len(asked & set(terms(c))))
+    names = [n for n in names if n in sentence] or names
+    words = sentence.split()
+    stems = [set(terms(w)) for w in words]
+    subject = {t for w in re.findall(r"\b[A-Z][\w'-]*", question) for t in terms(w)}
+    wanted = set(terms(question)) - subject  # the question's names name its subject, not the answer
+    anchors = [i for i, s in enumerate(stems) if s & wanted]
+
+    def distance(name: str) -> int:
+        first = set(terms(name.split()[0]))
+        at = [i for i, s in enumerate(stems) if first and first <= s]
+        return min((a - i if i <= a else 2 * (i - a) for i in at for a in anchors), default=len(words))
+
+    return min(names, key=distance)
+
+
+_CLAUSE = re.compile(r",?\s+(?:while|whereas|but)\s+|;\s+")
+
+
+def about(sentence: str, bridge: str) -> str:
+    """The clauses of ``sentence`` that mention ``bridge``: "A captained the Solveig, while B
+    sailed the Kestrel" is read as "A captained the Solveig" for a question about the Solveig."""
+    wanted = set(terms(bridge))
+    parts = [p for p in _CLAUSE.split(sentence) if wanted & set(terms(p))]
+    return " ".join(parts) if parts else sentence
 
 
 async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
@@ -23,20 +93,26 @@ async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
     pool = list(seen)
     if not pool:
         raise ValueError("search_docs carries no passages")
-    atype = expected_type(packet.question)
-    ranked = rank(packet.question, pool)
-    if atype is not AnswerType.ANY:
-        # A sentence with nothing of the asked-for kind (no year for "which year") cannot answer.
-        ranked.sort(key=lambda r: not spans(pool[r[0]], atype, packet.question))
+    question, extra, bridge = packet.question, {}, ""
+    hop = decompose(packet.question)
+    if hop is not None:
+        found = await find_bridge(ctx, hop, pool)
+        if found is not None:
+            bridge = found["answer"]
+            question = hop.resolve(bridge)
+            extra = {"resolved_question": question, "hops": [found]}
+            ctx.memory["hops"] = [found]
+    ranked = _typed_first(question, pool, expected_type(question), bridge)
     facts: list[dict[str, Any]] = []
     for i, score in ranked[:TOP_FACTS]:
         fact: dict[str, Any] = {"text": pool[i], "score": round(score, 4)}
         if len(facts) < READ_FACTS:
-            raw = await ctx.llm.complete(answer_prompt(pool[i], packet.question), ctx.usage)
+            context = about(pool[i], bridge) if bridge else pool[i]
+            raw = await ctx.llm.complete(answer_prompt(context, question), ctx.usage)
             fact["candidate"] = clean_answer(raw)
         facts.append(fact)
     ctx.memory["facts"] = [f["text"] for f in facts]
-    return {"facts": facts}
+    return {"facts": facts, **extra}
 
 
 TOOL = register(

@@ -13,15 +13,9 @@ from typing import Any
 from ..frames import FINAL_ANSWER_TAG, Packet, PacketType
 from ..prompts import answer_prompt, clean_answer
 from ..scoring import normalize
-from .answer_type import anchored, expected_type, matches, spans
+from .answer_type import anchored, expected_type, matches, spans, valid
 from .registry import Tool, ToolContext, register
 from .text import terms
-
-
-def valid(answer: str, facts: list[str], question: str) -> bool:
-    """Supported by the facts, and saying more than the question already says."""
-    words = set(terms(answer))
-    return bool(words) and words <= set(terms(" ".join(facts))) and not words <= set(terms(question))
 
 
 def support_rank(answer: str, facts: list[str]) -> int:
@@ -72,17 +66,20 @@ def choose(question: str, facts: list[str], reading: str, candidates: list[str])
 
 
 async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
+    # A two-fact question arrives with its bridge filled in by `extract` (see hops.py).
+    question = str(packet.payload.get("resolved_question") or packet.question)
     facts = [str(f["text"]) for f in packet.payload.get("facts", [])]
     candidates = [str(f.get("candidate", "")) for f in packet.payload.get("facts", []) if "candidate" in f]
     triples: list[dict[str, str]] = list(packet.payload.get("triples", []))
     if not facts:
         raise ValueError("triples packet carries no facts")
-    reading = clean_answer(await ctx.llm.complete(answer_prompt(" ".join(facts), packet.question), ctx.usage))
-    answer, method = choose(packet.question, facts, reading, candidates)
+    reading = clean_answer(await ctx.llm.complete(answer_prompt(" ".join(facts), question), ctx.usage))
+    answer, method = choose(question, facts, reading, candidates)
     ctx.memory["answer"] = answer
     return {
         "answer": answer,
         "method": method,
+        "question": question,
         "reading": reading,
         "candidates": candidates,
         "facts_used": len(facts),

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..frames import Packet, PacketType
 from .answer_type import AnswerType, expected_type, spans
+from .hops import decompose
 from .registry import Tool, ToolContext, register
 from .text import rank
 
@@ -24,18 +25,34 @@ def _expand(doc: str, start: int, end: int) -> str:
     return " ".join(doc[s:e].split())
 
 
+def _ranked(question: str, chunks: list[str]) -> list[tuple[int, float]]:
+    atype = expected_type(question)
+    ranked = rank(question, chunks)
+    if atype is not AnswerType.ANY:
+        # Chunks holding something of the asked-for kind first (stable: BM25 order within).
+        ranked.sort(key=lambda r: not spans(chunks[r[0]], atype, question))
+    return ranked
+
+
 async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
     chunks: list[str] = [str(c) for c in packet.payload.get("chunks", [])]
     if not chunks:
         raise ValueError("doc_init carries no chunks")
     doc = "".join(chunks)
     offsets = [sum(len(c) for c in chunks[:i]) for i in range(len(chunks))]
-    atype = expected_type(packet.question)
-    ranked = rank(packet.question, chunks)
-    if atype is not AnswerType.ANY:
-        # Chunks holding something of the asked-for kind first (stable: BM25 order within).
-        ranked.sort(key=lambda r: not spans(chunks[r[0]], atype, packet.question))
-    ranked = ranked[:TOP_K]
+    hop = decompose(packet.question)
+    if hop is None:
+        ranked = _ranked(packet.question, chunks)[:TOP_K]
+    else:
+        # A two-fact question: the best chunks for the inner question and for the rest of the
+        # question (about the bridge, not yet known) take turns, so both facts are retrieved.
+        ranked, taken = [], set()
+        for pair in zip(_ranked(hop.inner, chunks), _ranked(hop.remainder, chunks), strict=True):
+            for r in pair:
+                if r[0] not in taken:
+                    taken.add(r[0])
+                    ranked.append(r)
+        ranked = ranked[: TOP_K + 1]
     passages = [
         {"chunk": i, "score": round(score, 4), "text": _expand(doc, offsets[i], offsets[i] + len(chunks[i]))}
         for i, score in ranked

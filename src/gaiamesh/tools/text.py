@@ -23,6 +23,7 @@ _ABBREV = re.compile(
 
 
 _PORTER = PorterStemmer()
+PHRASE_BONUS = 1.0  # per pair of adjacent question terms found adjacent in a doc
 
 
 @lru_cache(maxsize=65536)
@@ -111,7 +112,15 @@ def rank(query: str, docs: list[str]) -> list[tuple[int, float]]:
     extra = paraphrases(q_terms)
     if extra:  # a paraphrase is weaker evidence than the question's own word
         scores = scores + 0.5 * bm25.get_scores(extra)
+    # Proximity: the question's adjacent words adjacent in a doc ("first captain") are one
+    # phrase there, stronger evidence than the same words apart ("first woman captain").
+    # Names are left out: the subject's name is a phrase in every sentence that names it.
+    pairs = {(a, b) for a, b in zip(q_terms, q_terms[1:], strict=False) if a not in names and b not in names}
+    phrase = [len(pairs & set(zip(c, c[1:], strict=False))) for c in corpus]
     # A term found in every doc gets a negative IDF in BM25Okapi; plain overlap breaks ties.
-    q = set(terms(query))
-    keyed = [(i, float(s) + 0.01 * len(q & set(corpus[i]))) for i, s in enumerate(scores)]
+    q = set(q_terms)
+    keyed = [
+        (i, float(s) + PHRASE_BONUS * phrase[i] + 0.01 * len(q & set(corpus[i])))
+        for i, s in enumerate(scores)
+    ]
     return sorted(keyed, key=lambda x: (-x[1], x[0]))

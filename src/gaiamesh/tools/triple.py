@@ -22,7 +22,10 @@ async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
             triples.append({"subject": s, "relation": r, "object": o, "fact": str(fact["text"])})
     ctx.memory["triples"] = triples
     # Facts travel on so that `reason` can answer from the text and check it against the triples.
-    return {"triples": triples, "facts": facts}
+    forward: dict[str, Any] = {
+        k: packet.payload[k] for k in ("resolved_question", "hops") if k in packet.payload
+    }
+    return {"triples": triples, "facts": facts, **forward}
 
 
 TOOL = register(

@@ -1,0 +1,136 @@
+"""Two-fact questions: decomposition, the bridge read off its sentence, and the tools' two steps."""
+
+import pytest
+
+from gaiamesh.frames import Packet, PacketType
+from gaiamesh.llm import LLMUsage
+from gaiamesh.tools import ToolContext, get_tool
+from gaiamesh.tools.extract import about, nearest
+from gaiamesh.tools.hops import decompose
+from gaiamesh.tools.text import rank
+
+from .fakes import FakeLLM
+
+
+@pytest.mark.parametrize(
+    ("question", "inner", "outer"),
+    [
+        (
+            "Who was the captain of the ship that carried the shore party to Adelaide Island?",
+            "Which ship carried the shore party to Adelaide Island?",
+            "Who was the captain of {bridge}?",
+        ),
+        (  # relative clause in subject position: the main verb after "did" is a bare infinitive
+            "On what date did the person who discovered comet 118P/Kestrel become director of the observatory?",
+            "Who discovered comet 118P/Kestrel?",
+            "On what date did {bridge} become director of the observatory?",
+        ),
+        (  # ... and after "was" a participle
+            "In which town was the first captain of Kingsmead Rowing Club born?",
+            "Who was the first captain of Kingsmead Rowing Club?",
+            "In which town was {bridge} born?",
+        ),
+        (
+            "Who designed the vessel that eventually took the crew off the wreck?",
+            "Which vessel eventually took the crew off the wreck?",
+            "Who designed {bridge}?",
+        ),
+        (
+            "Who succeeded the founder of the firm?",
+            "Who was the founder of the firm?",
+            "Who succeeded {bridge}?",
+        ),
+    ],
+)
+def test_two_fact_questions_split_into_inner_and_outer(question: str, inner: str, outer: str) -> None:
+    d = decompose(question)
+    assert d is not None and (d.inner, d.outer) == (inner, outer)
+    assert d.resolve("the Solveig") == outer.replace("{bridge}", "the Solveig")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who was the first captain of Kingsmead Rowing Club?",  # the role is the question
+        "Who was the man who founded the club?",  # so is the clause
+        "Who built the Saltcote Salt Works that survive today?",  # a clause on a name restricts it
+        "How many people visited the museum that year?",  # "that" is no relative pronoun here
+        "In which year did the Penhallow Tin Mine close?",
+        "How many patients could the building on Infirmary Hill hold when it opened?",
+    ],
+)
+def test_one_fact_questions_are_left_alone(question: str) -> None:
+    assert decompose(question) is None
+
+
+def test_the_bridge_is_the_name_nearest_what_the_question_asks() -> None:
+    s = (
+        "The club was founded at the Crown Hotel by the agent Henry Coates, who became its first "
+        "captain, and the solicitor William Denholm, who served as secretary."
+    )
+    q = "Who was the first captain of the club?"
+    assert nearest(s, ["Crown Hotel", "Henry Coates", "William Denholm"], q) == "Henry Coates"
+    s = "The Solveig took the party to Adelaide Island, while the Kestrel carried out a survey."
+    q = "Which ship carried the party to Adelaide Island?"
+    assert nearest(s, ["Solveig", "Kestrel"], q) == "Solveig"  # the clause that says most of it
+    both = "Captain Ivar Lindqvist took command of the Solveig, while the Kestrel sailed under Captain Thomas Renwick."
+    assert about(both, "Solveig") == "Captain Ivar Lindqvist took command of the Solveig"
+    assert about(both, "Dundee") == both  # no clause mentions it: the whole sentence
+
+
+def test_adjacent_question_words_rank_a_phrase_first() -> None:
+    docs = [
+        "Mary Ellison became the club's first woman captain.",
+        "The club's first captain was Henry Coates, a shipping agent who had moved to the city from the coast.",
+        "The boathouse was built in 1912.",
+    ]
+    # BM25 alone prefers the shorter sentence; the phrase "first captain" decides
+    assert rank("Who was the first captain of the club?", docs)[0][0] == 1
+
+
+DOC = (
+    "The expedition had two ships. The Solveig took the shore party to Adelaide Island, while the "
+    "Kestrel carried out a survey of the coast. Captain Ivar Lindqvist took command of the Solveig, "
+    "while the Kestrel sailed under Captain Thomas Renwick. The Kestrel was built at Dundee in 1883."
+)
+
+
+async def test_extract_answers_the_inner_question_then_the_outer_one() -> None:
+    llm = FakeLLM("Solveig")
+    c = ToolContext(llm=llm, usage=LLMUsage())  # type: ignore[arg-type]
+    q = "Who was the captain of the ship that carried the shore party to Adelaide Island?"
+    search = await get_tool("search").run(
+        c, Packet(type=PacketType.DOC_INIT, run_id="r", src="n", seq=0, question=q, payload={"chunks": [DOC]})
+    )
+    events = await get_tool("extract").run(
+        c, Packet(type=PacketType.SEARCH_DOCS, run_id="r", src="0", seq=1, question=q, payload=search)
+    )
+    assert events["hops"][0]["answer"] == "Solveig"
+    assert events["resolved_question"] == "Who was the captain of Solveig?"
+    assert "Ivar Lindqvist took command of the Solveig" in events["facts"][0]["text"]
+    # the inner question was asked first; the outer one is read from the clause about the bridge
+    assert "Question: Which ship carried the shore party to Adelaide Island?" in llm.prompts[0]
+    assert (
+        "Context: Captain Ivar Lindqvist took command of the Solveig\nQuestion: Who was the captain of Solveig?"
+        in (llm.prompts[1])
+    )
+    triples = await get_tool("triple").run(
+        c, Packet(type=PacketType.EVENTS, run_id="r", src="1", seq=1, question=q, payload=events)
+    )
+    assert triples["resolved_question"] == events["resolved_question"]  # travels on to reason
+    llm.answer = "Ivar Lindqvist"
+    final = await get_tool("reason").run(
+        c, Packet(type=PacketType.TRIPLES, run_id="r", src="2", seq=1, question=q, payload=triples)
+    )
+    assert final["answer"] == "Ivar Lindqvist" and final["question"] == "Who was the captain of Solveig?"
+
+
+async def test_a_bridge_that_cannot_be_found_falls_back_to_one_step() -> None:
+    llm = FakeLLM("nothing")
+    c = ToolContext(llm=llm, usage=LLMUsage())  # type: ignore[arg-type]
+    q = "Who was the captain of the ship that carried the party?"
+    passages = {"passages": [{"text": "the party went by sea. it was cold."}]}
+    events = await get_tool("extract").run(
+        c, Packet(type=PacketType.SEARCH_DOCS, run_id="r", src="0", seq=1, question=q, payload=passages)
+    )
+    assert "hops" not in events and "resolved_question" not in events and events["facts"]
