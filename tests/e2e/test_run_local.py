@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -150,3 +151,28 @@ def test_unreachable_remote_model_server_is_reported_in_metrics(tmp_path: Path) 
     assert f"model server unreachable at {host}" in proc.stderr
     m = json.loads((tmp_path / "metrics.json").read_text())
     assert m["status"] == "model_unreachable" and m["task_id"] == "solar-farm"
+
+
+def test_a_two_fact_question_is_asked_in_two_steps_with_the_real_model(
+    tmp_path: Path, model_server: str
+) -> None:
+    out = tmp_path / "two-fact"
+    proc = gaiamesh(
+        "run", str(TASKS / "mountain-observatory"), "--out", str(out), "--base-port", str(free_port_block(4)),
+        "--ollama-host", model_server, "--workspaces", str(tmp_path / "ws"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [json.loads(x) for x in (out / "frames.jsonl").read_text().splitlines()]
+    events = json.loads(base64.b64decode(next(x for x in lines if x["type"] == "events")["b64"]))
+    hop = events["payload"]["hops"][0]
+    # the inner question's answer (the bridge) is read off the discovery sentence by the model ...
+    assert hop["question"] == "Who discovered comet 118P/Kestrel?" and "Horvath" in hop["answer"]
+    assert "118P/Kestrel" in hop["fact"]
+    # ... and the outer question is asked about it, all the way to reason
+    resolved = events["payload"]["resolved_question"]
+    assert resolved.startswith("On what date did ") and "Horvath" in resolved
+    with tarfile.open(out / "run_artifacts.tar.gz") as tar:
+        memory = json.load(tar.extractfile("workspaces/1/memory.json"))  # type: ignore[arg-type]
+    assert memory["hops"] == events["payload"]["hops"]
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["status"] == "ok" and m["prediction"]
