@@ -51,7 +51,6 @@ class Decomposition:
 
     inner: str
     outer: str
-    person: bool  # the bridge is a person (the inner question asks "who")
 
     def resolve(self, bridge: str) -> str:
         """The outer question about a known bridge entity."""
@@ -119,7 +118,7 @@ def decompose(question: str) -> Decomposition | None:
         head = noun[-1].lower()
         person = w in {"who", "whom"} or head in PERSON_NOUNS
         inner = f"Who {clause}?" if person else f"Which {' '.join(noun)} {clause}?"
-        return Decomposition(inner=inner, outer=outer, person=person)
+        return Decomposition(inner=inner, outer=outer)
     # "the [first] ROLE of NAME"
     for det in range(len(lower)):
         if lower[det] != "the":
@@ -136,7 +135,7 @@ def decompose(question: str) -> Decomposition | None:
         outer, _ = found
         role = " ".join(words[det : of + 1])
         entity = " ".join(words[of + 1 : _end(words, lower, det, of + 1)])
-        return Decomposition(inner=f"Who was {role} {entity}?", outer=outer, person=True)
+        return Decomposition(inner=f"Who was {role} {entity}?", outer=outer)
     return None
 
 
