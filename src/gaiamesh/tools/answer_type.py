@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from .text import STOPWORDS, terms
+from .text import STOPWORDS, rank, terms
 
 
 class AnswerType(StrEnum):
@@ -82,6 +82,22 @@ def expected_type(question: str) -> AnswerType:
     ):
         return AnswerType.PLACE
     return AnswerType.ANY
+
+
+def typed_rank(
+    question: str, docs: list[str], atype: AnswerType | None = None, bridge: str = ""
+) -> list[tuple[int, float]]:
+    """BM25 order, then docs that mention ``bridge`` (a resolved two-fact question's entity)
+    first, then docs holding the asked-for kind first: a sentence without a year cannot answer
+    "which year". ``atype`` defaults to the question's own type."""
+    atype = expected_type(question) if atype is None else atype
+    ranked = rank(question, docs)
+    if bridge:
+        about = set(terms(bridge))
+        ranked.sort(key=lambda r: not about & set(terms(docs[r[0]])))
+    if atype is not AnswerType.ANY:
+        ranked.sort(key=lambda r: not spans(docs[r[0]], atype, question))  # stable: BM25 within
+    return ranked
 
 
 def valid(answer: str, facts: list[str], question: str) -> bool:

@@ -13,33 +13,22 @@ from typing import Any
 
 from ..frames import Packet, PacketType
 from ..prompts import answer_prompt, clean_answer
-from .answer_type import AnswerType, expected_type, matches, spans, valid
+from .answer_type import AnswerType, matches, spans, typed_rank, valid
 from .hops import Decomposition, decompose
 from .registry import Tool, ToolContext, register
-from .text import rank, sentences, terms
+from .text import sentences, terms
 
 TOP_FACTS = 3
 READ_FACTS = 2  # facts the model reads one by one (each is one short call)
 
 
-def _typed_first(
-    question: str, pool: list[str], atype: AnswerType, about: str = ""
-) -> list[tuple[int, float]]:
-    """BM25 order, then sentences holding the asked-for kind first, and (for a resolved
-    two-fact question) those that mention the bridge ``about`` before those that do not."""
-    ranked = rank(question, pool)
-    bridge = set(terms(about))
-    ranked.sort(key=lambda r: not (bridge & set(terms(pool[r[0]]))) if bridge else False)
-    if atype is not AnswerType.ANY:
-        # A sentence with nothing of the asked-for kind (no year for "which year") cannot answer.
-        ranked.sort(key=lambda r: not spans(pool[r[0]], atype, question))
-    return ranked
+_CLAUSE = re.compile(r",?\s+(?:while|whereas|but)\s+|;\s+")
 
 
 async def find_bridge(ctx: ToolContext, hop: Decomposition, pool: list[str]) -> dict[str, str] | None:
     """Answer the inner question: the model reads its best sentence; a name in that sentence
     stands in when the reading is not a name found there. None when the sentence has no name."""
-    best = _typed_first(hop.inner, pool, AnswerType.PERSON)[0][0]
+    best = typed_rank(hop.inner, pool, AnswerType.PERSON)[0][0]
     fact = pool[best]
     reading = clean_answer(await ctx.llm.complete(answer_prompt(fact, hop.inner), ctx.usage))
     reading = reading[4:] if reading.lower().startswith("the ") else reading
@@ -63,7 +52,7 @@ def nearest(sentence: str, names: list[str], question: str) -> str:
     words = sentence.split()
     stems = [set(terms(w)) for w in words]
     subject = {t for w in re.findall(r"\b[A-Z][\w'-]*", question) for t in terms(w)}
-    wanted = set(terms(question)) - subject  # the question's names name its subject, not the answer
+    wanted = asked - subject  # the question's names name its subject, not the answer
     anchors = [i for i, s in enumerate(stems) if s & wanted]
 
     def distance(name: str) -> int:
@@ -72,9 +61,6 @@ def nearest(sentence: str, names: list[str], question: str) -> str:
         return min((a - i if i <= a else 2 * (i - a) for i in at for a in anchors), default=len(words))
 
     return min(names, key=distance)
-
-
-_CLAUSE = re.compile(r",?\s+(?:while|whereas|but)\s+|;\s+")
 
 
 def about(sentence: str, bridge: str) -> str:
@@ -102,7 +88,7 @@ async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
             question = hop.resolve(bridge)
             extra = {"resolved_question": question, "hops": [found]}
             ctx.memory["hops"] = [found]
-    ranked = _typed_first(question, pool, expected_type(question), bridge)
+    ranked = typed_rank(question, pool, bridge=bridge)
     facts: list[dict[str, Any]] = []
     for i, score in ranked[:TOP_FACTS]:
         fact: dict[str, Any] = {"text": pool[i], "score": round(score, 4)}

@@ -27,7 +27,6 @@ _DETERMINERS = frozenset({"the", "a", "an"})
 _PREPOSITIONS = frozenset({"in", "on", "at", "of", "from", "by", "to", "for", "with", "since", "during"})
 _AUX = frozenset({"did", "does", "do", "was", "were", "is", "are", "has", "have", "had"})
 _COPULA = frozenset({"was", "were", "is", "are"})
-_WH = frozenset({"who", "whom", "whose", "what", "which", "when", "where", "how", "why"})
 _ORDINALS = (
     "first second third fourth fifth sixth seventh eighth ninth tenth last original current "
     "founding longest-serving youngest oldest next previous"
@@ -132,9 +131,8 @@ def decompose(question: str) -> Decomposition | None:
         found = _split(words, lower, det, of + 1, of)
         if found is None:
             continue
-        outer, _ = found
+        outer, entity = found  # the phrase after "of" is the named thing
         role = " ".join(words[det : of + 1])
-        entity = " ".join(words[of + 1 : _end(words, lower, det, of + 1)])
         return Decomposition(inner=f"Who was {role} {entity}?", outer=outer)
     return None
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..frames import Packet, PacketType
-from .answer_type import AnswerType, expected_type, spans
+from .answer_type import typed_rank
 from .hops import decompose
 from .registry import Tool, ToolContext, register
-from .text import rank
 
 TOP_K = 3
 _REACH = 240  # how far a passage may grow to reach whole sentences across chunk edges
@@ -25,15 +24,6 @@ def _expand(doc: str, start: int, end: int) -> str:
     return " ".join(doc[s:e].split())
 
 
-def _ranked(question: str, chunks: list[str]) -> list[tuple[int, float]]:
-    atype = expected_type(question)
-    ranked = rank(question, chunks)
-    if atype is not AnswerType.ANY:
-        # Chunks holding something of the asked-for kind first (stable: BM25 order within).
-        ranked.sort(key=lambda r: not spans(chunks[r[0]], atype, question))
-    return ranked
-
-
 async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
     chunks: list[str] = [str(c) for c in packet.payload.get("chunks", [])]
     if not chunks:
@@ -42,12 +32,12 @@ async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
     offsets = [sum(len(c) for c in chunks[:i]) for i in range(len(chunks))]
     hop = decompose(packet.question)
     if hop is None:
-        ranked = _ranked(packet.question, chunks)[:TOP_K]
+        ranked = typed_rank(packet.question, chunks)[:TOP_K]
     else:
         # A two-fact question: the best chunks for the inner question and for the rest of the
         # question (about the bridge, not yet known) take turns, so both facts are retrieved.
         ranked, taken = [], set()
-        for pair in zip(_ranked(hop.inner, chunks), _ranked(hop.remainder, chunks), strict=True):
+        for pair in zip(typed_rank(hop.inner, chunks), typed_rank(hop.remainder, chunks), strict=True):
             for r in pair:
                 if r[0] not in taken:
                     taken.add(r[0])
