@@ -1,4 +1,10 @@
-"""``MeshAgent``: one tool behind a WebSocket at ``ws://HOST:PORT/ws``, with a private workspace."""
+"""``MeshAgent``: one tool behind a WebSocket at ``ws://HOST:PORT/ws``, with a private workspace.
+
+An agent serves many runs, one after another or at the same time: everything it knows about a
+run (sequence numbers, memory, log) is kept per ``run_id``, in memory and on disk under
+``workspaces/<node_id>/<run_id>/`` (``agent.log``, ``memory.json``). Frames that belong to no
+run it can name are logged in ``workspaces/<node_id>/agent.log``.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +12,41 @@ import asyncio
 import http
 import json
 import logging
-import shutil
 import time
+from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Request, Response, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from .frames import FrameError, Packet, PacketType
+from .frames import Announcement, FrameError, Packet, PacketType, ToolFailure, make_packet
 from .llm import LLMClient, LLMError, LLMUsage
 from .protocols import get_adapter
 from .settings import Settings
 from .tools import ToolContext, get_tool
 
 log = logging.getLogger("gaiamesh.agent")
+
+MAX_RUNS_IN_MEMORY = 64  # older runs' state is dropped from memory; their files stay on disk
+
+
+@dataclass
+class RunState:
+    """What the agent holds for one run."""
+
+    run_id: str
+    folder: Path
+    memory: dict[str, Any]
+    seq: int = 0
+
+    def log(self, record: dict[str, Any]) -> None:
+        with (self.folder / "agent.log").open("a", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def save(self) -> None:
+        (self.folder / "memory.json").write_text(json.dumps(self.memory, indent=2, ensure_ascii=False))
 
 
 class MeshAgent:
@@ -40,79 +66,66 @@ class MeshAgent:
         )
         self.workspace = Path(settings.workspace_root) / self.node_id
         self.workspace.mkdir(parents=True, exist_ok=True)
-        self.run_id: str | None = None
-        self.seq = 0
-        self.memory: dict[str, Any] = {}
+        self.runs: OrderedDict[str, RunState] = OrderedDict()
+        self.announcement = Announcement(
+            node_id=self.node_id, tool=self.tool.name, consumes=frozenset({self.tool.consumes.value})
+        )
         self.listening = asyncio.Event()  # set once the WebSocket server accepts connections
 
-    # --- workspace -------------------------------------------------------------------------
-    def _start_run(self, run_id: str, question: str) -> None:
-        """A new run: fresh workspace files, so the run's archive holds only this run."""
-        self.run_id, self.seq = run_id, 0
-        for child in self.workspace.iterdir():
-            if child.is_dir():
-                shutil.rmtree(child)
-            else:
-                child.unlink()
-        self.memory = {
-            "node_id": self.node_id,
-            "tool": self.tool.name,
-            "run_id": run_id,
-            "question": question,
-        }
-        self._save_memory()
+    # --- runs ------------------------------------------------------------------------------
+    def run_state(self, run_id: str, question: str) -> RunState:
+        """The state of run ``run_id``, created (with its workspace folder) on first sight."""
+        state = self.runs.get(run_id)
+        if state is None:
+            folder = self.workspace / run_id  # run ids are validated: letters, digits, - and _
+            folder.mkdir(parents=True, exist_ok=True)
+            memory = {"node_id": self.node_id, "tool": self.tool.name, "run_id": run_id, "question": question}
+            state = self.runs[run_id] = RunState(run_id, folder, memory)
+            state.save()
+            while len(self.runs) > MAX_RUNS_IN_MEMORY:
+                self.runs.popitem(last=False)
+        return state
 
-    def _log(self, record: dict[str, Any]) -> None:
+    def _log_unowned(self, record: dict[str, Any]) -> None:
         with (self.workspace / "agent.log").open("a", encoding="utf-8") as f:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
-    def _save_memory(self) -> None:
-        (self.workspace / "memory.json").write_text(json.dumps(self.memory, indent=2, ensure_ascii=False))
-
-    # --- protocol ---------------------------------------------------------------------------
-    async def _emit(self, ws: ServerConnection, packet: Packet) -> None:
+    # --- protocol --------------------------------------------------------------------------
+    async def _emit(self, ws: ServerConnection, state: RunState, packet: Packet) -> None:
         record = packet.to_dict()
-        await ws.send(self.adapter.encode(record))
-        self._log({"t": time.time(), "event": "emit", "packet": record})
+        try:
+            await ws.send(self.adapter.encode(record))
+        except ConnectionClosed:
+            state.log({"t": time.time(), "event": "undelivered", "packet": record, "error": "relay gone"})
+            return
+        state.log({"t": time.time(), "event": "emit", "packet": record})
 
     async def handle(self, packet: Packet, ws: ServerConnection) -> None:
         """Filter by type, run the tool, emit its result (or an ``error`` packet)."""
-        if packet.type is PacketType.DOC_INIT and packet.run_id != self.run_id:
-            self._start_run(packet.run_id, packet.question)
+        if packet.type is not self.tool.consumes and packet.type is not PacketType.DOC_INIT:
+            return
+        state = self.run_state(packet.run_id, packet.question)
         if packet.type is not self.tool.consumes:
             return
-        if packet.run_id != self.run_id:
-            self._start_run(packet.run_id, packet.question)
         usage = LLMUsage()
-        ctx = ToolContext(llm=self.llm, usage=usage, memory=self.memory)
+        ctx = ToolContext(llm=self.llm, usage=usage, memory=state.memory)
         started = time.perf_counter()
-        self.seq += 1
+        state.seq += 1
+        seq = state.seq
+        envelope = {"run_id": packet.run_id, "src": self.node_id, "seq": seq, "question": packet.question}
         try:
             payload = await self.tool.run(ctx, packet)
-            reply = Packet(
-                type=self.tool.emits,
-                run_id=packet.run_id,
-                src=self.node_id,
-                seq=self.seq,
-                tag=self.tool.tag,
-                question=packet.question,
-                payload=payload,
-                token_used=usage.tokens,
-                llm_ms=round(usage.llm_ms, 3),
-            )
+            reply = make_packet(
+                self.tool.emits, payload, tag=self.tool.tag, token_used=usage.tokens,
+                llm_ms=round(usage.llm_ms, 3), **envelope,
+            )  # fmt: skip
         except (LLMError, ValueError, KeyError, TypeError) as exc:
             log.error("agent %s (%s) failed on %s: %s", self.node_id, self.tool.name, packet.type, exc)
-            reply = Packet(
-                type=PacketType.ERROR,
-                run_id=packet.run_id,
-                src=self.node_id,
-                seq=self.seq,
-                question=packet.question,
-                payload={"tool": self.tool.name, "error": str(exc), "on": packet.type.value},
-                token_used=usage.tokens,
-                llm_ms=round(usage.llm_ms, 3),
+            failure = ToolFailure(tool=self.tool.name, error=str(exc), on=packet.type.value)
+            reply = make_packet(
+                PacketType.ERROR, failure, token_used=usage.tokens, llm_ms=round(usage.llm_ms, 3), **envelope
             )
-        self.memory.setdefault("steps", []).append(
+        state.memory.setdefault("steps", []).append(
             {
                 "consumed": packet.type.value,
                 "emitted": reply.type.value,
@@ -123,25 +136,31 @@ class MeshAgent:
                 "tool_ms": round((time.perf_counter() - started) * 1000, 1),
             }
         )
-        self._save_memory()
-        await self._emit(ws, reply)
+        state.save()
+        await self._emit(ws, state, reply)
+
+    def _decode(self, blob: bytes) -> Packet | None:
+        try:
+            return self.adapter.decode_packet(blob)
+        except FrameError as exc:
+            # Bad input is logged and dropped; the agent keeps serving.
+            record = {"t": time.time(), "event": "rejected", "error": str(exc), "size": len(blob)}
+            self._log_unowned(record)
+            log.warning("agent %s: rejected frame: %s", self.node_id, exc)
+            return None
 
     async def _connection(self, ws: ServerConnection) -> None:
         peer = ws.remote_address
         log.info("agent %s: relay connected from %s", self.node_id, peer)
-        try:
-            async for message in ws:
-                blob = message.encode() if isinstance(message, str) else message
-                try:
-                    packet = Packet.parse(self.adapter.decode(blob))
-                except FrameError as exc:
-                    # Bad input is logged and dropped; the agent keeps serving.
-                    self._log({"t": time.time(), "event": "rejected", "error": str(exc), "size": len(blob)})
-                    log.warning("agent %s: rejected frame: %s", self.node_id, exc)
-                    continue
-                await self.handle(packet, ws)
-        except ConnectionClosed:
-            pass
+        # Each packet is handled in its own task: runs that share this connection overlap.
+        async with asyncio.TaskGroup() as tasks:
+            try:
+                async for message in ws:
+                    packet = self._decode(message.encode() if isinstance(message, str) else message)
+                    if packet is not None:
+                        tasks.create_task(self.handle(packet, ws))
+            except ConnectionClosed:
+                pass
         log.info("agent %s: relay %s disconnected", self.node_id, peer)
 
     @staticmethod
@@ -153,6 +172,12 @@ class MeshAgent:
             return conn.respond(http.HTTPStatus.NOT_FOUND, "use /ws\n")
         return None
 
+    def _announce(self, conn: ServerConnection, request: Request, response: Response) -> None:
+        # The handshake response says who this agent is and what it consumes (see frames.py).
+        if response.status_code == http.HTTPStatus.SWITCHING_PROTOCOLS:
+            for name, value in self.announcement.headers().items():
+                response.headers[name] = value
+
     async def serve(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set."""
         async with serve(
@@ -160,6 +185,7 @@ class MeshAgent:
             self.settings.agent_host,
             self.settings.port,
             process_request=self._health,
+            process_response=self._announce,
             max_size=4 * self.settings.max_frame_bytes,
         ):
             log.info(

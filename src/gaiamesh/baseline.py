@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
-from typing import Any
 
 from .llm import LLMClient, LLMError, LLMUsage
+from .metrics import RunMetrics
 from .prompts import answer_prompt, clean_answer
 from .scoring import get_scorer
 from .settings import Settings
 from .tasks import Task
 
 
-async def run_baseline(settings: Settings, task: Task, out: Path) -> dict[str, Any]:
-    """Ask the model once; write ``metrics.json`` in the same shape as a mesh run."""
+async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
+    """Ask the model once; write ``metrics.json`` in the same schema as a mesh run."""
     out.mkdir(parents=True, exist_ok=True)
     llm = LLMClient(
         settings.ollama_host,
@@ -32,21 +31,23 @@ async def run_baseline(settings: Settings, task: Task, out: Path) -> dict[str, A
     except LLMError as exc:
         status, error = "model_error", str(exc)
     elapsed = (time.perf_counter() - started) * 1000
-    scores = get_scorer(settings.scorer)(prediction, task.answer)
-    metrics = {
-        "status": status,
-        "error": error,
-        "mode": "baseline",
-        "task_id": task.task_id,
-        "question": task.question,
-        "answer": task.answer,
-        "prediction": prediction,
-        "model": settings.model,
-        "scorer": settings.scorer,
-        "token_sum": usage.tokens,
-        "llm_ms": round(usage.llm_ms, 3),
-        "elapsed_ms": round(elapsed, 3),
-        **scores,
-    }
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False))
+    metrics = RunMetrics.model_validate(
+        {
+            "status": status,
+            "error": error,
+            "mode": "baseline",
+            "task_id": task.task_id,
+            "question": task.question,
+            "answer": task.answer,
+            "prediction": prediction,
+            "model": settings.model,
+            "scorer": settings.scorer,
+            "token_sum": usage.tokens,
+            "llm_ms": round(usage.llm_ms, 3),
+            "elapsed_ms": round(elapsed, 3),
+            "wall_ms": round(elapsed, 3),
+            **get_scorer(settings.scorer)(prediction, task.answer),
+        }
+    )
+    metrics.write(out / "metrics.json")
     return metrics

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import json
 import statistics
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,17 +15,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .baseline import run_baseline
+from .metrics import RunMetrics
 from .protocols import generate_keys
 from .relay import MeshNetwork
 from .runner import ProcessGroup, child_env, model_server
 from .settings import Settings, default_agents
 from .tasks import Task
 
-COLUMNS = [
-    "protocol", "task_id", "repeat", "status", "bytes_tx", "bytes_rx", "header_overhead", "pkt_cnt",
-    "rejected_cnt", "token_sum", "elapsed_ms", "llm_ms", "network_share", "quality_score", "exact_match",
-    "rouge_l", "gaia_match", "prediction", "answer",
-]  # fmt: skip
+COLUMNS = ["repeat", *RunMetrics.columns()]  # one CSV column per field of metrics.json
 SUMMARY = [
     ("bytes_tx", "median"), ("bytes_rx", "median"), ("header_overhead", "median"), ("pkt_cnt", "median"),
     ("elapsed_ms", "median"), ("llm_ms", "median"), ("network_share", "median"),
@@ -58,8 +54,11 @@ def agents_running(settings: Settings, group: ProcessGroup, name: str) -> Iterat
             proc.wait(timeout=10)
 
 
-def _row(protocol: str, repeat: int, m: dict[str, Any]) -> dict[str, Any]:
-    return {c: m.get(c, "") for c in COLUMNS} | {"protocol": protocol, "repeat": repeat}
+def _row(repeat: int, m: RunMetrics) -> dict[str, Any]:
+    """One CSV row; baseline runs are grouped under the protocol name ``baseline``."""
+    row = m.model_dump(exclude={"agents"})
+    protocol = BASELINE if m.mode == BASELINE else m.protocol
+    return {c: "" if row.get(c) is None else row[c] for c in COLUMNS} | {"protocol": protocol, "repeat": repeat}
 
 
 def run_bench(
@@ -94,14 +93,14 @@ def run_bench(
                             progress.update(bar, description=f"{protocol:<10} {task.task_id:<22} #{r + 1}")
                             run_dir = out / "runs" / protocol / f"{task.task_id}-{r + 1}"
                             net = MeshNetwork(proto_settings, task, run_dir, reporter=lambda _: None)
-                            rows.append(_row(protocol, r + 1, asyncio.run(net.run())))
+                            rows.append(_row(r + 1, asyncio.run(net.run())))
                             progress.advance(bar)
             if baseline:
                 for r in range(repeat):
                     for task in tasks:
                         progress.update(bar, description=f"{BASELINE:<10} {task.task_id:<22} #{r + 1}")
                         run_dir = out / "runs" / BASELINE / f"{task.task_id}-{r + 1}"
-                        rows.append(_row(BASELINE, r + 1, asyncio.run(run_baseline(settings, task, run_dir))))
+                        rows.append(_row(r + 1, asyncio.run(run_baseline(settings, task, run_dir))))
                         progress.advance(bar)
     finally:
         group.stop_all()
@@ -113,15 +112,8 @@ def collect(root: Path) -> list[dict[str, Any]]:
     """Rows from every ``metrics.json`` under ``root`` (for runs made on the compose stack)."""
     rows = []
     for path in sorted(root.rglob("metrics.json")):
-        m = json.loads(path.read_text())
-        protocol = BASELINE if m.get("mode") == BASELINE else str(m.get("protocol", "?"))
-        rows.append(
-            _row(
-                protocol,
-                int(path.parent.name.rsplit("-", 1)[-1]) if path.parent.name[-1:].isdigit() else 1,
-                m,
-            )
-        )
+        repeat = int(path.parent.name.rsplit("-", 1)[-1]) if path.parent.name[-1:].isdigit() else 1
+        rows.append(_row(repeat, RunMetrics.read(path)))
     return rows
 
 

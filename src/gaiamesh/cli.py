@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from .metrics import RunMetrics
 from .settings import Settings, load_settings
 from .tasks import TaskError, load_task
 
@@ -23,19 +24,21 @@ if not console.is_terminal:
     console.width = 120  # compose logs and pipes: keep the summary table readable
 
 
-def summary_table(metrics: dict[str, Any], title: str = "run summary") -> Table:
+SUMMARY_KEYS = [
+    "status", "error", "task_id", "question", "answer", "prediction", "quality_score", "exact_match",
+    "rouge_l", "gaia_match", "protocol", "routing", "bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead",
+    "rejected_cnt", "token_sum", "elapsed_ms", "llm_ms", "network_share",
+]  # fmt: skip
+
+
+def summary_table(metrics: RunMetrics, title: str = "run summary") -> Table:
     """The end-of-run table: status, answer, quality and traffic counters."""
     table = Table(title=title, show_header=True, header_style="bold")
     table.add_column("metric")
     table.add_column("value", overflow="fold")
-    keys = [
-        "status", "error", "task_id", "question", "answer", "prediction", "quality_score", "exact_match",
-        "rouge_l", "gaia_match", "protocol", "routing", "bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead",
-        "rejected_cnt", "token_sum", "elapsed_ms", "llm_ms", "network_share",
-    ]  # fmt: skip
-    for key in keys:
-        if key in metrics and metrics[key] is not None:
-            value = metrics[key]
+    for key in SUMMARY_KEYS:
+        value = getattr(metrics, key)
+        if value is not None:
             table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
     return table
 
@@ -61,8 +64,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 1
     console.print(summary_table(metrics, f"gaiamesh run · {task.task_id}"))
     console.print(f"results: {out}/metrics.json, {out}/run_artifacts.tar.gz")
-    if metrics["status"] != "ok":
-        errors.print(f"[red]run ended with status {metrics['status']}: {metrics.get('error')}[/red]")
+    if metrics.status != "ok":
+        errors.print(f"[red]run ended with status {metrics.status}: {metrics.error}[/red]")
         return 1
     return 0
 
@@ -84,7 +87,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     finally:
         group.stop_all()
     console.print(summary_table(metrics, f"gaiamesh baseline · {task.task_id}"))
-    return 0 if metrics["status"] == "ok" else 1
+    return 0 if metrics.status == "ok" else 1
 
 
 async def _until_signalled(coro_factory: Any) -> None:
@@ -112,7 +115,7 @@ def _cmd_relay(args: argparse.Namespace) -> int:
     metrics = asyncio.run(net.run())
     if not args.no_summary:
         console.print(summary_table(metrics, f"gaiamesh · {task.task_id} · {settings.protocol}"))
-    return 0 if metrics["status"] == "ok" else 1
+    return 0 if metrics.status == "ok" else 1
 
 
 def _cmd_serve_model(args: argparse.Namespace) -> int:

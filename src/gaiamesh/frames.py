@@ -1,11 +1,26 @@
-"""Typed packets: what agents and the relay say to each other, validated once at the edge."""
+"""Typed packets: what agents and the relay say to each other, validated once at the edge.
+
+A packet is an envelope (run, sender, sequence, tag, question, the model's token and time
+counts) around a payload whose shape depends on the packet type. :data:`Packet` is the
+discriminated union of one model per type, so ``parse_packet`` picks the payload model from
+``type`` and rejects anything else with a message that names the offending field.
+"""
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 
 
 class PacketType(StrEnum):
@@ -27,37 +42,186 @@ class FrameError(ValueError):
     """A frame that cannot be accepted: malformed, oversized, badly signed or of an unknown type."""
 
 
-class Packet(BaseModel):
-    """One mesh packet. ``payload`` holds the tool's output; the rest is envelope."""
+# --- payloads ---------------------------------------------------------------------------------
+class Body(BaseModel):
+    """A payload model: strict about unknown fields; absent optional fields stay off the wire."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    type: PacketType
-    run_id: str = Field(min_length=1, max_length=64)
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class DocInit(Body):
+    chunks: list[str]
+
+
+class Passage(Body):
+    chunk: int = Field(ge=0)
+    score: float
+    text: str
+
+
+class SearchDocs(Body):
+    passages: list[Passage]
+    n_chunks: int = Field(ge=0)
+
+
+class Fact(Body):
+    text: str
+    score: float
+    candidate: str | None = None  # the model's reading of this fact alone, when it read it
+
+
+class Hop(Body):
+    """One answered inner question of a two-fact question: its answer is the bridge."""
+
+    question: str
+    fact: str
+    answer: str
+    method: str
+
+
+class Events(Body):
+    facts: list[Fact]
+    resolved_question: str | None = None
+    hops: list[Hop] | None = None
+
+
+class Triple(Body):
+    subject: str
+    relation: str
+    object: str
+    fact: str
+
+
+class Triples(Body):
+    triples: list[Triple]
+    facts: list[Fact]
+    resolved_question: str | None = None
+    hops: list[Hop] | None = None
+
+
+class FinalAnswer(Body):
+    answer: str
+    method: str
+    question: str
+    reading: str
+    candidates: list[str]
+    facts_used: int = Field(ge=0)
+    triples_seen: int = Field(ge=0)
+
+
+class ToolFailure(Body):
+    tool: str
+    error: str
+    on: str
+
+
+# --- packets ----------------------------------------------------------------------------------
+class Envelope(BaseModel):
+    """The fields every packet has; subclasses fix ``type`` and the payload model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Run ids name workspace folders: letters, digits, '-' and '_' only, so no path escapes.
+    run_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
     src: str = Field(min_length=1, max_length=64)
     seq: int = Field(ge=0)
     tag: str | None = None
     question: str = ""
-    payload: dict[str, Any] = Field(default_factory=dict)
     token_used: int = Field(default=0, ge=0)
     llm_ms: float = Field(default=0.0, ge=0)
 
     def to_dict(self) -> dict[str, Any]:
+        """The packet as the plain dict every protocol adapter encodes."""
         return self.model_dump(mode="json")
 
-    @classmethod
-    def parse(cls, data: Any) -> Packet:
-        """Validate a decoded dict; raises :class:`FrameError` naming what is wrong."""
-        if not isinstance(data, dict):
-            raise FrameError(f"packet must be an object, got {type(data).__name__}")
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "packet"
-            if where == "type":
-                raise FrameError(f"unknown packet type {data.get('type')!r}") from exc
-            raise FrameError(f"invalid packet field {where!r}: {first['msg']}") from exc
+
+class DocInitPacket(Envelope):
+    type: Literal[PacketType.DOC_INIT] = PacketType.DOC_INIT
+    payload: DocInit
+
+
+class SearchDocsPacket(Envelope):
+    type: Literal[PacketType.SEARCH_DOCS] = PacketType.SEARCH_DOCS
+    payload: SearchDocs
+
+
+class EventsPacket(Envelope):
+    type: Literal[PacketType.EVENTS] = PacketType.EVENTS
+    payload: Events
+
+
+class TriplesPacket(Envelope):
+    type: Literal[PacketType.TRIPLES] = PacketType.TRIPLES
+    payload: Triples
+
+
+class DataEventPacket(Envelope):
+    type: Literal[PacketType.DATA_EVENT] = PacketType.DATA_EVENT
+    payload: FinalAnswer
+
+
+class ErrorPacket(Envelope):
+    type: Literal[PacketType.ERROR] = PacketType.ERROR
+    payload: ToolFailure
+
+
+Packet = Annotated[
+    DocInitPacket | SearchDocsPacket | EventsPacket | TriplesPacket | DataEventPacket | ErrorPacket,
+    Field(discriminator="type"),
+]
+PACKET: TypeAdapter[Packet] = TypeAdapter(Packet)
+PAYLOADS: dict[PacketType, type[Body]] = {
+    PacketType.DOC_INIT: DocInit,
+    PacketType.SEARCH_DOCS: SearchDocs,
+    PacketType.EVENTS: Events,
+    PacketType.TRIPLES: Triples,
+    PacketType.DATA_EVENT: FinalAnswer,
+    PacketType.ERROR: ToolFailure,
+}
+
+
+def _frame_error(exc: ValidationError, blob: bytes | None = None, data: Any = None) -> FrameError:
+    """A precise message for the first thing wrong with a frame."""
+    first = exc.errors()[0]
+    kind = first["type"]
+    if kind == "json_invalid":
+        return FrameError(f"json frame: malformed JSON ({first['msg'].removeprefix('Invalid JSON: ')})")
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        if blob is not None:
+            data = json.loads(blob)  # valid JSON here; parsed again only to quote the type
+        tag = data.get("type") if isinstance(data, dict) else None
+        return FrameError(f"unknown packet type {tag!r}" if tag is not None else "packet has no 'type'")
+    if not first["loc"]:
+        return FrameError(f"packet must be a JSON object ({first['msg']})")
+    loc = [str(p) for p in first["loc"][1:]]  # loc[0] is the union tag
+    return FrameError(f"invalid packet field {'.'.join(loc) or 'packet'!r}: {first['msg']}")
+
+
+def parse_packet(data: Any) -> Packet:
+    """Validate a decoded dict; raises :class:`FrameError` naming what is wrong."""
+    if not isinstance(data, dict):
+        raise FrameError(f"packet must be an object, got {type(data).__name__}")
+    try:
+        return PACKET.validate_python(data)
+    except ValidationError as exc:
+        raise _frame_error(exc, data=data) from exc
+
+
+def parse_packet_json(blob: bytes) -> Packet:
+    """Decode and validate a JSON frame in one pass (the relay's hot path for ``json``)."""
+    try:
+        return PACKET.validate_json(blob)
+    except ValidationError as exc:
+        raise _frame_error(exc, blob=blob) from exc
+
+
+def make_packet(ptype: PacketType, payload: Body | dict[str, Any], **envelope: Any) -> Packet:
+    """Build a packet of type ``ptype``; the payload is validated against that type's model."""
+    return parse_packet({"type": ptype.value, "payload": payload, **envelope})
 
 
 def chunk_document(doc: str, size: int = 400) -> list[str]:
@@ -67,13 +231,50 @@ def chunk_document(doc: str, size: int = 400) -> list[str]:
     return [doc[i : i + size] for i in range(0, len(doc), size)]
 
 
-def doc_init(run_id: str, doc: str, question: str, chunk_size: int = 400) -> Packet:
+def doc_init(run_id: str, doc: str, question: str, chunk_size: int = 400) -> DocInitPacket:
     """The t=0 broadcast: the document in fixed-size chunks, plus the question."""
-    return Packet(
-        type=PacketType.DOC_INIT,
+    return DocInitPacket(
         run_id=run_id,
         src=NETWORK_SRC,
         seq=0,
         question=question,
-        payload={"chunks": chunk_document(doc, chunk_size)},
+        payload=DocInit(chunks=chunk_document(doc, chunk_size)),
     )
+
+
+# --- announcement -----------------------------------------------------------------------------
+# An agent says who it is in its WebSocket handshake response, so the relay learns its topic
+# table from the agents themselves (and never imports the tools). Not a frame: not counted.
+HEADER_NODE = "X-Gaiamesh-Node"
+HEADER_TOOL = "X-Gaiamesh-Tool"
+HEADER_CONSUMES = "X-Gaiamesh-Consumes"
+
+
+class Announcement(BaseModel):
+    """What an agent announces when the relay connects: its node id, tool and consumed types."""
+
+    model_config = ConfigDict(frozen=True)
+
+    node_id: str
+    tool: str
+    consumes: frozenset[str]
+
+    def headers(self) -> dict[str, str]:
+        return {
+            HEADER_NODE: self.node_id,
+            HEADER_TOOL: self.tool,
+            HEADER_CONSUMES: ",".join(sorted(self.consumes)),
+        }
+
+    @classmethod
+    def from_headers(cls, headers: Any) -> Announcement | None:
+        """The announcement in handshake ``headers``, or None when the agent sent none."""
+        tool = headers.get(HEADER_TOOL)
+        if tool is None:
+            return None
+        consumes = headers.get(HEADER_CONSUMES, "")
+        return cls(
+            node_id=headers.get(HEADER_NODE, ""),
+            tool=tool,
+            consumes=frozenset(t for t in consumes.split(",") if t),
+        )

@@ -1,10 +1,12 @@
-"""The relay's counters and its frame log, kept in step so that one can audit the other.
+"""The relay's books: one record per frame, counters folded from those records, ``metrics.json``.
 
-Definitions (also in the README):
+Every counter is computed by :meth:`Totals.add` from a :class:`FrameRecord`, both while the
+relay runs and when ``gaiamesh audit`` re-reads ``frames.jsonl``, so "each counter equals the
+sum over the frame log" holds by construction. Definitions (also in the README):
 
 - ``bytes_rx``: encoded bytes received from agents (every frame, rejected ones included).
 - ``bytes_tx``: encoded bytes sent to agents, each copy counted (doc_init included).
-- ``pkt_cnt``: packets the relay accepted: doc_init plus every valid packet from an agent.
+- ``pkt_cnt``: packets the relay accepted (doc_init, every valid agent packet, redeliveries).
 - ``header_overhead``: protocol header bytes on the wire: ``header_size`` of each accepted
   packet times the number of times it crossed the wire (once in, plus once per copy out).
 - ``token_sum``: sum of ``token_used`` of accepted packets (the model's own counts).
@@ -13,15 +15,76 @@ Definitions (also in the README):
 from __future__ import annotations
 
 import base64
-import json
-import time
-from dataclasses import asdict, dataclass, field
+import os
 from pathlib import Path
-from typing import IO, Any
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FrameStatus = Literal["accepted", "rejected", "redelivered"]
 
 
-@dataclass
-class AgentStats:
+class FrameRecord(BaseModel):
+    """One line of ``frames.jsonl``: a frame the relay handled, with its bytes in base64."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    t_ms: float
+    src: str
+    dst: list[str]
+    size: int
+    rx_bytes: int  # the frame's size when it came in from an agent, else 0
+    tx_bytes: int  # size times the copies sent
+    header_size: int
+    type: str | None = None
+    tag: str | None = None
+    token_used: int = 0
+    llm_ms: float = 0.0
+    status: FrameStatus
+    error: str | None = None
+    b64: str
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        n: int,
+        t_ms: float,
+        src: str,
+        dst: list[str],
+        blob: bytes,
+        received: bool,
+        status: FrameStatus,
+        header_size: int = 0,
+        type: str | None = None,  # noqa: A002 (the frame log's field name)
+        tag: str | None = None,
+        token_used: int = 0,
+        llm_ms: float = 0.0,
+        error: str | None = None,
+    ) -> FrameRecord:
+        return cls(
+            n=n,
+            t_ms=round(t_ms, 3),
+            src=src,
+            dst=dst,
+            size=len(blob),
+            rx_bytes=len(blob) if received else 0,
+            tx_bytes=len(blob) * len(dst),
+            header_size=header_size,
+            type=type,
+            tag=tag,
+            token_used=token_used,
+            llm_ms=llm_ms,
+            status=status,
+            error=error,
+            b64=base64.b64encode(blob).decode(),
+        )
+
+
+class AgentMetrics(BaseModel):
+    """Per agent: what the relay saw of it (counts folded from the frame records)."""
+
     node_id: str
     tool: str
     status: str = "registered"  # registered | connected | dead
@@ -35,8 +98,9 @@ class AgentStats:
     note: str = ""
 
 
-@dataclass
-class Counters:
+class Totals(BaseModel):
+    """The run's counters. Only :meth:`add` changes them."""
+
     bytes_tx: int = 0
     bytes_rx: int = 0
     pkt_cnt: int = 0
@@ -44,76 +108,134 @@ class Counters:
     token_sum: int = 0
     llm_ms: float = 0.0
     rejected_cnt: int = 0
-    agents: dict[str, AgentStats] = field(default_factory=dict)
+    frames: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["llm_ms"] = round(self.llm_ms, 3)
-        data["agents"] = {k: asdict(v) for k, v in self.agents.items()}
-        return data
+    def add(self, r: FrameRecord, agents: dict[str, AgentMetrics] | None = None) -> None:
+        """Fold one frame record into the counters (and into the per-agent counts, if given)."""
+        self.frames += 1
+        self.bytes_rx += r.rx_bytes
+        self.bytes_tx += r.tx_bytes
+        sender = agents.get(r.src) if agents is not None and r.rx_bytes else None
+        if sender is not None:
+            sender.pkts_sent += 1
+            sender.bytes_sent += r.rx_bytes
+        if agents is not None:
+            for d in r.dst:
+                if d in agents:
+                    agents[d].pkts_received += 1
+                    agents[d].bytes_received += r.size
+        if r.status == "rejected":
+            self.rejected_cnt += 1
+            if sender is not None:
+                sender.rejected += 1
+            return
+        self.pkt_cnt += 1
+        self.header_overhead += r.header_size * ((1 if r.rx_bytes else 0) + len(r.dst))
+        if r.status == "redelivered":
+            return  # a redelivery repeats a packet whose tokens were already counted
+        self.token_sum += r.token_used
+        self.llm_ms = round(self.llm_ms + r.llm_ms, 3)
+        if sender is not None:
+            sender.token_used += r.token_used
+            sender.llm_ms = round(sender.llm_ms + r.llm_ms, 3)
+
+    COUNTERS: ClassVar[tuple[str, ...]] = (
+        "bytes_rx",
+        "bytes_tx",
+        "pkt_cnt",
+        "header_overhead",
+        "token_sum",
+        "rejected_cnt",
+        "frames",
+    )
+
+
+Status = Literal[
+    "ok", "running", "timeout", "agent_dead", "agent_error", "connect_failed", "model_unreachable",
+    "model_error", "failed", "cancelled", "interrupted",
+]  # fmt: skip
+
+
+class RunMetrics(BaseModel):
+    """``metrics.json``: the one schema every writer (relay, baseline, run) and reader
+    (bench, report, audit) uses."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    status: Status
+    error: str | None = None
+    mode: Literal["mesh", "baseline"] = "mesh"
+    run_id: str = ""
+    task_id: str
+    question: str
+    answer: str
+    prediction: str = ""
+    protocol: str | None = None
+    routing: str | None = None
+    model: str
+    scorer: str = "em_rouge"
+    bytes_tx: int = 0
+    bytes_rx: int = 0
+    pkt_cnt: int = 0
+    header_overhead: int = 0
+    token_sum: int = 0
+    llm_ms: float = 0.0
+    rejected_cnt: int = 0
+    elapsed_ms: float = 0.0
+    wall_ms: float = 0.0
+    network_share: float | None = None
+    quality_score: float = 0.0
+    exact_match: int = 0
+    rouge_l: float = 0.0
+    gaia_match: int = 0
+    frames: int = 0
+    agents: dict[str, AgentMetrics] = Field(default_factory=dict)
+
+    def write(self, path: Path) -> Path:
+        """Write ``metrics.json`` atomically (a reader never sees half a file)."""
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(self.model_dump_json(indent=2), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def read(cls, path: Path) -> RunMetrics:
+        return cls.model_validate_json(path.read_bytes())
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        """The scalar fields, in schema order (CSV columns, summary tables)."""
+        return [n for n in cls.model_fields if n != "agents"]
 
 
 class FrameLog:
-    """``frames.jsonl``: one line per frame the relay handled, with the bytes in base64."""
+    """``frames.jsonl``, written through: each batch of records reaches the OS before the frames
+    it describes are sent, so a killed relay leaves a log complete to its last accepted frame."""
 
-    def __init__(self, path: Path, start: float) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.start = start
-        self.lines = 0
-        self._file: IO[str] = path.open("w", encoding="utf-8")
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
 
-    def record(
-        self,
-        *,
-        src: str,
-        dst: list[str],
-        blob: bytes,
-        received: bool,
-        status: str,
-        packet: dict[str, Any] | None = None,
-        header_size: int = 0,
-        error: str | None = None,
-    ) -> dict[str, Any]:
-        entry = {
-            "n": self.lines,
-            "t_ms": round((time.monotonic() - self.start) * 1000, 3),
-            "src": src,
-            "dst": dst,
-            "size": len(blob),
-            "rx_bytes": len(blob) if received else 0,
-            "tx_bytes": len(blob) * len(dst),
-            "header_size": header_size,
-            "type": packet.get("type") if packet else None,
-            "tag": packet.get("tag") if packet else None,
-            "token_used": packet.get("token_used", 0) if packet else 0,
-            "status": status,
-            "error": error,
-            "b64": base64.b64encode(blob).decode(),
-        }
-        self._file.write(json.dumps(entry) + "\n")
-        self._file.flush()
-        self.lines += 1
-        return entry
+    def write(self, records: list[FrameRecord]) -> None:
+        if records:
+            os.write(self._fd, b"".join(r.model_dump_json().encode() + b"\n" for r in records))
 
     def close(self) -> None:
-        self._file.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def read_log(path: Path) -> list[FrameRecord]:
+    return [FrameRecord.model_validate_json(line) for line in path.read_bytes().splitlines() if line]
 
 
 def totals_from_log(path: Path) -> dict[str, int]:
     """Recompute the counters from a frame log (for audits and tests)."""
-    t = {"bytes_rx": 0, "bytes_tx": 0, "pkt_cnt": 0, "header_overhead": 0, "token_sum": 0, "rejected_cnt": 0}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        e = json.loads(line)
-        t["bytes_rx"] += e["rx_bytes"]
-        t["bytes_tx"] += e["tx_bytes"]
-        if e["status"] == "rejected":
-            t["rejected_cnt"] += 1
-            continue
-        t["pkt_cnt"] += 1
-        if e["status"] != "redelivered":  # a redelivery repeats a packet whose tokens were counted
-            t["token_sum"] += e["token_used"]
-        t["header_overhead"] += e["header_size"] * ((1 if e["rx_bytes"] else 0) + len(e["dst"]))
-    return t
+    totals = Totals()
+    for record in read_log(path):
+        totals.add(record)
+    return {k: getattr(totals, k) for k in Totals.COUNTERS if k != "frames"}
 
 
 def audit(run_dir: Path) -> list[tuple[str, object, object]]:
@@ -122,9 +244,12 @@ def audit(run_dir: Path) -> list[tuple[str, object, object]]:
     Returns ``(counter, in metrics.json, from the frame log)`` for every counter; equal pairs
     mean the run's numbers are consistent with the frames it actually carried.
     """
-    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-    totals = totals_from_log(run_dir / "frames.jsonl")
-    rows: list[tuple[str, object, object]] = [(k, metrics.get(k), v) for k, v in totals.items()]
-    lines = len((run_dir / "frames.jsonl").read_text(encoding="utf-8").splitlines())
-    rows.append(("frames", metrics.get("frames"), lines))
+    metrics = RunMetrics.read(run_dir / "metrics.json")
+    totals = Totals()
+    for record in read_log(run_dir / "frames.jsonl"):
+        totals.add(record)
+    rows: list[tuple[str, object, object]] = [
+        (k, getattr(metrics, k), getattr(totals, k)) for k in Totals.COUNTERS
+    ]
+    rows.append(("llm_ms", round(metrics.llm_ms, 3), round(totals.llm_ms, 3)))
     return rows

@@ -27,7 +27,7 @@ from rich.console import Console
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
 
-from .frames import FINAL_ANSWER_TAG, Packet, PacketType
+from .frames import FINAL_ANSWER_TAG, PacketType, make_packet
 from .relay import MeshNetwork
 from .routing import RoutingMode
 from .settings import Settings
@@ -35,6 +35,15 @@ from .tasks import Task
 
 console = Console()
 PAYLOAD = {"facts": [{"text": "The farm has an installed capacity of 148 megawatts. " * 20, "score": 1.0}]}
+SEARCH_PAYLOAD = {
+    "passages": [{"chunk": 0, "score": 1.0, "text": "The farm has an installed capacity of 148 megawatts. " * 20}],
+    "n_chunks": 1,
+}
+FINAL_PAYLOAD = {
+    "answer": "148 megawatts", "method": "reading", "question": "q?", "reading": "148 megawatts",
+    "candidates": [], "facts_used": 1, "triples_seen": 0,
+}  # fmt: skip
+PAYLOADS: dict[PacketType, dict[str, Any]] = {PacketType.EVENTS: PAYLOAD, PacketType.SEARCH_DOCS: SEARCH_PAYLOAD, PacketType.DATA_EVENT: FINAL_PAYLOAD}
 
 
 def _port() -> int:
@@ -54,9 +63,8 @@ def _stats(samples: list[float]) -> dict[str, float]:
 
 
 def _frame(run_id: str, src: str, seq: int, ptype: PacketType, tag: str | None = None) -> bytes:
-    return json.dumps(
-        Packet(type=ptype, run_id=run_id, src=src, seq=seq, tag=tag, payload=PAYLOAD).to_dict()
-    ).encode()
+    packet = make_packet(ptype, PAYLOADS[ptype], run_id=run_id, src=src, seq=seq, tag=tag)
+    return json.dumps(packet.to_dict()).encode()
 
 
 async def plain_websocket(frames: int) -> list[float]:

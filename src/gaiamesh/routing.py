@@ -1,7 +1,8 @@
 """Who receives a packet: the seed's broadcast, topic subscription, or work sharing.
 
 - ``broadcast``: every live agent but the sender (the seed's behaviour, the default).
-- ``topic``: only live agents whose tool consumes the packet type.
+- ``topic``: only live agents that consume the packet type (as each agent announced when the
+  relay connected, or as configured in ``TOPICS`` for agents that announce nothing).
 - ``share``: like ``topic``, but one agent per tool group, so that same-tool agents (the
   ``wide`` profile) split the work instead of duplicating it. The member is picked round-robin
   by one counter over all deliveries, so consecutive pipeline stages land on different replicas.
@@ -36,13 +37,14 @@ class Router:
         self,
         mode: RoutingMode,
         agents: Iterable[tuple[str, str]],
-        subscriptions: Mapping[str, frozenset[str]],
+        subscriptions: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
         self._tools: dict[str, str] = dict(agents)
         self.mode = resolve_mode(
             RoutingMode(mode), list(self._tools.values())
         )  # node_id -> tool, in configuration order
-        self._subs = subscriptions
+        self._subs = dict(subscriptions or {})  # tool -> packet types, from configuration
+        self._announced: dict[str, frozenset[str]] = {}  # node -> packet types it announced
         self._live: set[str] = set(self._tools)
         self._turn = itertools.count()
 
@@ -57,11 +59,19 @@ class Router:
         """Deregister a dead agent: it receives nothing more."""
         self._live.discard(node_id)
 
+    def subscribe(self, node_id: str, consumes: frozenset[str]) -> None:
+        """Record the packet types an agent announced it consumes (overrides the configured table)."""
+        self._announced[node_id] = consumes
+
+    def consumes(self, node_id: str, ptype: str) -> bool:
+        """Whether agent ``node_id`` works on packets of type ``ptype``."""
+        subs = self._announced.get(node_id)
+        if subs is None:
+            subs = self._subs.get(self._tools[node_id], frozenset())
+        return ptype in subs
+
     def group_alive(self, tool: str) -> bool:
         return any(self._tools[n] == tool for n in self._live)
-
-    def _consumes(self, node_id: str, ptype: str) -> bool:
-        return ptype in self._subs.get(self._tools[node_id], frozenset())
 
     def destinations(self, ptype: str, src: str, exclude: Iterable[str] = ()) -> list[str]:
         """Node ids that receive a packet of type ``ptype`` sent by ``src``."""
@@ -69,7 +79,7 @@ class Router:
         candidates = [n for n in self.live if n not in skip]
         if self.mode is RoutingMode.BROADCAST:
             return candidates
-        subscribers = [n for n in candidates if self._consumes(n, ptype)]
+        subscribers = [n for n in candidates if self.consumes(n, ptype)]
         if self.mode is RoutingMode.TOPIC:
             return subscribers
         chosen: list[str] = []

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlparse
 
 import httpx
 from rich.console import Console
 
+from .metrics import RunMetrics
 from .protocols import generate_keys
 from .settings import Settings, default_agents
 from .tasks import Task
@@ -114,7 +113,7 @@ def model_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
     yield
 
 
-def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> dict[str, Any]:
+def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunMetrics:
     """Run the whole mesh once on ``task``; returns the metrics the relay wrote."""
     out.mkdir(parents=True, exist_ok=True)
     settings = settings.model_copy(update={"agents": default_agents(base_port)}) if base_port else settings
@@ -143,27 +142,20 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> dict
     metrics_path = out / "metrics.json"
     if not metrics_path.is_file():
         raise RunError(f"the relay exited with code {relay.returncode} without writing {metrics_path}")
-    metrics: dict[str, Any] = json.loads(metrics_path.read_text())
-    return metrics
+    return RunMetrics.read(metrics_path)
 
 
 def write_failure(out: Path, settings: Settings, task: Task, status: str, error: str) -> Path:
     """A ``metrics.json`` for a run that could not start, so every run leaves its status behind."""
     out.mkdir(parents=True, exist_ok=True)
-    metrics = {
-        "status": status,
-        "error": error,
-        "task_id": task.task_id,
-        "question": task.question,
-        "answer": task.answer,
-        "prediction": "",
-        "protocol": settings.protocol,
-        "model": settings.model,
-        **dict.fromkeys(
-            ["bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead", "token_sum", "exact_match"], 0
-        ),
-        **dict.fromkeys(["elapsed_ms", "llm_ms", "quality_score", "rouge_l"], 0.0),
-    }
-    path = out / "metrics.json"
-    path.write_text(json.dumps(metrics, indent=2))
-    return path
+    metrics = RunMetrics(
+        status=status,  # type: ignore[arg-type]
+        error=error,
+        task_id=task.task_id,
+        question=task.question,
+        answer=task.answer,
+        protocol=settings.protocol,
+        model=settings.model,
+        scorer=settings.scorer,
+    )
+    return metrics.write(out / "metrics.json")

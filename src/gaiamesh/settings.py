@@ -104,6 +104,9 @@ class Settings(BaseSettings):
     run_timeout: float = 300.0
     connect_timeout: float = 60.0
     max_frame_bytes: int = 1_048_576
+    # Packet types each tool consumes, for agents that do not announce theirs when the relay
+    # connects: "TOOL=TYPE|TYPE,TOOL=TYPE". Agents of this package announce, so it stays empty.
+    topics: str = ""
     keys_dir: Path = Path("keys")  # Ed25519 keys of the `signed` protocol: <node_id>.pem + public.json
 
     # agent process
@@ -128,6 +131,16 @@ class Settings(BaseSettings):
 
     def agent_specs(self) -> list[AgentSpec]:
         return parse_agents(self.agents)
+
+    def topic_table(self) -> dict[str, frozenset[str]]:
+        """``TOPICS`` as tool -> consumed packet types; raises ``ValueError`` on a bad entry."""
+        table: dict[str, frozenset[str]] = {}
+        for entry in filter(None, (e.strip() for e in self.topics.split(","))):
+            tool, sep, types = entry.partition("=")
+            if not sep or not tool.strip() or not types.strip():
+                raise ValueError(f"bad TOPICS entry {entry!r}: expected TOOL=TYPE|TYPE")
+            table[tool.strip()] = frozenset(t.strip() for t in types.split("|") if t.strip())
+        return table
 
     def public_dict(self) -> dict[str, object]:
         """The resolved configuration for the run archive (holds no secrets: keys stay in KEYS_DIR)."""

@@ -10,7 +10,7 @@ import httpx
 from websockets.asyncio.client import connect
 
 from gaiamesh.agent import MeshAgent
-from gaiamesh.frames import doc_init
+from gaiamesh.frames import Announcement, doc_init
 from gaiamesh.llm import LLMClient
 from gaiamesh.settings import load_settings
 
@@ -39,9 +39,12 @@ async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> Non
             again = json.loads(await asyncio.wait_for(ws.recv(), 10))
         assert again["seq"] == 2
         assert reply["type"] == "search_docs" and reply["src"] == "0" and reply["run_id"] == "run-a"
-        log = [json.loads(x) for x in (tmp_path / "0/agent.log").read_text().splitlines()]
-        assert [x["event"] for x in log] == ["emit", "rejected", "emit"]
-        memory = json.loads((tmp_path / "0/memory.json").read_text())
+        # the run's own folder holds what it emitted; a frame of no run is logged beside
+        log = [json.loads(x) for x in (tmp_path / "0/run-a/agent.log").read_text().splitlines()]
+        assert [x["event"] for x in log] == ["emit", "emit"]
+        unowned = [json.loads(x) for x in (tmp_path / "0/agent.log").read_text().splitlines()]
+        assert [x["event"] for x in unowned] == ["rejected"] and "malformed JSON" in unowned[0]["error"]
+        memory = json.loads((tmp_path / "0/run-a/memory.json").read_text())
         assert memory["question"] == "How big is the farm?" and memory["retrieved_chunks"]
     finally:
         stop.set()
@@ -64,7 +67,7 @@ async def test_unreachable_model_becomes_an_error_packet(tmp_path: Path) -> None
                 "src": "2",
                 "seq": 1,
                 "question": "q?",
-                "payload": {"facts": [{"text": "A fact."}], "triples": []},
+                "payload": {"facts": [{"text": "A fact.", "score": 1.0}], "triples": []},
             }
             await ws.send(json.dumps(triples).encode())
             reply = json.loads(await asyncio.wait_for(ws.recv(), 15))
@@ -73,3 +76,53 @@ async def test_unreachable_model_becomes_an_error_packet(tmp_path: Path) -> None
     finally:
         stop.set()
         await server
+
+
+async def test_announces_its_tool_in_the_handshake(tmp_path: Path) -> None:
+    port = free_port()
+    s = load_settings(node_id="2", tool="triple", port=port, workspace_root=tmp_path)
+    stop = asyncio.Event()
+    agent = MeshAgent(s, llm=FakeLLM())  # type: ignore[arg-type]
+    server = asyncio.create_task(agent.serve(stop))
+    await asyncio.wait_for(agent.listening.wait(), 10)
+    try:
+        async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+            assert ws.response is not None
+            said = Announcement.from_headers(ws.response.headers)
+        assert said == Announcement(node_id="2", tool="triple", consumes=frozenset({"events"}))
+    finally:
+        stop.set()
+        await server
+
+
+async def test_overlapping_runs_on_one_connection_keep_their_state_apart(tmp_path: Path) -> None:
+    """Two runs interleaved on the same connection: each reply carries only its own document."""
+    port = free_port()
+    s = load_settings(node_id="0", tool="search", port=port, workspace_root=tmp_path)
+    stop = asyncio.Event()
+    agent = MeshAgent(s, llm=FakeLLM())  # type: ignore[arg-type]
+    server = asyncio.create_task(agent.serve(stop))
+    await asyncio.wait_for(agent.listening.wait(), 10)
+    docs = {
+        "run-a": ("The farm has 148 megawatts. Sheep graze there.", "How big is the farm?"),
+        "run-b": ("The bridge is 310 metres long. It opened in 1981.", "How long is the bridge?"),
+    }
+    try:
+        async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+            for run_id, (doc, q) in docs.items():
+                await ws.send(json.dumps(doc_init(run_id, doc, q, 20).to_dict()).encode())
+            replies = [json.loads(await asyncio.wait_for(ws.recv(), 10)) for _ in docs]
+    finally:
+        stop.set()
+        await server
+    by_run = {r["run_id"]: r for r in replies}
+    assert set(by_run) == set(docs)
+    for run_id, (doc, q) in docs.items():
+        reply = by_run[run_id]
+        assert reply["seq"] == 1 and reply["question"] == q
+        text = " ".join(p["text"] for p in reply["payload"]["passages"])
+        assert text and set(text.split()) <= set(doc.split())  # nothing of the other run's document
+        memory = json.loads((tmp_path / "0" / run_id / "memory.json").read_text())
+        assert memory["run_id"] == run_id and memory["question"] == q
+        log = [json.loads(x) for x in (tmp_path / "0" / run_id / "agent.log").read_text().splitlines()]
+        assert [x["packet"]["run_id"] for x in log] == [run_id]

@@ -1,6 +1,20 @@
+import json
+
 import pytest
 
-from gaiamesh.frames import FrameError, Packet, PacketType, chunk_document, doc_init
+from gaiamesh.frames import (
+    EventsPacket,
+    FrameError,
+    PacketType,
+    SearchDocs,
+    chunk_document,
+    doc_init,
+    make_packet,
+    parse_packet,
+    parse_packet_json,
+)
+
+EV = {"payload": {"facts": []}}
 
 
 def test_chunking_is_lossless_and_fixed_size() -> None:
@@ -16,25 +30,50 @@ def test_chunking_is_lossless_and_fixed_size() -> None:
 def test_doc_init_carries_chunks_and_question() -> None:
     p = doc_init("run1", "a" * 1000, "What?", 400)
     assert p.type is PacketType.DOC_INIT and p.src == "network" and p.question == "What?"
-    assert [len(c) for c in p.payload["chunks"]] == [400, 400, 200]
+    assert [len(c) for c in p.payload.chunks] == [400, 400, 200]
 
 
-def test_parse_round_trip() -> None:
-    p = Packet(type=PacketType.EVENTS, run_id="r", src="1", seq=3, payload={"facts": []}, token_used=7)
-    assert Packet.parse(p.to_dict()) == p
+def test_parse_round_trip_picks_the_payload_model_from_the_type() -> None:
+    p = make_packet(
+        PacketType.EVENTS, {"facts": [{"text": "t", "score": 1.0}]}, run_id="r", src="1", seq=3, token_used=7
+    )
+    assert isinstance(p, EventsPacket) and p.payload.facts[0].candidate is None
+    assert parse_packet(p.to_dict()) == p
+    assert "candidate" not in p.to_dict()["payload"]["facts"][0]  # absent optional fields stay off the wire
+    # the same payload under another type is validated against that type's model
+    with pytest.raises(FrameError, match="invalid packet field 'payload.passages'"):
+        parse_packet({**p.to_dict(), "type": "search_docs"})
+    # a payload model of the wrong type is refused when building a packet
+    with pytest.raises(FrameError, match="invalid packet field 'payload'"):
+        make_packet(PacketType.EVENTS, SearchDocs(passages=[], n_chunks=0), run_id="r", src="1", seq=1)
 
 
 @pytest.mark.parametrize(
     ("data", "message"),
     [
         ({"type": "gossip", "run_id": "r", "src": "1", "seq": 0}, "unknown packet type 'gossip'"),
-        ({"type": "events", "src": "1", "seq": 0}, "invalid packet field 'run_id'"),
-        ({"type": "events", "run_id": "r", "src": "1", "seq": -1}, "invalid packet field 'seq'"),
-        ({"type": "events", "run_id": "r", "src": "1", "seq": 0, "extra": 1}, "invalid packet field 'extra'"),
-        ({"type": "events", "run_id": "r", "src": "1", "seq": 0, "token_used": -5}, "'token_used'"),
+        ({"run_id": "r", "src": "1", "seq": 0}, "packet has no 'type'"),
+        ({"type": "events", "src": "1", "seq": 0, **EV}, "invalid packet field 'run_id'"),
+        ({"type": "events", "run_id": "../up", "src": "1", "seq": 0, **EV}, "invalid packet field 'run_id'"),
+        ({"type": "events", "run_id": "r", "src": "1", "seq": -1, **EV}, "invalid packet field 'seq'"),
+        ({"type": "events", "run_id": "r", "src": "1", "seq": 0, "extra": 1, **EV}, "invalid packet field 'extra'"),
+        ({"type": "events", "run_id": "r", "src": "1", "seq": 0, "token_used": -5, **EV}, "'token_used'"),
+        ({"type": "events", "run_id": "r", "src": "1", "seq": 0}, "invalid packet field 'payload'"),
+        ({"type": "events", "run_id": "r", "src": "1", "seq": 0, "payload": {"facts": [{"text": 1, "score": 0}]}},
+         "invalid packet field 'payload.facts.0.text'"),
         ([1, 2], "packet must be an object"),
     ],
-)
+)  # fmt: skip
 def test_parse_rejects_with_precise_message(data: object, message: str) -> None:
     with pytest.raises(FrameError, match=message):
-        Packet.parse(data)
+        parse_packet(data)
+    if isinstance(data, dict):  # the relay's one-pass JSON path says the same
+        with pytest.raises(FrameError, match=message):
+            parse_packet_json(json.dumps(data).encode())
+
+
+def test_json_path_names_malformed_json() -> None:
+    with pytest.raises(FrameError, match=r"json frame: malformed JSON \(.*line 1 column 2"):
+        parse_packet_json(b"{oops")
+    with pytest.raises(FrameError, match="packet must be a JSON object"):
+        parse_packet_json(b"[1, 2]")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gaiamesh.frames import Packet, PacketType
+from gaiamesh.frames import PacketType, make_packet
 from gaiamesh.llm import LLMUsage
 from gaiamesh.tools import ToolContext, get_tool
 from gaiamesh.tools.extract import about, nearest
@@ -95,16 +95,18 @@ DOC = (
 )
 
 
+async def call(tool: str, c: ToolContext, ptype: PacketType, payload: dict, q: str, src: str, seq: int) -> dict:
+    """Run a tool on a packet built from ``payload``; its output as it goes on the wire."""
+    packet = make_packet(ptype, payload, run_id="r", src=src, seq=seq, question=q)
+    return (await get_tool(tool).run(c, packet)).model_dump()
+
+
 async def test_extract_answers_the_inner_question_then_the_outer_one() -> None:
     llm = FakeLLM("Solveig")
     c = ToolContext(llm=llm, usage=LLMUsage())  # type: ignore[arg-type]
     q = "Who was the captain of the ship that carried the shore party to Adelaide Island?"
-    search = await get_tool("search").run(
-        c, Packet(type=PacketType.DOC_INIT, run_id="r", src="n", seq=0, question=q, payload={"chunks": [DOC]})
-    )
-    events = await get_tool("extract").run(
-        c, Packet(type=PacketType.SEARCH_DOCS, run_id="r", src="0", seq=1, question=q, payload=search)
-    )
+    search = await call("search", c, PacketType.DOC_INIT, {"chunks": [DOC]}, q, "n", 0)
+    events = await call("extract", c, PacketType.SEARCH_DOCS, search, q, "0", 1)
     assert events["hops"][0]["answer"] == "Solveig"
     assert events["resolved_question"] == "Who was the captain of Solveig?"
     assert "Ivar Lindqvist took command of the Solveig" in events["facts"][0]["text"]
@@ -114,14 +116,10 @@ async def test_extract_answers_the_inner_question_then_the_outer_one() -> None:
         "Context: Captain Ivar Lindqvist took command of the Solveig\nQuestion: Who was the captain of Solveig?"
         in (llm.prompts[1])
     )
-    triples = await get_tool("triple").run(
-        c, Packet(type=PacketType.EVENTS, run_id="r", src="1", seq=1, question=q, payload=events)
-    )
+    triples = await call("triple", c, PacketType.EVENTS, events, q, "1", 1)
     assert triples["resolved_question"] == events["resolved_question"]  # travels on to reason
     llm.answer = "Ivar Lindqvist"
-    final = await get_tool("reason").run(
-        c, Packet(type=PacketType.TRIPLES, run_id="r", src="2", seq=1, question=q, payload=triples)
-    )
+    final = await call("reason", c, PacketType.TRIPLES, triples, q, "2", 1)
     assert final["answer"] == "Ivar Lindqvist" and final["question"] == "Who was the captain of Solveig?"
 
 
@@ -129,8 +127,6 @@ async def test_a_bridge_that_cannot_be_found_falls_back_to_one_step() -> None:
     llm = FakeLLM("nothing")
     c = ToolContext(llm=llm, usage=LLMUsage())  # type: ignore[arg-type]
     q = "Who was the captain of the ship that carried the party?"
-    passages = {"passages": [{"text": "the party went by sea. it was cold."}]}
-    events = await get_tool("extract").run(
-        c, Packet(type=PacketType.SEARCH_DOCS, run_id="r", src="0", seq=1, question=q, payload=passages)
-    )
+    passages = {"passages": [{"chunk": 0, "score": 1.0, "text": "the party went by sea. it was cold."}], "n_chunks": 1}
+    events = await call("extract", c, PacketType.SEARCH_DOCS, passages, q, "0", 1)
     assert "hops" not in events and "resolved_question" not in events and events["facts"]

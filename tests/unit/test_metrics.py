@@ -1,33 +1,48 @@
-import json
 from pathlib import Path
 
-from gaiamesh.metrics import FrameLog, totals_from_log
+from gaiamesh.metrics import AgentMetrics, FrameLog, FrameRecord, Totals, read_log, totals_from_log
+
+
+def rec(n: int, **kw: object) -> FrameRecord:
+    return FrameRecord.of(n=n, t_ms=1.0, **kw)  # type: ignore[arg-type]
 
 
 def test_frame_log_lines_and_totals(tmp_path: Path) -> None:
-    log = FrameLog(tmp_path / "frames.jsonl", 0.0)
-    pkt = {"type": "events", "tag": None, "token_used": 7}
-    log.record(
-        src="network",
-        dst=["0", "1"],
-        blob=b"abcd",
-        received=False,
-        status="accepted",
-        packet=pkt,
-        header_size=1,
-    )
-    log.record(
-        src="0", dst=["1"], blob=b"abcdef", received=True, status="accepted", packet=pkt, header_size=2
-    )
-    log.record(src="0", dst=[], blob=b"zz", received=True, status="rejected", error="bad")
+    log = FrameLog(tmp_path / "frames.jsonl")
+    records = [
+        rec(0, src="network", dst=["0", "1"], blob=b"abcd", received=False, status="accepted",
+            type="doc_init", token_used=7, header_size=1),
+        rec(1, src="0", dst=["1"], blob=b"abcdef", received=True, status="accepted", type="events",
+            token_used=7, llm_ms=2.5, header_size=2),
+        rec(2, src="0", dst=[], blob=b"zz", received=True, status="rejected", error="bad"),
+        rec(3, src="network", dst=["1"], blob=b"abcdef", received=False, status="redelivered",
+            type="events", token_used=7, header_size=2),
+    ]  # fmt: skip
+    log.write(records[:2])
+    log.write(records[2:])
     log.close()
-    lines = [json.loads(x) for x in (tmp_path / "frames.jsonl").read_text().splitlines()]
-    assert lines[0]["b64"] == "YWJjZA==" and lines[0]["tx_bytes"] == 8 and lines[0]["rx_bytes"] == 0
+    lines = read_log(tmp_path / "frames.jsonl")
+    assert lines == records
+    assert lines[0].b64 == "YWJjZA==" and lines[0].tx_bytes == 8 and lines[0].rx_bytes == 0
     assert totals_from_log(tmp_path / "frames.jsonl") == {
         "bytes_rx": 8,
-        "bytes_tx": 14,
-        "pkt_cnt": 2,
-        "header_overhead": 1 * 2 + 2 * (1 + 1),
-        "token_sum": 14,
+        "bytes_tx": 20,
+        "pkt_cnt": 3,
+        "header_overhead": 1 * 2 + 2 * (1 + 1) + 2 * 1,
+        "token_sum": 14,  # the redelivery repeats a packet already counted
         "rejected_cnt": 1,
     }
+
+
+def test_per_agent_counts_fold_from_the_same_records() -> None:
+    agents = {"0": AgentMetrics(node_id="0", tool="search"), "1": AgentMetrics(node_id="1", tool="extract")}
+    totals = Totals()
+    totals.add(rec(0, src="network", dst=["0", "1"], blob=b"abcd", received=False, status="accepted"), agents)
+    totals.add(rec(1, src="0", dst=["1"], blob=b"abcdef", received=True, status="accepted", token_used=5,
+                   llm_ms=1.5), agents)  # fmt: skip
+    totals.add(rec(2, src="0", dst=[], blob=b"zz", received=True, status="rejected", error="bad"), agents)
+    a0, a1 = agents["0"], agents["1"]
+    assert (a0.pkts_sent, a0.bytes_sent, a0.rejected, a0.token_used, a0.llm_ms) == (2, 8, 1, 5, 1.5)
+    assert (a0.pkts_received, a0.bytes_received) == (1, 4)
+    assert (a1.pkts_received, a1.bytes_received, a1.pkts_sent) == (2, 10, 0)
+    assert totals.frames == 3 and totals.bytes_rx == a0.bytes_sent

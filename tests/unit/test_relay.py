@@ -14,11 +14,13 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from gaiamesh.agent import MeshAgent
+from gaiamesh.frames import Announcement
 from gaiamesh.metrics import totals_from_log
 from gaiamesh.protocols import generate_keys, get_adapter
 from gaiamesh.relay import MeshNetwork
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
+from gaiamesh.tools import subscriptions
 
 from ..conftest import TASKS, free_port_block
 from .fakes import FakeLLM
@@ -44,7 +46,8 @@ async def mesh(settings: Settings, scripted: dict[str, Script] | None = None) ->
     tasks = []
     for spec in settings.agent_specs():
         if spec.node_id in scripted:
-            tasks.append(asyncio.create_task(_scripted(spec.port, scripted[spec.node_id], stop)))
+            said = Announcement(node_id=spec.node_id, tool=spec.tool, consumes=subscriptions()[spec.tool])
+            tasks.append(asyncio.create_task(_scripted(spec.port, scripted[spec.node_id], stop, said)))
         else:
             s = settings.model_copy(update={"node_id": spec.node_id, "tool": spec.tool, "port": spec.port})
             tasks.append(asyncio.create_task(MeshAgent(s, llm=FakeLLM()).serve(stop)))  # type: ignore[arg-type]
@@ -55,22 +58,33 @@ async def mesh(settings: Settings, scripted: dict[str, Script] | None = None) ->
         await asyncio.gather(*tasks)
 
 
-async def _scripted(port: int, script: Script, stop: asyncio.Event) -> None:
+def announcing(said: Announcement | None) -> Any:
+    """A ``process_response`` hook that announces like a real agent (None: announce nothing)."""
+
+    def hook(conn: ServerConnection, request: Any, response: Any) -> None:
+        if said is not None:
+            response.headers.update(said.headers())
+
+    return hook
+
+
+async def _scripted(port: int, script: Script, stop: asyncio.Event, said: Announcement | None = None) -> None:
     async def handler(ws: ServerConnection) -> None:
         async for message in ws:
             packet = json.loads(message)
             if packet["type"] == "doc_init":
                 await script(ws, packet)
 
-    async with serve(handler, "127.0.0.1", port, max_size=None):
+    async with serve(handler, "127.0.0.1", port, max_size=None, process_response=announcing(said)):
         await stop.wait()
 
 
 async def run(tmp: Path, settings: Settings, scripted: dict[str, Script] | None = None) -> dict[str, Any]:
     async with mesh(settings, scripted):
-        return await MeshNetwork(
+        metrics = await MeshNetwork(
             settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None
         ).run()
+    return metrics.model_dump()
 
 
 def assert_consistent(out: Path, metrics: dict[str, Any]) -> None:
@@ -124,18 +138,22 @@ async def test_bad_frames_are_rejected_logged_and_the_run_goes_on(tmp_path: Path
             "src": "0",
             "seq": 1,
             "question": doc["question"],
-            "payload": {"passages": [{"text": "".join(doc["payload"]["chunks"])}]},
+            "payload": {
+                "passages": [{"chunk": 0, "score": 1.0, "text": "".join(doc["payload"]["chunks"])}],
+                "n_chunks": 1,
+            },
         }
         await ws.send(b"{this is not json")
         await ws.send(b"x" * 5000)  # oversized under MAX_FRAME_BYTES=4096
         await ws.send(json.dumps({**good, "type": "gossip"}).encode())
         await ws.send(json.dumps({**good, "src": "3"}).encode())  # spoofed sender
         await ws.send(json.dumps({**good, "run_id": "old-run"}).encode())
+        await ws.send(json.dumps({**good, "payload": {"passages": []}}).encode())  # payload of the wrong shape
         await ws.send(json.dumps(good).encode())
 
     s = settings_for(tmp_path, free_port_block(4), TOOLS, max_frame_bytes=4096)
     m = await run(tmp_path, s, {"0": naughty_search})
-    assert m["status"] == "ok" and m["rejected_cnt"] == 5 and m["agents"]["0"]["rejected"] == 5
+    assert m["status"] == "ok" and m["rejected_cnt"] == 6 and m["agents"]["0"]["rejected"] == 6
     errors = [json.loads(x)["error"] for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
     rejected = [e for e in errors if e]
     assert "malformed JSON" in rejected[0]
@@ -143,6 +161,7 @@ async def test_bad_frames_are_rejected_logged_and_the_run_goes_on(tmp_path: Path
     assert rejected[2] == "unknown packet type 'gossip'"
     assert "claims src '3' but arrived from agent '0'" in rejected[3]
     assert "belongs to run 'old-run'" in rejected[4]
+    assert rejected[5] == "invalid packet field 'payload.n_chunks': Field required"
     assert_consistent(tmp_path / "out", m)  # rejected bytes are counted in bytes_rx, nothing lost
 
 
@@ -158,7 +177,10 @@ async def test_signed_relay_rejects_tampered_and_unsigned_frames(tmp_path: Path)
             "src": "0",
             "seq": 1,
             "question": doc["question"],
-            "payload": {"passages": [{"text": "".join(doc["payload"]["chunks"])}]},
+            "payload": {
+                "passages": [{"chunk": 0, "score": 1.0, "text": "".join(doc["payload"]["chunks"])}],
+                "n_chunks": 1,
+            },
         }
         blob = signer.encode(good)
         await ws.send(blob[:-3] + b"xyz")  # tampered payload
@@ -191,9 +213,10 @@ async def run_signed(tmp: Path, settings: Settings, script: Script) -> dict[str,
     task = asyncio.create_task(serve_script())
     try:
         async with mesh(settings.model_copy(update={"agents": settings.agents.split(",", 1)[1]})):
-            return await MeshNetwork(
+            metrics = await MeshNetwork(
                 settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None
             ).run()
+        return metrics.model_dump()
     finally:
         stop.set()
         await task
@@ -241,7 +264,7 @@ async def test_unreachable_agent_is_a_clear_connect_failure(tmp_path: Path) -> N
     base = free_port_block(4)
     s = settings_for(tmp_path, base, TOOLS, connect_timeout=1)
     task = load_task(TASKS / "solar-farm")
-    m = await MeshNetwork(s, task, tmp_path / "out", reporter=lambda _: None).run()
+    m = (await MeshNetwork(s, task, tmp_path / "out", reporter=lambda _: None).run()).model_dump()
     assert m["status"] == "connect_failed"
     assert f"agent 0 (search) not reachable at ws://127.0.0.1:{base}/ws" in m["error"]
     assert (tmp_path / "out/metrics.json").is_file()
@@ -258,6 +281,53 @@ async def test_absent_optional_agents_are_skipped(tmp_path: Path) -> None:
 def test_bad_agents_setting_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="bad AGENTS entry 'oops'"):
         load_settings(agents="oops").agent_specs()
-    s = load_settings(agents="0=teleport@127.0.0.1:1")
-    with pytest.raises(ValueError, match="unknown tool 'teleport'"):
-        MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path)
+    with pytest.raises(ValueError, match="bad TOPICS entry 'extract'"):
+        load_settings(topics="extract").topic_table()
+
+
+async def test_an_agent_that_is_not_the_configured_one_is_refused(tmp_path: Path) -> None:
+    # AGENTS says node 2 runs `reason`, but the agent on that port announces `triple`.
+    base = free_port_block(4)
+    s = settings_for(tmp_path, base, TOOLS)
+    wrong = s.agents.replace("2=triple", "2=reason")
+    async with mesh(s):
+        m = (
+            await MeshNetwork(
+                s.model_copy(update={"agents": wrong}), load_task(TASKS / "solar-farm"), tmp_path / "out",
+                reporter=lambda _: None,
+            ).run()
+        ).model_dump()  # fmt: skip
+    assert m["status"] == "connect_failed"
+    assert m["error"] == (
+        f"agent at ws://127.0.0.1:{base + 2}/ws announces node '2' with tool 'triple', "
+        "but AGENTS names node '2' with tool 'reason'"
+    )
+    assert_consistent(tmp_path / "out", m)
+
+
+async def test_topic_routing_follows_announcements_or_the_topics_setting(tmp_path: Path) -> None:
+    """Agents that announce nothing are routed by TOPICS; the relay imports no tool."""
+
+    async def search_silently(ws: ServerConnection, doc: dict[str, Any]) -> None:
+        chunks = doc["payload"]["chunks"]
+        passages = [{"chunk": i, "score": 1.0, "text": c} for i, c in enumerate(chunks)]
+        await ws.send(json.dumps({
+            "type": "search_docs", "run_id": doc["run_id"], "src": "0", "seq": 1, "question": doc["question"],
+            "payload": {"passages": passages, "n_chunks": len(chunks)},
+        }).encode())  # fmt: skip
+
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, routing="topic", topics="search=doc_init")
+    stop = asyncio.Event()
+    spec0 = s.agent_specs()[0]
+    silent = asyncio.create_task(_scripted(spec0.port, search_silently, stop, None))  # no announcement
+    try:
+        async with mesh(s.model_copy(update={"agents": s.agents.split(",", 1)[1]})):
+            m = (
+                await MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None).run()
+            ).model_dump()
+    finally:
+        stop.set()
+        await silent
+    assert m["status"] == "ok", m["error"]
+    lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    assert [x["dst"] for x in lines] == [["0"], ["1"], ["2"], ["3"], []]

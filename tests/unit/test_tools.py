@@ -1,6 +1,6 @@
 import pytest
 
-from gaiamesh.frames import Packet, PacketType, chunk_document
+from gaiamesh.frames import Packet, PacketType, chunk_document, make_packet
 from gaiamesh.llm import LLMUsage
 from gaiamesh.prompts import clean_answer, parse_triple
 from gaiamesh.tools import ToolContext, get_tool, registered, subscriptions
@@ -23,7 +23,12 @@ def ctx(answer: str = "148 megawatts") -> ToolContext:
 
 
 def pkt(ptype: PacketType, payload: dict) -> Packet:
-    return Packet(type=ptype, run_id="r", src="x", seq=1, question=Q, payload=payload)
+    return make_packet(ptype, payload, run_id="r", src="x", seq=1, question=Q)
+
+
+async def call(tool: str, c: ToolContext, packet: Packet) -> dict:
+    """Run a tool and return its payload as it goes on the wire."""
+    return (await get_tool(tool).run(c, packet)).model_dump()
 
 
 def test_registry_has_four_tools_one_consumed_type_each() -> None:
@@ -44,7 +49,7 @@ def test_text_helpers() -> None:
 
 async def test_search_ranks_the_chunk_with_the_answer_and_repairs_edges() -> None:
     chunks = chunk_document(DOC, 100)
-    out = await get_tool("search").run(ctx(), pkt(PacketType.DOC_INIT, {"chunks": chunks}))
+    out = await call("search", ctx(), pkt(PacketType.DOC_INIT, {"chunks": chunks}))
     assert "148 megawatts" in out["passages"][0]["text"]
     # passages grow to whole sentences even where the 100-char split cut one
     assert all(p["text"][0].isupper() for p in out["passages"])
@@ -52,22 +57,22 @@ async def test_search_ranks_the_chunk_with_the_answer_and_repairs_edges() -> Non
 
 async def test_extract_triple_reason_chain() -> None:
     c = ctx()
-    passages = [{"text": DOC}]
-    events = await get_tool("extract").run(c, pkt(PacketType.SEARCH_DOCS, {"passages": passages}))
+    passages = [{"chunk": 0, "score": 1.0, "text": DOC}]
+    events = await call("extract", c, pkt(PacketType.SEARCH_DOCS, {"passages": passages, "n_chunks": 1}))
     assert "148 megawatts" in events["facts"][0]["text"]
     assert events["facts"][0]["candidate"] == "148 megawatts"
-    triples = await get_tool("triple").run(c, pkt(PacketType.EVENTS, events))
+    triples = await call("triple", c, pkt(PacketType.EVENTS, events))
     assert triples["triples"][0]["object"] == "148 megawatts"
-    final = await get_tool("reason").run(c, pkt(PacketType.TRIPLES, triples))
+    final = await call("reason", c, pkt(PacketType.TRIPLES, triples))
     assert final["answer"] == "148 megawatts"
     assert c.usage.calls == 2 + 3 + 1 and c.usage.tokens > 0
 
 
 async def test_tools_reject_empty_input() -> None:
     with pytest.raises(ValueError, match="no chunks"):
-        await get_tool("search").run(ctx(), pkt(PacketType.DOC_INIT, {}))
+        await get_tool("search").run(ctx(), pkt(PacketType.DOC_INIT, {"chunks": []}))
     with pytest.raises(ValueError, match="no passages"):
-        await get_tool("extract").run(ctx(), pkt(PacketType.SEARCH_DOCS, {"passages": []}))
+        await get_tool("extract").run(ctx(), pkt(PacketType.SEARCH_DOCS, {"passages": [], "n_chunks": 0}))
 
 
 def test_reason_prefers_valid_and_agreeing_answers() -> None:

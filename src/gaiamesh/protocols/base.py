@@ -6,7 +6,7 @@ import abc
 import json
 from typing import Any
 
-from ..frames import FrameError
+from ..frames import Envelope, FrameError, Packet, parse_packet
 
 
 class ProtocolError(FrameError):
@@ -39,6 +39,15 @@ class ProtocolAdapter(abc.ABC):
     @abc.abstractmethod
     def header_size(self, packet: dict[str, Any]) -> int:
         """Protocol bytes added beyond the bare payload when ``packet`` is encoded."""
+
+    def decode_packet(self, blob: bytes) -> Packet:
+        """Decode one frame and validate it as a typed packet (the relay's and agents' edge)."""
+        return parse_packet(self.decode(blob))
+
+    def header_bytes(self, blob: bytes, packet: Envelope) -> int:
+        """``header_size`` of a frame already encoded as ``blob`` (adapters with a fixed or
+        blob-derived header answer without re-encoding)."""
+        return self.header_size(packet.to_dict())
 
 
 def loads_object(data: bytes, what: str) -> dict[str, Any]:

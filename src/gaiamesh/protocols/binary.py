@@ -13,7 +13,7 @@ from typing import Any
 
 import msgpack
 
-from ..frames import FINAL_ANSWER_TAG, PacketType
+from ..frames import FINAL_ANSWER_TAG, Envelope, PacketType
 from .base import ProtocolAdapter, ProtocolError
 
 MAGIC = b"GM"
@@ -72,4 +72,7 @@ class BinaryAdapter(ProtocolAdapter):
         return packet
 
     def header_size(self, packet: dict[str, Any]) -> int:
+        return HEADER.size
+
+    def header_bytes(self, blob: bytes, packet: Envelope) -> int:
         return HEADER.size

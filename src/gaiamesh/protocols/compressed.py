@@ -11,6 +11,7 @@ import struct
 import zlib
 from typing import Any
 
+from ..frames import Envelope
 from .base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
 
 MAGIC = b"GZ"
@@ -58,4 +59,7 @@ class CompressedAdapter(ProtocolAdapter):
         return loads_object(raw, "compressed")
 
     def header_size(self, packet: dict[str, Any]) -> int:
+        return HEADER.size
+
+    def header_bytes(self, blob: bytes, packet: Envelope) -> int:
         return HEADER.size

@@ -18,6 +18,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from ..frames import Envelope
 from .base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
 
 MAGIC = b"GS"
@@ -115,3 +116,6 @@ class SignedAdapter(ProtocolAdapter):
     def header_size(self, packet: dict[str, Any]) -> int:
         # The signer is the packet's src (checked on decode), so its id length is known.
         return PREFIX.size + len(str(packet.get("src", self.node_id)).encode()) + SIG
+
+    def header_bytes(self, blob: bytes, packet: Envelope) -> int:
+        return PREFIX.size + len(packet.src.encode()) + SIG

@@ -9,9 +9,8 @@ picks the facts that travel on.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from ..frames import Packet, PacketType
+from ..frames import Events, Fact, Hop, PacketType, SearchDocsPacket
 from ..prompts import answer_prompt, clean_answer
 from .answer_type import AnswerType, matches, spans, typed_rank, valid
 from .hops import Decomposition, decompose
@@ -25,7 +24,7 @@ READ_FACTS = 2  # facts the model reads one by one (each is one short call)
 _CLAUSE = re.compile(r",?\s+(?:while|whereas|but)\s+|;\s+")
 
 
-async def find_bridge(ctx: ToolContext, hop: Decomposition, pool: list[str]) -> dict[str, str] | None:
+async def find_bridge(ctx: ToolContext, hop: Decomposition, pool: list[str]) -> Hop | None:
     """Answer the inner question: the model reads its best sentence; a name in that sentence
     stands in when the reading is not a name found there. None when the sentence has no name."""
     best = typed_rank(hop.inner, pool, AnswerType.PERSON)[0][0]
@@ -33,11 +32,11 @@ async def find_bridge(ctx: ToolContext, hop: Decomposition, pool: list[str]) -> 
     reading = clean_answer(await ctx.llm.complete(answer_prompt(fact, hop.inner), ctx.usage))
     reading = reading[4:] if reading.lower().startswith("the ") else reading
     if matches(reading, AnswerType.PERSON) and valid(reading, [fact], hop.inner):
-        return {"question": hop.inner, "fact": fact, "answer": reading, "method": "reading"}
+        return Hop(question=hop.inner, fact=fact, answer=reading, method="reading")
     names = spans(fact, AnswerType.PERSON, hop.inner)
     if not names:
         return None
-    return {"question": hop.inner, "fact": fact, "answer": nearest(fact, names, hop.inner), "method": "span"}
+    return Hop(question=hop.inner, fact=fact, answer=nearest(fact, names, hop.inner), method="span")
 
 
 def nearest(sentence: str, names: list[str], question: str) -> str:
@@ -71,34 +70,33 @@ def about(sentence: str, bridge: str) -> str:
     return " ".join(parts) if parts else sentence
 
 
-async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
+async def run(ctx: ToolContext, packet: SearchDocsPacket) -> Events:
     seen: dict[str, None] = {}
-    for passage in packet.payload.get("passages", []):
-        for sent in sentences(str(passage.get("text", ""))):
+    for passage in packet.payload.passages:
+        for sent in sentences(passage.text):
             seen.setdefault(sent, None)
     pool = list(seen)
     if not pool:
         raise ValueError("search_docs carries no passages")
-    question, extra, bridge = packet.question, {}, ""
+    question, bridge, hops = packet.question, "", None
     hop = decompose(packet.question)
     if hop is not None:
         found = await find_bridge(ctx, hop, pool)
         if found is not None:
-            bridge = found["answer"]
+            bridge = found.answer
             question = hop.resolve(bridge)
-            extra = {"resolved_question": question, "hops": [found]}
-            ctx.memory["hops"] = [found]
+            hops = [found]
+            ctx.memory["hops"] = [found.model_dump()]
     ranked = typed_rank(question, pool, bridge=bridge)
-    facts: list[dict[str, Any]] = []
+    facts: list[Fact] = []
     for i, score in ranked[:TOP_FACTS]:
-        fact: dict[str, Any] = {"text": pool[i], "score": round(score, 4)}
+        candidate = None
         if len(facts) < READ_FACTS:
             context = about(pool[i], bridge) if bridge else pool[i]
-            raw = await ctx.llm.complete(answer_prompt(context, question), ctx.usage)
-            fact["candidate"] = clean_answer(raw)
-        facts.append(fact)
-    ctx.memory["facts"] = [f["text"] for f in facts]
-    return {"facts": facts, **extra}
+            candidate = clean_answer(await ctx.llm.complete(answer_prompt(context, question), ctx.usage))
+        facts.append(Fact(text=pool[i], score=round(score, 4), candidate=candidate))
+    ctx.memory["facts"] = [f.text for f in facts]
+    return Events(facts=facts, resolved_question=question if hops else None, hops=hops)
 
 
 TOOL = register(

@@ -8,9 +8,7 @@ best-ranked fact wins, then agreement between readers, then the whole-context re
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..frames import FINAL_ANSWER_TAG, Packet, PacketType
+from ..frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, TriplesPacket
 from ..prompts import answer_prompt, clean_answer
 from ..scoring import normalize
 from .answer_type import anchored, expected_type, matches, spans, valid
@@ -65,26 +63,26 @@ def choose(question: str, facts: list[str], reading: str, candidates: list[str])
     return best[0], best[1]
 
 
-async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
+async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
     # A two-fact question arrives with its bridge filled in by `extract` (see hops.py).
-    question = str(packet.payload.get("resolved_question") or packet.question)
-    facts = [str(f["text"]) for f in packet.payload.get("facts", [])]
-    candidates = [str(f.get("candidate", "")) for f in packet.payload.get("facts", []) if "candidate" in f]
-    triples: list[dict[str, str]] = list(packet.payload.get("triples", []))
+    body = packet.payload
+    question = body.resolved_question or packet.question
+    facts = [f.text for f in body.facts]
+    candidates = [f.candidate for f in body.facts if f.candidate is not None]
     if not facts:
         raise ValueError("triples packet carries no facts")
     reading = clean_answer(await ctx.llm.complete(answer_prompt(" ".join(facts), question), ctx.usage))
     answer, method = choose(question, facts, reading, candidates)
     ctx.memory["answer"] = answer
-    return {
-        "answer": answer,
-        "method": method,
-        "question": question,
-        "reading": reading,
-        "candidates": candidates,
-        "facts_used": len(facts),
-        "triples_seen": len(triples),
-    }
+    return FinalAnswer(
+        answer=answer,
+        method=method,
+        question=question,
+        reading=reading,
+        candidates=candidates,
+        facts_used=len(facts),
+        triples_seen=len(body.triples),
+    )
 
 
 TOOL = register(

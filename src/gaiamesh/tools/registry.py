@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..frames import Packet, PacketType
+from ..frames import Body, PacketType
 from ..llm import LLMClient, LLMUsage
 
 
@@ -19,7 +19,9 @@ class ToolContext:
     memory: dict[str, Any] = field(default_factory=dict)
 
 
-ToolFn = Callable[[ToolContext, Packet], Awaitable[dict[str, Any]]]
+# A tool takes the packet type it consumes (a member of ``frames.Packet``) and returns the payload
+# model of the type it emits.
+ToolFn = Callable[[ToolContext, Any], Awaitable[Body]]
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ def get_tool(name: str) -> Tool:
 
 
 def subscriptions() -> dict[str, frozenset[str]]:
-    """Tool name -> packet types it consumes (the relay's topic table)."""
+    """Tool name -> packet types it consumes (what each agent announces to the relay)."""
     return {t.name: frozenset({t.consumes.value}) for t in _REGISTRY.values()}
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..frames import Packet, PacketType
+from ..frames import DocInitPacket, PacketType, Passage, SearchDocs
 from .answer_type import typed_rank
 from .hops import decompose
 from .registry import Tool, ToolContext, register
@@ -24,8 +22,8 @@ def _expand(doc: str, start: int, end: int) -> str:
     return " ".join(doc[s:e].split())
 
 
-async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
-    chunks: list[str] = [str(c) for c in packet.payload.get("chunks", [])]
+async def run(ctx: ToolContext, packet: DocInitPacket) -> SearchDocs:
+    chunks = packet.payload.chunks
     if not chunks:
         raise ValueError("doc_init carries no chunks")
     doc = "".join(chunks)
@@ -44,11 +42,11 @@ async def run(ctx: ToolContext, packet: Packet) -> dict[str, Any]:
                     ranked.append(r)
         ranked = ranked[: TOP_K + 1]
     passages = [
-        {"chunk": i, "score": round(score, 4), "text": _expand(doc, offsets[i], offsets[i] + len(chunks[i]))}
+        Passage(chunk=i, score=round(score, 4), text=_expand(doc, offsets[i], offsets[i] + len(chunks[i])))
         for i, score in ranked
     ]
-    ctx.memory["retrieved_chunks"] = [p["chunk"] for p in passages]
-    return {"passages": passages, "n_chunks": len(chunks)}
+    ctx.memory["retrieved_chunks"] = [p.chunk for p in passages]
+    return SearchDocs(passages=passages, n_chunks=len(chunks))
 
 
 TOOL = register(

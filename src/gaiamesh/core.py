@@ -1,0 +1,275 @@
+"""``RelayCore``: every decision and every count of one run, with no I/O and no asyncio.
+
+The transport (``relay.py``) feeds it events, each with the time it happened:
+``start`` (t=0, the document), ``receive`` (a frame from an agent), ``lost`` (an agent's
+connection closed), ``expire`` (the run timeout) and ``fail``; each returns an
+:class:`Outcome`: the frame records to log, the bytes to send to whom, progress lines, and
+the end of the run when it ended. Validation, routing, redelivery to a same-tool replica,
+accounting and final-answer detection all live here, so they are tested with plain calls.
+
+Counters change only in :meth:`_log`, which folds each frame record into the totals with
+the same :meth:`Totals.add` that ``gaiamesh audit`` uses on ``frames.jsonl``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .frames import (
+    FINAL_ANSWER_TAG,
+    NETWORK_SRC,
+    DataEventPacket,
+    ErrorPacket,
+    FrameError,
+    Packet,
+    PacketType,
+    doc_init,
+)
+from .metrics import AgentMetrics, FrameRecord, FrameStatus, Totals
+from .protocols import ProtocolAdapter
+from .routing import Router, RoutingMode
+
+
+@dataclass(frozen=True)
+class Send:
+    """Write ``blob`` to each agent in ``dst``."""
+
+    dst: tuple[str, ...]
+    blob: bytes
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    status: str
+    error: str | None = None
+
+
+@dataclass
+class Outcome:
+    """What the transport must do after one event, in order: log, send, report, maybe stop."""
+
+    records: list[FrameRecord] = field(default_factory=list)
+    sends: list[Send] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    end: RunEnd | None = None
+
+
+@dataclass
+class _Work:
+    """A packet delivered to an agent that consumes it, not yet answered."""
+
+    blob: bytes
+    packet: Packet
+    header: int
+
+
+class RelayCore:
+    """The relay's state machine for one run over a fixed line-up of agents."""
+
+    def __init__(
+        self,
+        run_id: str,
+        adapter: ProtocolAdapter,
+        agents: Iterable[tuple[str, str]],
+        mode: RoutingMode = RoutingMode.AUTO,
+        topics: Mapping[str, frozenset[str]] | None = None,
+        max_frame_bytes: int = 1_048_576,
+        origin: float = 0.0,
+    ) -> None:
+        lineup = list(agents)
+        self.run_id = run_id
+        self.adapter = adapter
+        self.max_frame_bytes = max_frame_bytes
+        self.router = Router(mode, lineup, topics)
+        self.totals = Totals()
+        self.agents = {n: AgentMetrics(node_id=n, tool=t) for n, t in lineup}
+        self.origin = origin  # frame times are relative to this (the run's wall start)
+        self.t0: float | None = None  # doc_init: the clock starts
+        self.done_at: float | None = None
+        self.end: RunEnd | None = None
+        self.final: DataEventPacket | None = None
+        self._in_flight: dict[str, _Work] = {}
+        self._tools_done: set[str] = set()
+
+    # --- registration ---------------------------------------------------------------------
+    def register(self, node_id: str, consumes: frozenset[str] | None = None) -> None:
+        """An agent is connected; ``consumes`` is what it announced (None: use the configuration)."""
+        if consumes is not None:
+            self.router.subscribe(node_id, consumes)
+        self.agents[node_id].status = "connected"
+
+    # --- events ---------------------------------------------------------------------------
+    def start(self, doc: str, question: str, chunk_size: int, now: float) -> Outcome:
+        """t=0, ``broadcast_init``: the document in chunks and the question to the agents."""
+        self.t0 = now
+        out = Outcome()
+        packet = doc_init(self.run_id, doc, question, chunk_size)
+        blob = self.adapter.encode(packet.to_dict())
+        header = self.adapter.header_bytes(blob, packet)
+        dst = self.router.destinations(packet.type.value, NETWORK_SRC)
+        self._deliver(out, NETWORK_SRC, blob, packet, header, dst, now, received=False)
+        out.notes.append(
+            f"[{self._s(now):7.2f}s] doc_init  network -> {','.join(dst)} "
+            f"({len(packet.payload.chunks)} chunks, {len(blob)} B each)"
+        )
+        return out
+
+    def receive(self, src: str, blob: bytes, now: float) -> Outcome:
+        """One frame from agent ``src``: validate, route, count, detect the final answer."""
+        out = Outcome()
+        if self.end is not None:
+            # The run is over: the frame is still on the books, but nobody receives it.
+            self._reject(out, src, blob, now, f"run {self.run_id} already ended ({self.end.status})")
+            return out
+        try:
+            packet = self._validate(src, blob)
+        except FrameError as exc:
+            self._reject(out, src, blob, now, str(exc))
+            return out
+        header = self.adapter.header_bytes(blob, packet)
+        self._in_flight.pop(src, None)  # the agent answered: its work is no longer in flight
+        if isinstance(packet, ErrorPacket):
+            self._deliver(out, src, blob, packet, header, [], now, received=True)
+            message = f"agent {src} ({self.router.tool_of(src)}) failed: {packet.payload.error}"
+            self.agents[src].note = message
+            out.notes.append(f"[{self._s(now):7.2f}s] {message}")
+            self._finish(out, now, "agent_error", message)
+            return out
+        self._tools_done.add(self.router.tool_of(src))
+        dst = self.router.destinations(packet.type.value, src)
+        self._deliver(out, src, blob, packet, header, dst, now, received=True)
+        out.notes.append(
+            f"[{self._s(now):7.2f}s] {packet.type.value:<10} {src} -> {','.join(dst) or '-'} "
+            f"({len(blob)} B, {packet.token_used} tokens)"
+        )
+        if isinstance(packet, DataEventPacket) and packet.tag == FINAL_ANSWER_TAG and self.final is None:
+            self.final = packet
+            self._finish(out, now, "ok")
+        return out
+
+    def lost(self, node_id: str, reason: str, now: float) -> Outcome:
+        """Agent ``node_id`` is gone: deregister it; hand its work in flight to a live
+        same-tool agent, or end the run when its tool is needed and none is left."""
+        out = Outcome()
+        stats = self.agents[node_id]
+        if stats.status == "dead":
+            return out
+        stats.status = "dead"
+        stats.note = f"disconnected at {self._ms(now):.0f} ms: {reason}"
+        self.router.remove(node_id)
+        work = self._in_flight.pop(node_id, None)
+        if self.end is not None:
+            return out
+        tool = stats.tool
+        out.notes.append(f"[{self._s(now):7.2f}s] agent {node_id} ({tool}) disconnected: {reason}")
+        if work is None and tool in self._tools_done:
+            return out  # its part of the pipeline is already done
+        if not self.router.group_alive(tool):
+            self._finish(
+                out,
+                now,
+                "agent_dead",
+                f"agent {node_id} ({tool}) disconnected and no other {tool!r} agent is alive",
+            )
+            return out
+        if work is not None:
+            dst = self.router.destinations(work.packet.type.value, work.packet.src, exclude=[node_id])
+            dst = [n for n in dst if self.router.tool_of(n) == tool][:1]
+            self._deliver(
+                out, NETWORK_SRC, work.blob, work.packet, work.header, dst, now, received=False,
+                status="redelivered",
+            )  # fmt: skip
+            out.notes.append(
+                f"[{self._s(now):7.2f}s] redelivered {work.packet.type.value} to {','.join(dst)}"
+            )
+        return out
+
+    def expire(self, now: float, timeout: float) -> Outcome:
+        """``RUN_TIMEOUT`` passed without a final answer."""
+        out = Outcome()
+        self._finish(out, now, "timeout", f"no final answer within RUN_TIMEOUT={timeout:.0f}s")
+        return out
+
+    def fail(self, status: str, error: str, now: float) -> Outcome:
+        """The run cannot go on (e.g. an agent unreachable at connect time)."""
+        out = Outcome()
+        self._finish(out, now, status, error)
+        return out
+
+    # --- inside ---------------------------------------------------------------------------
+    def _validate(self, src: str, blob: bytes) -> Packet:
+        if len(blob) > self.max_frame_bytes:
+            raise FrameError(f"oversized frame: {len(blob)} bytes > MAX_FRAME_BYTES={self.max_frame_bytes}")
+        packet = self.adapter.decode_packet(blob)
+        if packet.src != src:
+            raise FrameError(f"packet claims src {packet.src!r} but arrived from agent {src!r}")
+        if packet.run_id != self.run_id:
+            raise FrameError(f"packet belongs to run {packet.run_id!r}, not the current run {self.run_id!r}")
+        if packet.type is PacketType.DOC_INIT:
+            raise FrameError("doc_init comes from the relay only")
+        return packet
+
+    def _deliver(
+        self,
+        out: Outcome,
+        src: str,
+        blob: bytes,
+        packet: Packet,
+        header: int,
+        dst: list[str],
+        now: float,
+        received: bool,
+        status: FrameStatus = "accepted",
+    ) -> None:
+        for node_id in dst:
+            if self.router.consumes(node_id, packet.type.value):
+                self._in_flight[node_id] = _Work(blob, packet, header)
+        self._log(
+            out,
+            FrameRecord.of(
+                n=self.totals.frames, t_ms=self._rel(now), src=src, dst=dst, blob=blob, received=received,
+                status=status, header_size=header, type=packet.type.value, tag=packet.tag,
+                token_used=packet.token_used, llm_ms=packet.llm_ms,
+            ),
+        )  # fmt: skip
+        if dst:
+            out.sends.append(Send(tuple(dst), blob))
+
+    def _reject(self, out: Outcome, src: str, blob: bytes, now: float, error: str) -> None:
+        self._log(
+            out,
+            FrameRecord.of(
+                n=self.totals.frames, t_ms=self._rel(now), src=src, dst=[], blob=blob, received=True,
+                status="rejected", error=error,
+            ),
+        )  # fmt: skip
+        out.notes.append(f"[{self._s(now):7.2f}s] REJECTED frame from agent {src}: {error}")
+
+    def _log(self, out: Outcome, record: FrameRecord) -> None:
+        # The one place counters change: from the record that goes into frames.jsonl.
+        self.totals.add(record, self.agents)
+        out.records.append(record)
+
+    def _finish(self, out: Outcome, now: float, status: str, error: str | None = None) -> None:
+        if self.end is not None:
+            return
+        self.end = RunEnd(status, error)
+        self.done_at = now
+        out.end = self.end
+        out.notes.append(f"[{self._s(now):7.2f}s] run ends: {status}" + (f" ({error})" if error else ""))
+
+    def _rel(self, now: float) -> float:
+        return (now - self.origin) * 1000
+
+    def _ms(self, now: float) -> float:
+        return (now - (self.t0 if self.t0 is not None else self.origin)) * 1000
+
+    def _s(self, now: float) -> float:
+        return self._ms(now) / 1000
+
+    def elapsed_ms(self, now: float) -> float:
+        """t=0 (doc_init) to the end of the run (or ``now`` while it runs)."""
+        start = self.t0 if self.t0 is not None else self.origin
+        end = self.done_at if self.done_at is not None else now
+        return (end - start) * 1000

@@ -1,0 +1,193 @@
+"""RelayCore by plain calls: no sockets, no event loop, time passed in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gaiamesh.core import Outcome, RelayCore
+from gaiamesh.frames import PacketType, make_packet
+from gaiamesh.metrics import Totals
+from gaiamesh.protocols import generate_keys, get_adapter
+from gaiamesh.routing import RoutingMode
+from gaiamesh.tools import subscriptions
+
+FOUR = [("0", "search"), ("1", "extract"), ("2", "triple"), ("3", "reason")]
+EIGHT = FOUR + [("4", "search"), ("5", "extract"), ("6", "triple"), ("7", "reason")]
+PAYLOADS: dict[PacketType, dict[str, Any]] = {
+    PacketType.SEARCH_DOCS: {"passages": [{"chunk": 0, "score": 1.0, "text": "The farm has 148 MW."}], "n_chunks": 1},
+    PacketType.EVENTS: {"facts": [{"text": "The farm has 148 MW.", "score": 1.0, "candidate": "148 MW"}]},
+    PacketType.TRIPLES: {"triples": [], "facts": [{"text": "The farm has 148 MW.", "score": 1.0}]},
+    PacketType.DATA_EVENT: {
+        "answer": "148 MW", "method": "reading", "question": "q?", "reading": "148 MW", "candidates": [],
+        "facts_used": 1, "triples_seen": 0,
+    },
+    PacketType.ERROR: {"tool": "extract", "error": "model server unreachable", "on": "search_docs"},
+}  # fmt: skip
+EMITS = {"search": PacketType.SEARCH_DOCS, "extract": PacketType.EVENTS, "triple": PacketType.TRIPLES,
+         "reason": PacketType.DATA_EVENT}  # fmt: skip
+
+
+def core(lineup: list[tuple[str, str]] = FOUR, mode: RoutingMode = RoutingMode.AUTO, **kw: Any) -> RelayCore:
+    c = RelayCore("run1", kw.pop("adapter", get_adapter("json")), lineup, mode, **kw)
+    subs = subscriptions()
+    for node, tool in lineup:
+        c.register(node, subs[tool])
+    return c
+
+
+def frame(
+    c: RelayCore, sender: str, ptype: PacketType | None = None, adapter: Any = None, **kw: Any
+) -> bytes:
+    """An encoded packet from ``sender`` of the type its tool emits; ``kw`` overrides envelope fields."""
+    ptype = ptype or EMITS[c.router.tool_of(sender)]
+    tag = "final_answer" if ptype is PacketType.DATA_EVENT else None
+    fields = {"run_id": c.run_id, "src": sender, "seq": 1, "tag": tag, "token_used": 10, "llm_ms": 5.0, **kw}
+    packet = make_packet(ptype, PAYLOADS[ptype], **fields)
+    return (adapter or c.adapter).encode(packet.to_dict())
+
+
+def counters_equal_records(c: RelayCore, outcomes: list[Outcome]) -> None:
+    """Folding every record the core emitted gives exactly the core's counters."""
+    again = Totals()
+    for out in outcomes:
+        for r in out.records:
+            again.add(r)
+    assert again == c.totals
+
+
+def test_a_whole_run_by_plain_calls_broadcast() -> None:
+    c = core()
+    outs = [c.start("The farm has 148 MW. " * 30, "How big?", 400, now=1.0)]
+    assert outs[0].sends[0].dst == ("0", "1", "2", "3") and outs[0].records[0].type == "doc_init"
+    for t, src in enumerate("0123", start=2):
+        outs.append(c.receive(src, frame(c, src), now=float(t)))
+        assert outs[-1].sends[0].dst == tuple(n for n in "0123" if n != src)  # broadcast: all others
+    assert outs[-1].end is not None and outs[-1].end.status == "ok"
+    assert c.final is not None and c.final.payload.answer == "148 MW"
+    assert c.elapsed_ms(now=99.0) == pytest.approx(4000.0)  # doc_init at 1 s, answer at 5 s
+    assert c.totals.pkt_cnt == 5 and c.totals.token_sum == 40 and c.totals.llm_ms == 20.0
+    assert c.totals.bytes_tx == sum(len(s.blob) * len(s.dst) for o in outs for s in o.sends)
+    assert c.agents["3"].token_used == 10 and c.agents["0"].pkts_received == 4  # doc_init + 3
+    counters_equal_records(c, outs)
+
+
+def test_topic_routing_sends_only_to_consumers() -> None:
+    c = core(mode=RoutingMode.TOPIC)
+    dsts = [c.start("doc", "q?", 400, 0.0).sends[0].dst]
+    for src in "012":
+        dsts.append(c.receive(src, frame(c, src), 1.0).sends[0].dst)
+    last = c.receive("3", frame(c, "3"), 2.0)
+    assert dsts == [("0",), ("1",), ("2",), ("3",)] and last.sends == [] and last.end is not None
+
+
+def test_share_routing_splits_work_between_replicas() -> None:
+    c = core(EIGHT)
+    assert c.router.mode is RoutingMode.SHARE
+    assert c.start("doc", "q?", 400, 0.0).sends[0].dst == ("0",)
+    assert c.receive("0", frame(c, "0"), 1.0).sends[0].dst == ("5",)
+
+
+@pytest.mark.parametrize(
+    ("blob", "error"),
+    [
+        (b"{not json", "json frame: malformed JSON"),
+        (b"x" * 5000, "oversized frame: 5000 bytes > MAX_FRAME_BYTES=4096"),
+        (b'{"type": "gossip", "run_id": "run1", "src": "0", "seq": 1}', "unknown packet type 'gossip'"),
+        (b'{"type": "search_docs", "run_id": "run1", "src": "0", "seq": 1, "payload": {}}',
+         "invalid packet field 'payload.passages': Field required"),
+    ],
+)  # fmt: skip
+def test_rejections_are_recorded_counted_and_route_nothing(blob: bytes, error: str) -> None:
+    c = core(max_frame_bytes=4096)
+    start = c.start("doc", "q?", 400, 0.0)
+    out = c.receive("0", blob, 1.0)
+    assert out.sends == [] and out.end is None
+    (r,) = out.records
+    assert r.status == "rejected" and r.error is not None and r.error.startswith(error)
+    assert c.totals.rejected_cnt == 1 and c.agents["0"].rejected == 1 and c.totals.bytes_rx == len(blob)
+    counters_equal_records(c, [start, out])
+
+
+def test_envelope_rejections() -> None:
+    c = core()
+    c.start("doc", "q?", 400, 0.0)
+    spoofed = c.receive("0", frame(c, "0", src="3"), 1.0).records[0].error
+    stale = c.receive("0", frame(c, "0", run_id="old-run"), 1.0).records[0].error
+    forged_init = c.receive("0", get_adapter("json").encode(
+        make_packet(PacketType.DOC_INIT, {"chunks": ["x"]}, run_id="run1", src="0", seq=1).to_dict()), 1.0
+    ).records[0].error  # fmt: skip
+    assert spoofed == "packet claims src '3' but arrived from agent '0'"
+    assert stale == "packet belongs to run 'old-run', not the current run 'run1'"
+    assert forged_init == "doc_init comes from the relay only"
+    assert c.totals.rejected_cnt == 3 and c.totals.pkt_cnt == 1
+
+
+def test_signed_frames_are_verified_by_the_core(tmp_path: Path) -> None:
+    keys = generate_keys(tmp_path, ["network", "0", "1", "2", "3"])
+    c = core(adapter=get_adapter("signed", "network", keys))
+    c.start("doc", "q?", 400, 0.0)
+    good = frame(c, "0", adapter=get_adapter("signed", "0", keys))
+    bad = c.receive("0", good[:-3] + b"xyz", 1.0).records[0]
+    ok = c.receive("0", good, 1.0).records[0]
+    assert bad.status == "rejected" and bad.error == "signed: bad signature on a frame from '0'"
+    assert ok.status == "accepted" and ok.header_size == 68 + 1
+
+
+def test_frames_after_the_end_are_on_the_books_but_go_nowhere() -> None:
+    c = core()
+    c.start("doc", "q?", 400, 0.0)
+    c.receive("3", frame(c, "3"), 1.0)
+    late = c.receive("1", frame(c, "1"), 2.0)
+    assert late.sends == [] and late.records[0].status == "rejected"
+    assert late.records[0].error == "run run1 already ended (ok)"
+
+
+def test_an_error_packet_ends_the_run_with_the_agents_reason() -> None:
+    c = core()
+    c.start("doc", "q?", 400, 0.0)
+    out = c.receive("1", frame(c, "1", PacketType.ERROR), 1.0)
+    assert out.end is not None and out.end.status == "agent_error"
+    assert out.end.error == "agent 1 (extract) failed: model server unreachable"
+    assert out.records[0].status == "accepted" and out.sends == []
+
+
+def test_a_dead_agents_work_is_redelivered_to_a_live_replica() -> None:
+    c = core(EIGHT)
+    outs = [c.start("doc", "q?", 400, 0.0), c.receive("0", frame(c, "0"), 1.0)]  # search_docs -> 5
+    assert outs[-1].sends[0].dst == ("5",)
+    outs.append(c.lost("5", "connection closed (1006)", 2.0))
+    (r,) = outs[-1].records
+    assert r.status == "redelivered" and r.dst == ["1"] and r.src == "network" and r.type == "search_docs"
+    assert outs[-1].sends[0].dst == ("1",) and outs[-1].sends[0].blob == outs[1].sends[0].blob
+    assert c.agents["5"].status == "dead" and "1006" in c.agents["5"].note
+    assert c.totals.token_sum == 10  # the redelivery is not a second answer
+    # the replica answers: the run goes on through live agents only
+    outs.append(c.receive("1", frame(c, "1"), 3.0))
+    assert "5" not in outs[-1].sends[0].dst
+    counters_equal_records(c, outs)
+
+
+def test_a_dead_agent_without_replica_ends_the_run_when_its_tool_is_needed() -> None:
+    c = core()
+    c.start("doc", "q?", 400, 0.0)
+    out = c.lost("2", "connection closed", 1.0)
+    assert out.end is not None and out.end.status == "agent_dead"
+    assert out.end.error == "agent 2 (triple) disconnected and no other 'triple' agent is alive"
+
+
+def test_a_dead_agent_whose_part_is_done_does_not_end_the_run() -> None:
+    c = core()
+    c.start("doc", "q?", 400, 0.0)
+    c.receive("0", frame(c, "0"), 1.0)
+    assert c.lost("0", "connection closed", 2.0).end is None and c.end is None
+
+
+def test_timeout_and_failure_end_the_run_once() -> None:
+    c = core()
+    c.start("doc", "q?", 400, 0.0)
+    out = c.expire(300.0, 300)
+    assert out.end is not None and out.end.error == "no final answer within RUN_TIMEOUT=300s"
+    assert c.fail("connect_failed", "late", 301.0).end is None and c.end == out.end
