@@ -186,6 +186,7 @@ class MeshAgent:
             self.settings.port,
             process_request=self._health,
             process_response=self._announce,
+            compression=None,  # frames cross the wire as the protocol encoded them (see relay.py)
             max_size=4 * self.settings.max_frame_bytes,
         ):
             log.info(

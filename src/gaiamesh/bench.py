@@ -92,7 +92,7 @@ def run_bench(
                         for task in tasks:
                             progress.update(bar, description=f"{protocol:<10} {task.task_id:<22} #{r + 1}")
                             run_dir = out / "runs" / protocol / f"{task.task_id}-{r + 1}"
-                            net = MeshNetwork(proto_settings, task, run_dir, reporter=lambda _: None)
+                            net = MeshNetwork(proto_settings, task, run_dir, quiet=True)
                             rows.append(_row(r + 1, asyncio.run(net.run())))
                             progress.advance(bar)
             if baseline:

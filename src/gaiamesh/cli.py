@@ -160,13 +160,16 @@ def _cmd_bench_overhead(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     out = Path(args.out)
+    fanouts = [int(n) for n in args.fanout.split(",") if n.strip()]
+    if args.relays_only:
+        run_overhead(out, args.frames, args.fanout_frames, fanouts, args.rounds, None)
+        return 0
     group = ProcessGroup(out / "logs")
     try:
         with model_server(settings, group):
             path = settings.model_path or bundled_model_path()
-            run_overhead(
-                args.frames, out, settings.ollama_host, settings.model, path, args.tokens, args.repeat
-            )
+            model = (settings.ollama_host, settings.model, path, args.tokens, args.repeat)
+            run_overhead(out, args.frames, args.fanout_frames, fanouts, args.rounds, model)
     except RunError as exc:
         errors.print(f"[red]bench-overhead failed:[/red] {exc}")
         return 1
@@ -279,6 +282,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     over = sub.add_parser("bench-overhead", help="relay cost per frame and model server speed, side by side")
     over.add_argument("--frames", type=int, default=2000, help="round trips per path (default 2000)")
+    over.add_argument("--fanout-frames", type=int, default=5000, help="frames per fan-out measurement")
+    over.add_argument("--rounds", type=int, default=5, help="rounds over every path (medians; default 5)")
+    over.add_argument("--fanout", default="4,16", help="subscriber counts for fan-out (default 4,16)")
+    over.add_argument("--relays-only", action="store_true", help="skip the model server comparison")
     over.add_argument("--tokens", type=int, default=128, help="tokens generated per model sample")
     over.add_argument("--repeat", type=int, default=3, help="model samples per side")
     over.add_argument("--out", default="bench")

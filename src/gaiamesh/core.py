@@ -47,7 +47,10 @@ class RunEnd:
 
 @dataclass
 class Outcome:
-    """What the transport must do after one event, in order: log, send, report, maybe stop."""
+    """What the transport must do after one event, in order: log, send, report, maybe stop.
+
+    ``notes`` are progress lines for events that are not frames (an agent lost, the end);
+    the transport describes frames from their records, and only when someone reads it."""
 
     records: list[FrameRecord] = field(default_factory=list)
     sends: list[Send] = field(default_factory=list)
@@ -109,10 +112,6 @@ class RelayCore:
         header = self.adapter.header_bytes(blob, packet)
         dst = self.router.destinations(packet.type.value, NETWORK_SRC)
         self._deliver(out, NETWORK_SRC, blob, packet, header, dst, now, received=False)
-        out.notes.append(
-            f"[{self._s(now):7.2f}s] doc_init  network -> {','.join(dst)} "
-            f"({len(packet.payload.chunks)} chunks, {len(blob)} B each)"
-        )
         return out
 
     def receive(self, src: str, blob: bytes, now: float) -> Outcome:
@@ -139,10 +138,6 @@ class RelayCore:
         self._tools_done.add(self.router.tool_of(src))
         dst = self.router.destinations(packet.type.value, src)
         self._deliver(out, src, blob, packet, header, dst, now, received=True)
-        out.notes.append(
-            f"[{self._s(now):7.2f}s] {packet.type.value:<10} {src} -> {','.join(dst) or '-'} "
-            f"({len(blob)} B, {packet.token_used} tokens)"
-        )
         if isinstance(packet, DataEventPacket) and packet.tag == FINAL_ANSWER_TAG and self.final is None:
             self.final = packet
             self._finish(out, now, "ok")
@@ -222,14 +217,16 @@ class RelayCore:
         received: bool,
         status: FrameStatus = "accepted",
     ) -> None:
+        ptype = packet.type.value
+        consumes = self.router.consumes
         for node_id in dst:
-            if self.router.consumes(node_id, packet.type.value):
+            if consumes(node_id, ptype):
                 self._in_flight[node_id] = _Work(blob, packet, header)
         self._log(
             out,
             FrameRecord.of(
                 n=self.totals.frames, t_ms=self._rel(now), src=src, dst=dst, blob=blob, received=received,
-                status=status, header_size=header, type=packet.type.value, tag=packet.tag,
+                status=status, header_size=header, type=ptype, tag=packet.tag,
                 token_used=packet.token_used, llm_ms=packet.llm_ms,
             ),
         )  # fmt: skip
@@ -244,7 +241,6 @@ class RelayCore:
                 status="rejected", error=error,
             ),
         )  # fmt: skip
-        out.notes.append(f"[{self._s(now):7.2f}s] REJECTED frame from agent {src}: {error}")
 
     def _log(self, out: Outcome, record: FrameRecord) -> None:
         # The one place counters change: from the record that goes into frames.jsonl.

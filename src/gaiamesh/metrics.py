@@ -16,18 +16,23 @@ from __future__ import annotations
 
 import base64
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 FrameStatus = Literal["accepted", "rejected", "redelivered"]
 
 
-class FrameRecord(BaseModel):
-    """One line of ``frames.jsonl``: a frame the relay handled, with its bytes in base64."""
+@dataclass(slots=True)
+class FrameRecord:
+    """One line of ``frames.jsonl``: a frame the relay handled, with its bytes in base64.
 
-    model_config = ConfigDict(extra="forbid")
+    A plain dataclass (one is made per frame on the relay's hot path); :data:`RECORD`
+    validates and serializes it with pydantic."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
 
     n: int
     t_ms: float
@@ -37,13 +42,16 @@ class FrameRecord(BaseModel):
     rx_bytes: int  # the frame's size when it came in from an agent, else 0
     tx_bytes: int  # size times the copies sent
     header_size: int
+    status: FrameStatus
+    b64: str
     type: str | None = None
     tag: str | None = None
     token_used: int = 0
     llm_ms: float = 0.0
-    status: FrameStatus
     error: str | None = None
-    b64: str
+
+    def to_json(self) -> bytes:
+        return RECORD.dump_json(self)
 
     @classmethod
     def of(
@@ -63,6 +71,7 @@ class FrameRecord(BaseModel):
         llm_ms: float = 0.0,
         error: str | None = None,
     ) -> FrameRecord:
+        """The record of one frame, from the frame's bytes."""
         return cls(
             n=n,
             t_ms=round(t_ms, 3),
@@ -82,7 +91,11 @@ class FrameRecord(BaseModel):
         )
 
 
-class AgentMetrics(BaseModel):
+RECORD: TypeAdapter[FrameRecord] = TypeAdapter(FrameRecord)
+
+
+@dataclass(slots=True)
+class AgentMetrics:
     """Per agent: what the relay saw of it (counts folded from the frame records)."""
 
     node_id: str
@@ -98,8 +111,10 @@ class AgentMetrics(BaseModel):
     note: str = ""
 
 
-class Totals(BaseModel):
-    """The run's counters. Only :meth:`add` changes them."""
+@dataclass(slots=True)
+class Totals:
+    """The run's counters. Only :meth:`add` changes them (a plain dataclass: it is updated
+    on every frame)."""
 
     bytes_tx: int = 0
     bytes_rx: int = 0
@@ -134,10 +149,10 @@ class Totals(BaseModel):
         if r.status == "redelivered":
             return  # a redelivery repeats a packet whose tokens were already counted
         self.token_sum += r.token_used
-        self.llm_ms = round(self.llm_ms + r.llm_ms, 3)
+        self.llm_ms += r.llm_ms  # rounded where it is written out (same order, same float)
         if sender is not None:
             sender.token_used += r.token_used
-            sender.llm_ms = round(sender.llm_ms + r.llm_ms, 3)
+            sender.llm_ms += r.llm_ms
 
     COUNTERS: ClassVar[tuple[str, ...]] = (
         "bytes_rx",
@@ -218,7 +233,7 @@ class FrameLog:
 
     def write(self, records: list[FrameRecord]) -> None:
         if records:
-            os.write(self._fd, b"".join(r.model_dump_json().encode() + b"\n" for r in records))
+            os.write(self._fd, b"".join(r.to_json() + b"\n" for r in records))
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -227,7 +242,7 @@ class FrameLog:
 
 
 def read_log(path: Path) -> list[FrameRecord]:
-    return [FrameRecord.model_validate_json(line) for line in path.read_bytes().splitlines() if line]
+    return [RECORD.validate_json(line) for line in path.read_bytes().splitlines() if line]
 
 
 def totals_from_log(path: Path) -> dict[str, int]:
@@ -251,5 +266,5 @@ def audit(run_dir: Path) -> list[tuple[str, object, object]]:
     rows: list[tuple[str, object, object]] = [
         (k, getattr(metrics, k), getattr(totals, k)) for k in Totals.COUNTERS
     ]
-    rows.append(("llm_ms", round(metrics.llm_ms, 3), round(totals.llm_ms, 3)))
+    rows.append(("llm_ms", metrics.llm_ms, round(totals.llm_ms, 3)))
     return rows

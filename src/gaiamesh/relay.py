@@ -2,10 +2,11 @@
 
 It connects to every agent, learns what each consumes from its handshake, hands every event
 (the document at t=0, each frame, each lost connection, the timeout) to the core with the
-time it happened, and carries out the outcome: the frame records go to ``frames.jsonl``
-first, then the bytes go out. Sends never wait on an agent (``broadcast`` writes to each
-connection's buffer), so one slow agent does not stall the others. At the end it scores the
-answer and writes ``metrics.json``, ``config.json`` and ``run_artifacts.tar.gz``.
+time it happened, and carries out the outcomes once per pass of the event loop: the frame
+records go to ``frames.jsonl`` first, then the bytes go out, one socket write per agent.
+Sends never wait on an agent (they go to its connection's buffer), so one slow agent does
+not stall the others. At the end it scores the answer and writes ``metrics.json``,
+``config.json`` and ``run_artifacts.tar.gz``.
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ import json
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.asyncio.server import broadcast
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.protocol import State
 
 from .artifacts import write_archive
 from .core import Outcome, RelayCore
 from .frames import Announcement
-from .metrics import FrameLog, RunMetrics
+from .metrics import FrameLog, FrameRecord, RunMetrics
 from .protocols import get_adapter
 from .scoring import get_scorer
 from .settings import AgentSpec, Settings
@@ -38,6 +40,30 @@ class ConnectError(RuntimeError):
     the configuration names."""
 
 
+def write_frames(ws: ClientConnection, blobs: list[bytes]) -> None:
+    """Send ``blobs`` as binary frames in one socket write, without waiting on the agent.
+
+    Through websockets' Sans-I/O protocol, as its ``broadcast`` does, but coalesced: a burst of
+    frames to one agent costs one ``send()``, not one each. A slow agent's bytes wait in its
+    own transport buffer; nobody else waits for it. A closing connection is skipped: its work
+    in flight is redelivered when the relay notices it is gone."""
+    if ws.protocol.state is not State.OPEN:
+        return
+    for blob in blobs:
+        ws.protocol.send_binary(blob)
+    ws.transport.write(b"".join(ws.protocol.data_to_send()))
+
+
+def describe(r: FrameRecord) -> str:
+    """One progress line for a frame the relay handled."""
+    at = f"[{r.t_ms / 1000:7.2f}s]"
+    if r.status == "rejected":
+        return f"{at} REJECTED frame from agent {r.src}: {r.error}"
+    if r.status == "redelivered":
+        return f"{at} redelivered {r.type} to {','.join(r.dst) or '-'}"
+    return f"{at} {r.type:<10} {r.src} -> {','.join(r.dst) or '-'} ({r.size} B, {r.token_used} tokens)"
+
+
 class MeshNetwork:
     """Star-topology relay and metrics collector for one run."""
 
@@ -48,11 +74,13 @@ class MeshNetwork:
         out_dir: Path,
         reporter: Reporter | None = None,
         run_id: str | None = None,
+        quiet: bool = False,
     ) -> None:
         self.settings = settings
         self.task = task
         self.out_dir = Path(out_dir)
         self.report: Reporter = reporter or (lambda line: print(line, flush=True))
+        self.quiet = quiet  # no progress lines at all (benchmarks, batches)
         self.adapter = get_adapter(settings.protocol, "network", settings.keys_dir)
         self.specs: list[AgentSpec] = settings.agent_specs()
         if not self.specs:
@@ -62,6 +90,7 @@ class MeshNetwork:
         self.core: RelayCore | None = None
         self.framelog: FrameLog | None = None
         self._done = asyncio.Event()
+        self._pending: list[Outcome] = []
         self._closing = False
         self._wall0 = time.monotonic()
 
@@ -84,6 +113,10 @@ class MeshNetwork:
             try:
                 ws = await connect(
                     spec.url,
+                    # No permessage-deflate: it would compress every frame behind the protocol's
+                    # back, so bytes_tx/bytes_rx would not be what crosses the wire (and it costs
+                    # ~80 µs a hop here).
+                    compression=None,
                     max_size=4 * self.settings.max_frame_bytes,
                     open_timeout=max(0.5, min(5.0, deadline - time.monotonic())),
                 )
@@ -134,15 +167,38 @@ class MeshNetwork:
 
     # --- moving bytes ----------------------------------------------------------------------
     def _apply(self, outcome: Outcome) -> None:
-        """Carry out the core's decision: log first, then send, then report."""
+        """Queue the core's decision; it is carried out when this pass of the event loop ends,
+        together with every other frame read in the same pass."""
+        self._pending.append(outcome)
+        if len(self._pending) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """Carry out the queued decisions: the frame log first (one write), then the bytes (one
+        socket write per agent), then the progress lines. Writing the log before the frames
+        leave means a killed relay's log still holds every frame it accepted."""
+        outcomes, self._pending = self._pending, []
+        if not outcomes:
+            return
         assert self.framelog is not None
-        self.framelog.write(outcome.records)
-        for send in outcome.sends:
-            broadcast([self.conns[d] for d in send.dst if d in self.conns], send.blob)
-        for note in outcome.notes:
-            self.report(note)
-        if outcome.end is not None:
-            self._done.set()
+        self.framelog.write([r for o in outcomes for r in o.records])
+        outgoing: dict[str, list[bytes]] = {}
+        for outcome in outcomes:
+            for send in outcome.sends:
+                for node_id in send.dst:
+                    outgoing.setdefault(node_id, []).append(send.blob)
+        for node_id, blobs in outgoing.items():
+            ws = self.conns.get(node_id)
+            if ws is not None:
+                write_frames(ws, blobs)
+        for outcome in outcomes:
+            if not self.quiet:
+                for record in outcome.records:
+                    self.report(describe(record))
+                for note in outcome.notes:
+                    self.report(note)
+            if outcome.end is not None:
+                self._done.set()
 
     async def _reader(self, core: RelayCore, node_id: str, ws: ClientConnection) -> None:
         reason = "connection closed"
@@ -194,6 +250,7 @@ class MeshNetwork:
                         self._apply(core.expire(time.monotonic(), self.settings.run_timeout))
                     await self._close_all()  # the readers end with their connections
         finally:
+            self._flush()
             self.framelog.close()
         return self.finalize(core)
 
@@ -218,14 +275,15 @@ class MeshNetwork:
                 "routing": core.router.mode.value,
                 "model": self.settings.model,
                 "scorer": self.settings.scorer,
-                **{k: getattr(totals, k) for k in (*totals.COUNTERS, "llm_ms")},
+                **{k: getattr(totals, k) for k in totals.COUNTERS},
+                "llm_ms": round(totals.llm_ms, 3),
                 "elapsed_ms": round(elapsed_ms, 3),
                 "wall_ms": round((now - self._wall0) * 1000, 3),
                 "network_share": round(max(0.0, 1 - totals.llm_ms / elapsed_ms), 4)
                 if elapsed_ms > 0
                 else 0.0,
                 **scores,
-                "agents": core.agents,
+                "agents": {n: replace(a, llm_ms=round(a.llm_ms, 3)) for n, a in core.agents.items()},
             }
         )
         metrics.write(self.out_dir / "metrics.json")
