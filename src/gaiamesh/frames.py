@@ -174,14 +174,6 @@ Packet = Annotated[
     Field(discriminator="type"),
 ]
 PACKET: TypeAdapter[Packet] = TypeAdapter(Packet)
-PAYLOADS: dict[PacketType, type[Body]] = {
-    PacketType.DOC_INIT: DocInit,
-    PacketType.SEARCH_DOCS: SearchDocs,
-    PacketType.EVENTS: Events,
-    PacketType.TRIPLES: Triples,
-    PacketType.DATA_EVENT: FinalAnswer,
-    PacketType.ERROR: ToolFailure,
-}
 
 
 def _frame_error(exc: ValidationError, blob: bytes | None = None, data: Any = None) -> FrameError:

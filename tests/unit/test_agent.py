@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 from websockets.asyncio.client import connect
@@ -18,14 +21,24 @@ from ..conftest import free_port
 from .fakes import FakeLLM
 
 
-async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def serving(tmp: Path, node_id: str, tool: str, llm: Any = None) -> AsyncIterator[int]:
+    """A real MeshAgent on a free loopback port (fake model unless ``llm``); yields the port."""
     port = free_port()
-    s = load_settings(node_id="0", tool="search", port=port, workspace_root=tmp_path)
+    s = load_settings(node_id=node_id, tool=tool, port=port, workspace_root=tmp)
     stop = asyncio.Event()
-    agent = MeshAgent(s, llm=FakeLLM())  # type: ignore[arg-type]
+    agent = MeshAgent(s, llm=llm or FakeLLM())
     server = asyncio.create_task(agent.serve(stop))
     await asyncio.wait_for(agent.listening.wait(), 10)
     try:
+        yield port
+    finally:
+        stop.set()
+        await server
+
+
+async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> None:
+    async with serving(tmp_path, "0", "search") as port:
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
             async with httpx.AsyncClient() as http:
                 assert (await http.get(f"http://127.0.0.1:{port}/health")).text == "ok\n"
@@ -46,20 +59,11 @@ async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> Non
         assert [x["event"] for x in unowned] == ["rejected"] and "malformed JSON" in unowned[0]["error"]
         memory = json.loads((tmp_path / "0/run-a/memory.json").read_text())
         assert memory["question"] == "How big is the farm?" and memory["retrieved_chunks"]
-    finally:
-        stop.set()
-        await server
 
 
 async def test_unreachable_model_becomes_an_error_packet(tmp_path: Path) -> None:
-    port = free_port()
-    s = load_settings(node_id="3", tool="reason", port=port, workspace_root=tmp_path)
     dead_llm = LLMClient(f"http://127.0.0.1:{free_port()}", "gemma3:270m", timeout=5)
-    stop = asyncio.Event()
-    agent = MeshAgent(s, llm=dead_llm)
-    server = asyncio.create_task(agent.serve(stop))
-    await asyncio.wait_for(agent.listening.wait(), 10)
-    try:
+    async with serving(tmp_path, "3", "reason", dead_llm) as port:
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
             triples = {
                 "type": "triples",
@@ -73,48 +77,29 @@ async def test_unreachable_model_becomes_an_error_packet(tmp_path: Path) -> None
             reply = json.loads(await asyncio.wait_for(ws.recv(), 15))
         assert reply["type"] == "error" and reply["payload"]["tool"] == "reason"
         assert "model server unreachable at http://127.0.0.1:" in reply["payload"]["error"]
-    finally:
-        stop.set()
-        await server
 
 
 async def test_announces_its_tool_in_the_handshake(tmp_path: Path) -> None:
-    port = free_port()
-    s = load_settings(node_id="2", tool="triple", port=port, workspace_root=tmp_path)
-    stop = asyncio.Event()
-    agent = MeshAgent(s, llm=FakeLLM())  # type: ignore[arg-type]
-    server = asyncio.create_task(agent.serve(stop))
-    await asyncio.wait_for(agent.listening.wait(), 10)
-    try:
+    async with serving(tmp_path, "2", "triple") as port:
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
             assert ws.response is not None
             said = Announcement.from_headers(ws.response.headers)
         assert said == Announcement(node_id="2", tool="triple", consumes=frozenset({"events"}))
-    finally:
-        stop.set()
-        await server
 
 
 async def test_overlapping_runs_on_one_connection_keep_their_state_apart(tmp_path: Path) -> None:
     """Two runs interleaved on the same connection: each reply carries only its own document."""
-    port = free_port()
-    s = load_settings(node_id="0", tool="search", port=port, workspace_root=tmp_path)
-    stop = asyncio.Event()
-    agent = MeshAgent(s, llm=FakeLLM())  # type: ignore[arg-type]
-    server = asyncio.create_task(agent.serve(stop))
-    await asyncio.wait_for(agent.listening.wait(), 10)
     docs = {
         "run-a": ("The farm has 148 megawatts. Sheep graze there.", "How big is the farm?"),
         "run-b": ("The bridge is 310 metres long. It opened in 1981.", "How long is the bridge?"),
     }
-    try:
-        async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
-            for run_id, (doc, q) in docs.items():
-                await ws.send(json.dumps(doc_init(run_id, doc, q, 20).to_dict()).encode())
-            replies = [json.loads(await asyncio.wait_for(ws.recv(), 10)) for _ in docs]
-    finally:
-        stop.set()
-        await server
+    async with (
+        serving(tmp_path, "0", "search") as port,
+        connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws,
+    ):
+        for run_id, (doc, q) in docs.items():
+            await ws.send(json.dumps(doc_init(run_id, doc, q, 20).to_dict()).encode())
+        replies = [json.loads(await asyncio.wait_for(ws.recv(), 10)) for _ in docs]
     by_run = {r["run_id"]: r for r in replies}
     assert set(by_run) == set(docs)
     for run_id, (doc, q) in docs.items():
