@@ -14,16 +14,18 @@ import json
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Request, Response, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.typing import Subprotocol
 
 from .frames import Announcement, FrameError, Packet, PacketType, ToolFailure, make_packet
 from .llm import LLMClient, LLMError, LLMUsage
-from .protocols import get_adapter
+from .protocols import ProtocolAdapter, get_adapter
 from .settings import Settings
 from .tools import ToolContext, get_tool
 
@@ -57,6 +59,7 @@ class MeshAgent:
         self.node_id = settings.node_id
         self.tool = get_tool(settings.tool)
         self.adapter = get_adapter(settings.protocol, settings.node_id, settings.keys_dir)
+        self._adapters: dict[str, ProtocolAdapter | None] = {settings.protocol: self.adapter}
         self.llm = llm or LLMClient(
             settings.ollama_host,
             settings.model,
@@ -91,10 +94,35 @@ class MeshAgent:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     # --- protocol --------------------------------------------------------------------------
+    def adapter_for(self, protocol: str) -> ProtocolAdapter | None:
+        """This agent's adapter for ``protocol``, or None when it cannot speak it (an unknown
+        protocol, or ``signed`` without this node's key)."""
+        if protocol not in self._adapters:
+            try:
+                self._adapters[protocol] = get_adapter(protocol, self.node_id, self.settings.keys_dir)
+            except (ValueError, OSError) as exc:
+                log.warning("agent %s cannot speak %s: %s", self.node_id, protocol, exc)
+                self._adapters[protocol] = None
+        return self._adapters[protocol]
+
+    def _select_subprotocol(self, conn: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:
+        # Each connection (each run) names its wire protocol as "gaiamesh.<protocol>".
+        for name in offered:
+            if name.startswith("gaiamesh.") and self.adapter_for(name.removeprefix("gaiamesh.")) is not None:
+                return name
+        return None
+
+    def _connection_adapter(self, ws: ServerConnection) -> ProtocolAdapter:
+        if ws.subprotocol is None:
+            return self.adapter  # a peer that names no protocol gets this agent's default
+        adapter = self.adapter_for(ws.subprotocol.removeprefix("gaiamesh."))
+        assert adapter is not None  # only speakable protocols are selected
+        return adapter
+
     async def _emit(self, ws: ServerConnection, state: RunState, packet: Packet) -> None:
         record = packet.to_dict()
         try:
-            await ws.send(self.adapter.encode(record))
+            await ws.send(self._connection_adapter(ws).encode(record))
         except ConnectionClosed:
             state.log({"t": time.time(), "event": "undelivered", "packet": record, "error": "relay gone"})
             return
@@ -139,9 +167,9 @@ class MeshAgent:
         state.save()
         await self._emit(ws, state, reply)
 
-    def _decode(self, blob: bytes) -> Packet | None:
+    def _decode(self, adapter: ProtocolAdapter, blob: bytes) -> Packet | None:
         try:
-            return self.adapter.decode_packet(blob)
+            return adapter.decode_packet(blob)
         except FrameError as exc:
             # Bad input is logged and dropped; the agent keeps serving.
             record = {"t": time.time(), "event": "rejected", "error": str(exc), "size": len(blob)}
@@ -152,11 +180,12 @@ class MeshAgent:
     async def _connection(self, ws: ServerConnection) -> None:
         peer = ws.remote_address
         log.info("agent %s: relay connected from %s", self.node_id, peer)
+        adapter = self._connection_adapter(ws)
         # Each packet is handled in its own task: runs that share this connection overlap.
         async with asyncio.TaskGroup() as tasks:
             try:
                 async for message in ws:
-                    packet = self._decode(message.encode() if isinstance(message, str) else message)
+                    packet = self._decode(adapter, message.encode() if isinstance(message, str) else message)
                     if packet is not None:
                         tasks.create_task(self.handle(packet, ws))
             except ConnectionClosed:
@@ -186,6 +215,7 @@ class MeshAgent:
             self.settings.port,
             process_request=self._health,
             process_response=self._announce,
+            select_subprotocol=self._select_subprotocol,
             compression=None,  # frames cross the wire as the protocol encoded them (see relay.py)
             max_size=4 * self.settings.max_frame_bytes,
         ):

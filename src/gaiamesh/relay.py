@@ -22,6 +22,7 @@ from pathlib import Path
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.protocol import State
+from websockets.typing import Subprotocol
 
 from .artifacts import write_archive
 from .core import Outcome, RelayCore
@@ -33,6 +34,12 @@ from .settings import AgentSpec, Settings
 from .tasks import Task
 
 Reporter = Callable[[str], None]
+Observer = Callable[[FrameRecord | str], None]  # each frame record, and each progress note
+
+
+def subprotocol(protocol: str) -> Subprotocol:
+    """The WebSocket subprotocol that names a wire protocol: a run's connections all speak it."""
+    return Subprotocol(f"gaiamesh.{protocol}")
 
 
 class ConnectError(RuntimeError):
@@ -75,12 +82,14 @@ class MeshNetwork:
         reporter: Reporter | None = None,
         run_id: str | None = None,
         quiet: bool = False,
+        observer: Observer | None = None,
     ) -> None:
         self.settings = settings
         self.task = task
         self.out_dir = Path(out_dir)
         self.report: Reporter = reporter or (lambda line: print(line, flush=True))
         self.quiet = quiet  # no progress lines at all (benchmarks, batches)
+        self.observer = observer  # the service's live event stream
         self.adapter = get_adapter(settings.protocol, "network", settings.keys_dir)
         self.specs: list[AgentSpec] = settings.agent_specs()
         if not self.specs:
@@ -117,6 +126,7 @@ class MeshNetwork:
                     # back, so bytes_tx/bytes_rx would not be what crosses the wire (and it costs
                     # ~80 µs a hop here).
                     compression=None,
+                    subprotocols=[subprotocol(self.settings.protocol)],
                     max_size=4 * self.settings.max_frame_bytes,
                     open_timeout=max(0.5, min(5.0, deadline - time.monotonic())),
                 )
@@ -130,6 +140,13 @@ class MeshNetwork:
                 f"{self.settings.connect_timeout:.0f}s: {last!r}"
             )
         said = Announcement.from_headers(ws.response.headers) if ws.response else None
+        if said is not None and ws.subprotocol != subprotocol(self.settings.protocol):
+            # An agent of ours that cannot speak this run's protocol (e.g. no signing key).
+            await ws.close()
+            raise ConnectError(
+                f"agent {spec.node_id} ({spec.tool}) at {spec.url} does not speak protocol "
+                f"{self.settings.protocol!r}"
+            )
         if said is not None and (said.tool != spec.tool or said.node_id not in ("", spec.node_id)):
             await ws.close()
             raise ConnectError(
@@ -191,6 +208,12 @@ class MeshNetwork:
             ws = self.conns.get(node_id)
             if ws is not None:
                 write_frames(ws, blobs)
+        if self.observer is not None:
+            for outcome in outcomes:
+                for record in outcome.records:
+                    self.observer(record)
+                for note in outcome.notes:
+                    self.observer(note)
         for outcome in outcomes:
             if not self.quiet:
                 for record in outcome.records:
@@ -234,6 +257,8 @@ class MeshNetwork:
                 await self._connect(core)
             except ConnectError as exc:
                 self._apply(core.fail("connect_failed", str(exc), time.monotonic()))
+            if core.end is not None:
+                await self._close_all()  # failed to connect, or cancelled while connecting
             else:
                 async with asyncio.TaskGroup() as tasks:
                     for node_id, ws in list(self.conns.items()):
@@ -253,6 +278,11 @@ class MeshNetwork:
             self._flush()
             self.framelog.close()
         return self.finalize(core)
+
+    def cancel(self, reason: str, status: str = "cancelled") -> None:
+        """End the run now with ``status``; ``run`` then finishes and writes everything."""
+        if self.core is not None and self.core.end is None:
+            self._apply(self.core.fail(status, reason, time.monotonic()))
 
     def finalize(self, core: RelayCore) -> RunMetrics:
         """Score, write ``metrics.json`` and ``config.json``, and archive the run."""

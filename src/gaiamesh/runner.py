@@ -29,7 +29,7 @@ class RunError(RuntimeError):
 def child_env(settings: Settings, **extra: str) -> dict[str, str]:
     """The environment a child process needs to rebuild the same settings."""
     env = dict(os.environ)
-    for name, value in settings.model_dump(mode="json").items():
+    for name, value in settings.model_dump(mode="json", by_alias=True).items():
         if value is not None:
             env[name.upper()] = str(value)
     env.update({k.upper(): v for k, v in extra.items()})

@@ -84,7 +84,9 @@ def default_agents(base_port: int = 9000, host: str = "127.0.0.1") -> str:
 class Settings(BaseSettings):
     """Every knob of a run. Field names map to upper-case environment variables."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
+    )
 
     # model server
     ollama_host: str = "http://127.0.0.1:11434"
@@ -122,7 +124,18 @@ class Settings(BaseSettings):
     task_label: str | None = None  # the task's host path when TASK is a mount point (compose)
     out_dir: Path = Path("results")
 
-    @field_validator("chunk_size", "max_frame_bytes")
+    # network service (`gaiamesh serve`): its state (SQLite) and runs live under OUT_DIR
+    access_key: str = Field(default="", alias="GAIAMESH_ACCESS_KEY")
+    session_secret: str = Field(default="", alias="GAIAMESH_SESSION_SECRET")
+    session_ttl: float = 12 * 3600  # seconds a session token stays valid
+    service_host: str = "127.0.0.1"
+    service_port: int = 8080
+    max_concurrent_runs: int = 1
+    max_queued_runs: int = 16
+    max_doc_bytes: int = 262_144
+    tasks_dir: Path = Path("tasks")  # bundled tasks a run may name
+
+    @field_validator("chunk_size", "max_frame_bytes", "max_concurrent_runs", "max_queued_runs", "max_doc_bytes")
     @classmethod
     def _positive(cls, v: int) -> int:
         if v <= 0:
@@ -143,8 +156,9 @@ class Settings(BaseSettings):
         return table
 
     def public_dict(self) -> dict[str, object]:
-        """The resolved configuration for the run archive (holds no secrets: keys stay in KEYS_DIR)."""
-        return self.model_dump(mode="json")
+        """The resolved configuration for the run archive, without secrets (keys stay in
+        KEYS_DIR; the service's access key and token secret are left out)."""
+        return self.model_dump(mode="json", exclude={"access_key", "session_secret"})
 
 
 def load_settings(**overrides: Any) -> Settings:

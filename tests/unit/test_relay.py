@@ -16,8 +16,8 @@ from websockets.asyncio.server import ServerConnection, serve
 from gaiamesh.agent import MeshAgent
 from gaiamesh.frames import Announcement
 from gaiamesh.metrics import totals_from_log
-from gaiamesh.protocols import generate_keys, get_adapter
-from gaiamesh.relay import MeshNetwork
+from gaiamesh.protocols import available, generate_keys, get_adapter
+from gaiamesh.relay import MeshNetwork, subprotocol
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
 from gaiamesh.tools import subscriptions
@@ -75,7 +75,10 @@ async def _scripted(port: int, script: Script, stop: asyncio.Event, said: Announ
             if packet["type"] == "doc_init":
                 await script(ws, packet)
 
-    async with serve(handler, "127.0.0.1", port, max_size=None, process_response=announcing(said)):
+    speaks = [subprotocol(p) for p in available()] if said is not None else None
+    async with serve(
+        handler, "127.0.0.1", port, max_size=None, process_response=announcing(said), subprotocols=speaks
+    ):
         await stop.wait()
 
 
@@ -331,3 +334,30 @@ async def test_topic_routing_follows_announcements_or_the_topics_setting(tmp_pat
     assert m["status"] == "ok", m["error"]
     lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
     assert [x["dst"] for x in lines] == [["0"], ["1"], ["2"], ["3"], []]
+
+
+async def test_the_same_agents_serve_runs_in_different_protocols(tmp_path: Path) -> None:
+    """Each run names its protocol as a WebSocket subprotocol; agents started with `json`
+    answer a `binary` run and an `a2a` run, and refuse `signed` when they hold no key."""
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, protocol="json")
+    async with mesh(s):
+        for protocol in ("binary", "a2a"):
+            m = (
+                await MeshNetwork(
+                    s.model_copy(update={"protocol": protocol}), load_task(TASKS / "solar-farm"),
+                    tmp_path / protocol, reporter=lambda _: None,
+                ).run()
+            ).model_dump()  # fmt: skip
+            assert m["status"] == "ok" and m["protocol"] == protocol and m["header_overhead"] > 0, m["error"]
+            assert_consistent(tmp_path / protocol, m)
+    keyless = generate_keys(tmp_path / "relay-keys-only", ["network"])
+    agents_without_keys = s.model_copy(update={"keys_dir": tmp_path / "no-keys"})
+    async with mesh(agents_without_keys):
+        m = (
+            await MeshNetwork(
+                s.model_copy(update={"protocol": "signed", "keys_dir": keyless}), load_task(TASKS / "solar-farm"),
+                tmp_path / "signed", reporter=lambda _: None,
+            ).run()
+        ).model_dump()  # fmt: skip
+    assert m["status"] == "connect_failed"
+    assert "does not speak protocol 'signed'" in m["error"]

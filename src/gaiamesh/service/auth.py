@@ -1,0 +1,75 @@
+"""Who is calling: the holder of the access key (everything), or a session (its own things).
+
+The access key works like Jupyter's token: a random secret from ``.env`` given as a bearer
+token or as ``?key=``. A session token is an HS256 JWT (PyJWT) naming one session, with an
+expiry, signed with the service's secret.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from dataclasses import dataclass
+
+import jwt
+
+ALGORITHM = "HS256"
+SCOPE = "session"
+
+
+class AuthError(ValueError):
+    """Missing, forged or expired credentials (the message says which)."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller: ``session_id`` is None for the access key's holder."""
+
+    session_id: str | None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.session_id is None
+
+    def may_see(self, session_id: str | None) -> bool:
+        return self.is_admin or (session_id is not None and session_id == self.session_id)
+
+
+class Authority:
+    """Checks access keys and issues and checks session tokens."""
+
+    def __init__(self, access_key: str, secret: str, ttl: float) -> None:
+        if not access_key:
+            raise ValueError("GAIAMESH_ACCESS_KEY is empty: the service needs an access key (make setup writes one)")
+        if len(secret) < 32:
+            raise ValueError("GAIAMESH_SESSION_SECRET must be at least 32 characters (make setup writes one)")
+        self._key = access_key.encode()
+        self._secret = secret
+        self.ttl = ttl
+
+    def issue(self, session_id: str) -> tuple[str, float]:
+        """A token for ``session_id`` and the time it expires."""
+        now = time.time()
+        exp = now + self.ttl
+        claims = {"sub": session_id, "scope": SCOPE, "iat": int(now), "exp": int(exp)}
+        return jwt.encode(claims, self._secret, algorithm=ALGORITHM), float(int(exp))
+
+    def principal(self, credential: str | None) -> Principal:
+        """The caller behind a bearer credential; raises :class:`AuthError` saying what is wrong."""
+        if not credential:
+            raise AuthError("no credentials: send 'Authorization: Bearer <access key or session token>'")
+        if hmac.compare_digest(credential.encode(), self._key):
+            return Principal(None)
+        try:
+            claims = jwt.decode(
+                credential, self._secret, algorithms=[ALGORITHM], options={"require": ["exp", "sub", "scope"]}
+            )
+        except jwt.ExpiredSignatureError as exc:
+            raise AuthError("session token expired: start a new session") from exc
+        except jwt.InvalidSignatureError as exc:
+            raise AuthError("session token signature is invalid") from exc
+        except jwt.InvalidTokenError as exc:
+            raise AuthError(f"not an access key or a valid session token ({exc})") from exc
+        if claims.get("scope") != SCOPE:
+            raise AuthError(f"token scope {claims.get('scope')!r} is not {SCOPE!r}")
+        return Principal(str(claims["sub"]))

@@ -1,0 +1,179 @@
+"""The network service's API bodies and live events: one pydantic model each, validated once."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..metrics import FrameRecord, RunMetrics
+from ..routing import RoutingMode
+
+
+class RunState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"  # the relay wrote metrics.json; its status says how it went
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # the service stopped while the run was queued or in flight
+
+
+class Source(BaseModel):
+    """What a run is about: a bundled task by name, or a document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str | None = Field(default=None, description="name of a bundled task folder")
+    document: str | None = Field(default=None, description="the document text, when no task is named")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Source:
+        if (self.task is None) == (self.document is None):
+            raise ValueError("give either 'task' (a bundled task name) or 'document', not both")
+        return self
+
+
+class RunOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    protocol: str | None = None
+    routing: RoutingMode | None = None
+
+
+class RunRequest(Source, RunOptions):
+    """``POST /api/runs``: a task, or a document with a question."""
+
+    question: str | None = Field(default=None, description="required with 'document'; overrides a task's")
+    answer: str | None = Field(default=None, description="ground truth to score against, if known")
+
+    @model_validator(mode="after")
+    def _question_for_document(self) -> RunRequest:
+        if self.document is not None and not (self.question or "").strip():
+            raise ValueError("a run on a document needs a 'question'")
+        return self
+
+
+class RunView(BaseModel):
+    """A run as the API shows it."""
+
+    id: str
+    state: RunState
+    session_id: str | None
+    task_id: str
+    question: str
+    queue_position: int | None = None  # 1 = next to start
+    created: float
+    started: float | None = None
+    finished: float | None = None
+    error: str | None = None
+    metrics: RunMetrics | None = None
+
+
+# --- live events ------------------------------------------------------------------------------
+class FrameEvent(BaseModel):
+    kind: Literal["frame"] = "frame"
+    seq: int
+    t_ms: float
+    src: str
+    dst: list[str]
+    type: str | None
+    tag: str | None
+    bytes: int
+    header_bytes: int
+    token_used: int
+    status: str
+    error: str | None
+
+    @classmethod
+    def of(cls, seq: int, r: FrameRecord) -> FrameEvent:
+        return cls(
+            seq=seq, t_ms=r.t_ms, src=r.src, dst=r.dst, type=r.type, tag=r.tag, bytes=r.size,
+            header_bytes=r.header_size, token_used=r.token_used, status=r.status, error=r.error,
+        )  # fmt: skip
+
+
+class StateEvent(BaseModel):
+    kind: Literal["state"] = "state"
+    seq: int
+    state: RunState
+    error: str | None = None
+
+
+class NoteEvent(BaseModel):
+    kind: Literal["note"] = "note"
+    seq: int
+    text: str
+
+
+class MetricsEvent(BaseModel):
+    kind: Literal["metrics"] = "metrics"
+    seq: int
+    metrics: RunMetrics
+
+
+RunEvent = Annotated[FrameEvent | StateEvent | NoteEvent | MetricsEvent, Field(discriminator="kind")]
+
+
+# --- sessions ---------------------------------------------------------------------------------
+class SessionState(StrEnum):
+    INIT = "INIT"
+    RUNNING = "RUNNING"
+    STOP = "STOP"
+
+
+class MessageType(StrEnum):
+    QUESTION = "question"
+    FRAME = "frame"
+    ANSWER = "answer"
+    METRICS = "metrics"
+    ERROR = "error"
+    SYSTEM = "system"
+
+
+class SessionRequest(Source, RunOptions):
+    """``POST /api/sessions``: what the conversation is about."""
+
+
+class SessionCreated(BaseModel):
+    id: str
+    token: str
+    expires_at: float
+    state: SessionState
+
+
+class SessionView(BaseModel):
+    id: str
+    state: SessionState
+    created: float
+    task: str | None
+    messages: int
+    dropped: int
+    runs: list[str]
+
+
+class Message(BaseModel):
+    id: int
+    type: MessageType
+    run_id: str | None
+    content: dict[str, object]
+    created: float
+
+
+class History(BaseModel):
+    messages: list[Message]
+    dropped: int = Field(description="older messages dropped to keep the history capped")
+
+
+class Ask(BaseModel):
+    """``POST /api/sessions/{id}/messages``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=2000)
+
+
+class StateChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    state: SessionState

@@ -1,0 +1,26 @@
+"""Session rules, without I/O: the state machine, the history cap, the memory window."""
+
+from __future__ import annotations
+
+from .models import SessionState
+
+HISTORY_CAP = 100  # messages kept per session; older ones are dropped and counted
+MEMORY_TURNS = 10  # question/answer turns that travel with each new question
+
+_ALLOWED: dict[SessionState, frozenset[SessionState]] = {
+    SessionState.INIT: frozenset({SessionState.RUNNING}),
+    SessionState.RUNNING: frozenset({SessionState.STOP}),
+    SessionState.STOP: frozenset({SessionState.RUNNING}),
+}
+
+
+class IllegalTransition(ValueError):
+    """A state change the session's state machine does not allow."""
+
+
+def transition(current: SessionState, target: SessionState) -> SessionState:
+    """``INIT -> RUNNING -> STOP -> RUNNING ...``; anything else raises :class:`IllegalTransition`."""
+    if target not in _ALLOWED[current]:
+        allowed = ", ".join(sorted(_ALLOWED[current])) or "nothing"
+        raise IllegalTransition(f"session is {current}: it cannot go to {target} (allowed: {allowed})")
+    return target
