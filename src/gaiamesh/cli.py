@@ -128,6 +128,14 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .service import serve
+
+    settings = _settings(args)
+    serve(settings)
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
     from .protocols import available
@@ -306,6 +314,13 @@ def build_parser() -> argparse.ArgumentParser:
     keygen.add_argument("--nodes", help="comma-separated node ids (default: network + the AGENTS ids)")
     keygen.add_argument("--force", action="store_true", help="replace existing keys")
     keygen.set_defaults(func=_cmd_keygen)
+
+    api = sub.add_parser("serve", help="the network service: runs, sessions and live events over HTTP")
+    api.add_argument("--service-host", dest="service_host", help="bind address (SERVICE_HOST, 127.0.0.1)")
+    api.add_argument("--service-port", dest="service_port", type=int, help="port (SERVICE_PORT, 8080)")
+    api.add_argument("--out", dest="out_dir", help="state and runs folder (OUT_DIR, results/)")
+    common(api)
+    api.set_defaults(func=_cmd_serve)
 
     srv = sub.add_parser("serve-model", help="serve the bundled model over the Ollama API")
     srv.add_argument("--host", default="127.0.0.1")

@@ -1,0 +1,323 @@
+"""Runs on demand: a bounded queue, up to ``MAX_CONCURRENT_RUNS`` relays at a time, a live
+event stream per run that late subscribers replay from the start, and recovery after a restart.
+
+Each run is one :class:`~gaiamesh.relay.MeshNetwork` over the long-lived agents, writing its
+``frames.jsonl``, ``metrics.json`` and archive under ``OUT_DIR/runs/<run_id>/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..artifacts import write_archive
+from ..metrics import FrameRecord, RunMetrics, Totals, read_log
+from ..protocols import available
+from ..relay import MeshNetwork
+from ..settings import Settings
+from ..tasks import Task, TaskError, load_task
+from .models import FrameEvent, MetricsEvent, NoteEvent, RunEvent, RunRequest, RunState, RunView, StateEvent
+from .store import Store
+
+EVENT_BACKLOG = 1000  # events a subscriber may fall behind by before it is dropped
+_TASK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+
+
+class RunRefused(ValueError):
+    """A run that cannot be accepted; ``status`` is the HTTP status that says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Subscriber:
+    """One live reader of a run's events: the backlog first, then new events as they come.
+    A reader that falls ``EVENT_BACKLOG`` events behind is dropped, never the run."""
+
+    def __init__(self, backlog: list[RunEvent], closed: bool) -> None:
+        self.queue: asyncio.Queue[RunEvent | None] = asyncio.Queue(maxsize=EVENT_BACKLOG + len(backlog) + 1)
+        self.dropped = False
+        for event in backlog:
+            self.queue.put_nowait(event)
+        if closed:
+            self.queue.put_nowait(None)
+
+    def push(self, event: RunEvent | None) -> bool:
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.dropped = True
+            return False
+        return True
+
+
+@dataclass
+class LiveRun:
+    """A run this process knows in memory: its request, its events, its relay while it runs."""
+
+    id: str
+    session_id: str | None
+    task: Task
+    settings: Settings
+    out: Path
+    events: list[RunEvent] = field(default_factory=list)
+    subscribers: set[Subscriber] = field(default_factory=set)
+    closed: bool = False
+    net: MeshNetwork | None = None
+    cancelled: bool = False
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def publish(self, make: Callable[[int], RunEvent]) -> None:
+        event = make(len(self.events))
+        self.events.append(event)
+        for sub in list(self.subscribers):
+            if not sub.push(event):
+                self.subscribers.discard(sub)
+
+    def close(self) -> None:
+        self.closed = True
+        for sub in self.subscribers:
+            sub.push(None)
+        self.subscribers.clear()
+
+
+Finished = Callable[[LiveRun, RunMetrics | None], None]
+
+
+class RunManager:
+    """Accepts, queues, runs, cancels and remembers runs."""
+
+    def __init__(self, settings: Settings, store: Store, on_finished: Finished | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.on_finished = on_finished
+        self.runs_dir = Path(settings.out_dir) / "runs"
+        self.live: dict[str, LiveRun] = {}
+        self._queue: asyncio.Queue[str] = asyncio.Queue()
+        self._waiting: list[str] = []  # queued run ids, oldest first (queue positions)
+        self._stopping = False
+
+    # --- accepting -------------------------------------------------------------------------
+    def resolve(self, request: RunRequest) -> Task:
+        """The task a request names or carries; raises :class:`RunRefused` (404, 413, 422)."""
+        if request.protocol is not None and request.protocol not in available():
+            raise RunRefused(422, f"unknown protocol {request.protocol!r}; available: {', '.join(available())}")
+        if request.task is not None:
+            if not _TASK_NAME.match(request.task) or ".." in request.task:
+                raise RunRefused(404, f"no bundled task named {request.task!r}")
+            folder = Path(self.settings.tasks_dir) / request.task
+            if not folder.is_dir():
+                raise RunRefused(404, f"no bundled task named {request.task!r} in {self.settings.tasks_dir}")
+            try:
+                task = load_task(folder)
+            except TaskError as exc:
+                raise RunRefused(422, f"bundled task {request.task!r} is broken: {exc}") from exc
+            if request.question:
+                task = Task(task.task_id, task.doc, request.question, request.answer or "", task.path)
+            return task
+        doc = request.document or ""
+        size = len(doc.encode())
+        if size > self.settings.max_doc_bytes:
+            raise RunRefused(413, f"document is {size} bytes; MAX_DOC_BYTES is {self.settings.max_doc_bytes}")
+        if not doc.strip():
+            raise RunRefused(422, "the document is empty")
+        return Task("document", doc, str(request.question), request.answer or "", self.runs_dir)
+
+    def submit(self, request: RunRequest, session_id: str | None = None) -> RunView:
+        """Queue a run; raises :class:`RunRefused` (429 when the queue is full)."""
+        task = self.resolve(request)
+        if self._stopping:
+            raise RunRefused(503, "the service is stopping")
+        if len(self._waiting) >= self.settings.max_queued_runs:
+            raise RunRefused(
+                429, f"the run queue is full ({self.settings.max_queued_runs} waiting, MAX_QUEUED_RUNS); try again later"
+            )
+        run_id = uuid.uuid4().hex[:16]
+        overrides = {k: v for k, v in {"protocol": request.protocol, "routing": request.routing}.items() if v}
+        settings = self.settings.model_copy(update=overrides)
+        out = self.runs_dir / run_id
+        live = self.live[run_id] = LiveRun(run_id, session_id, task, settings, out)
+        self.store.add_run(run_id, session_id, request.model_dump(exclude_none=True), task.task_id, task.question)
+        live.publish(lambda seq: StateEvent(seq=seq, state=RunState.QUEUED))
+        self._waiting.append(run_id)
+        self._queue.put_nowait(run_id)
+        return self.view(run_id)
+
+    # --- running ---------------------------------------------------------------------------
+    async def serve(self) -> None:
+        """Run queued runs until cancelled; owns its workers."""
+        async with asyncio.TaskGroup() as workers:
+            for n in range(self.settings.max_concurrent_runs):
+                workers.create_task(self._worker(), name=f"run-worker-{n}")
+
+    async def _worker(self) -> None:
+        while True:
+            run_id = await self._queue.get()
+            if run_id in self._waiting:
+                self._waiting.remove(run_id)
+            live = self.live.get(run_id)
+            if live is None or live.cancelled:
+                continue
+            await self._execute(live)
+
+    async def _execute(self, live: LiveRun) -> None:
+        self.store.set_run(live.id, state=RunState.RUNNING.value, started=_now())
+        live.publish(lambda seq: StateEvent(seq=seq, state=RunState.RUNNING))
+
+        def observe(item: FrameRecord | str) -> None:
+            if isinstance(item, str):
+                live.publish(lambda seq: NoteEvent(seq=seq, text=item))
+            else:
+                live.publish(lambda seq: FrameEvent.of(seq, item))
+
+        live.net = MeshNetwork(live.settings, live.task, live.out, run_id=live.id, quiet=True, observer=observe)
+        try:
+            metrics = await live.net.run()
+        except Exception as exc:  # noqa: BLE001 (a failed run is recorded, never the service's end)
+            self._end(live, RunState.FINISHED, None, f"run failed: {exc!r}")
+            return
+        state = RunState.INTERRUPTED if metrics.status == "interrupted" else (
+            RunState.CANCELLED if metrics.status == "cancelled" else RunState.FINISHED
+        )  # fmt: skip
+        self._end(live, state, metrics, metrics.error)
+
+    def _end(self, live: LiveRun, state: RunState, metrics: RunMetrics | None, error: str | None) -> None:
+        self.store.set_run(
+            live.id, state=state.value, finished=_now(), error=error,
+            metrics=metrics.model_dump(mode="json") if metrics else None,
+        )  # fmt: skip
+        if metrics is not None:
+            live.publish(lambda seq: MetricsEvent(seq=seq, metrics=metrics))
+        live.publish(lambda seq: StateEvent(seq=seq, state=state, error=error))
+        live.close()
+        live.net = None
+        live.ended.set()
+        if self.on_finished is not None:
+            self.on_finished(live, metrics)
+
+    def cancel(self, run_id: str) -> RunView:
+        """Cancel a queued or running run; a finished one is left as it is (409)."""
+        live = self.live.get(run_id)
+        if live is None or live.closed:
+            raise RunRefused(409, f"run {run_id} is not queued or running")
+        live.cancelled = True
+        if live.net is not None:
+            live.net.cancel("cancelled through the API")
+        else:
+            if run_id in self._waiting:
+                self._waiting.remove(run_id)
+            self._end(live, RunState.CANCELLED, None, "cancelled through the API before it started")
+        return self.view(run_id)
+
+    @property
+    def queued(self) -> int:
+        return len(self._waiting)
+
+    async def stop(self, grace: float = 15.0) -> None:
+        """The service is stopping: runs in flight end ``interrupted`` and write what they have
+        (up to ``grace`` seconds); queued runs are left for :meth:`recover` at the next start."""
+        self._stopping = True
+        running = [live for live in self.live.values() if live.net is not None]
+        for live in running:
+            assert live.net is not None
+            live.net.cancel("the service stopped", status="interrupted")
+        if running:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(grace):
+                    await asyncio.gather(*(live.ended.wait() for live in running))
+
+    # --- reading ---------------------------------------------------------------------------
+    def view(self, run_id: str) -> RunView:
+        row = self.store.run(run_id)
+        if row is None:
+            raise RunRefused(404, f"no run {run_id}")
+        position = self._waiting.index(run_id) + 1 if run_id in self._waiting else None
+        return RunView(
+            id=row["id"], state=RunState(row["state"]), session_id=row["session_id"], task_id=row["task_id"],
+            question=row["question"], queue_position=position, created=row["created"], started=row["started"],
+            finished=row["finished"], error=row["error"],
+            metrics=RunMetrics.model_validate_json(row["metrics"]) if row["metrics"] else None,
+        )  # fmt: skip
+
+    def subscribe(self, run_id: str) -> Subscriber:
+        """A reader of the run's events from the first one; for a run this process did not see
+        (finished before a restart), the events are rebuilt from its frame log and metrics."""
+        live = self.live.get(run_id)
+        if live is not None:
+            sub = Subscriber(list(live.events), live.closed)
+            if not live.closed:
+                live.subscribers.add(sub)
+            return sub
+        view = self.view(run_id)
+        events: list[RunEvent] = []
+        log = self.runs_dir / run_id / "frames.jsonl"
+        if log.is_file():
+            events += [FrameEvent.of(i, r) for i, r in enumerate(read_log(log))]
+        if view.metrics is not None:
+            events.append(MetricsEvent(seq=len(events), metrics=view.metrics))
+        events.append(StateEvent(seq=len(events), state=view.state, error=view.error))
+        return Subscriber(events, closed=True)
+
+    def artifacts(self, run_id: str) -> Path:
+        view = self.view(run_id)
+        path = self.runs_dir / run_id / "run_artifacts.tar.gz"
+        if not path.is_file():
+            raise RunRefused(409, f"run {run_id} is {view.state.value}: it has no archive yet")
+        return path
+
+    # --- after a restart -------------------------------------------------------------------
+    def recover(self) -> list[str]:
+        """Runs left queued or running by a stopped service end ``interrupted``; one that was in
+        flight keeps its frame log and gets a ``metrics.json`` counted from it, and an archive."""
+        recovered = []
+        for row in self.store.unfinished_runs():
+            out = self.runs_dir / row["id"]
+            log = out / "frames.jsonl"
+            metrics = None
+            if log.is_file():
+                metrics = interrupted_metrics(row, log, self.settings)
+                metrics.write(out / "metrics.json")
+                write_archive(out / "run_artifacts.tar.gz", workspaces={}, files=[log, out / "metrics.json"])
+            error = "the service stopped while this run was " + ("in flight" if row["state"] == "running" else "queued")
+            self.store.set_run(
+                row["id"], state=RunState.INTERRUPTED.value, finished=_now(), error=error,
+                metrics=metrics.model_dump(mode="json") if metrics else None,
+            )  # fmt: skip
+            recovered.append(row["id"])
+        return recovered
+
+
+def interrupted_metrics(row: sqlite3.Row, log: Path, settings: Settings) -> RunMetrics:
+    """``metrics.json`` of a run cut off by a restart: the counters of its frame log so far."""
+    totals = Totals()
+    for record in read_log(log):
+        totals.add(record)
+    request = json.loads(row["request"])
+    return RunMetrics.model_validate(
+        {
+            "status": "interrupted",
+            "error": "the service stopped while this run was in flight",
+            "run_id": row["id"],
+            "task_id": row["task_id"],
+            "question": row["question"],
+            "answer": request.get("answer", ""),
+            "protocol": request.get("protocol") or settings.protocol,
+            "model": settings.model,
+            "scorer": settings.scorer,
+            **{k: getattr(totals, k) for k in Totals.COUNTERS},
+            "llm_ms": round(totals.llm_ms, 3),
+        }
+    )
+
+
+def _now() -> float:
+    return time.time()

@@ -1,0 +1,153 @@
+"""``MeshService``: the store, the run manager, the authority and the sessions, wired together.
+
+A session is a conversation about one document (a bundled task or pasted text): each question
+starts a run; the run's frames, answer and metrics come back as typed messages; the session
+goes ``INIT -> RUNNING -> STOP`` and back to ``RUNNING`` with the next question.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+from ..metrics import RunMetrics
+from ..settings import Settings
+from .auth import Authority, Principal
+from .models import (
+    Ask,
+    History,
+    Message,
+    MessageType,
+    RunRequest,
+    RunView,
+    SessionCreated,
+    SessionRequest,
+    SessionState,
+    SessionView,
+)
+from .runs import LiveRun, RunManager, RunRefused
+from .sessions import HISTORY_CAP, IllegalTransition, transition
+from .store import Store
+
+
+class MeshService:
+    """Everything the API does, as plain methods (the HTTP layer only translates)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.authority = Authority(settings.access_key, settings.session_secret, settings.session_ttl)
+        self.store = Store(Path(settings.out_dir) / "gaiamesh.db")
+        self.runs = RunManager(settings, self.store, on_finished=self._run_finished)
+        self.recovered = self.runs.recover()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # --- runs ------------------------------------------------------------------------------
+    def run_view(self, who: Principal, run_id: str) -> RunView:
+        view = self.runs.view(run_id)
+        if not who.may_see(view.session_id):
+            raise RunRefused(404, f"no run {run_id}")  # another session's run does not exist for you
+        return view
+
+    def list_runs(self, who: Principal) -> list[RunView]:
+        rows = self.store.runs(None if who.is_admin else who.session_id)
+        return [self.runs.view(r["id"]) for r in rows]
+
+    def submit(self, who: Principal, request: RunRequest) -> RunView:
+        return self.runs.submit(request, session_id=who.session_id)
+
+    # --- sessions --------------------------------------------------------------------------
+    def create_session(self, who: Principal, request: SessionRequest) -> SessionCreated:
+        if not who.is_admin:
+            raise RunRefused(403, "only the access key starts sessions")
+        if request.task is not None:
+            self.runs.resolve(RunRequest(task=request.task))  # 404 now, not at the first question
+        elif request.document is not None:
+            self.runs.resolve(RunRequest(document=request.document, question="?"))
+        session_id = str(uuid.uuid4())
+        self.store.add_session(session_id, request.model_dump(exclude_none=True))
+        token, expires = self.authority.issue(session_id)
+        self._say(session_id, MessageType.SYSTEM, {"text": "session started", "source": request.task or "document"})
+        return SessionCreated(id=session_id, token=token, expires_at=expires, state=SessionState.INIT)
+
+    def _session_row(self, who: Principal, session_id: str) -> dict[str, object]:
+        row = self.store.session(session_id)
+        if row is None or not who.may_see(session_id):
+            raise RunRefused(404, f"no session {session_id}")
+        return dict(row)
+
+    def session(self, who: Principal, session_id: str) -> SessionView:
+        row = self._session_row(who, session_id)
+        source = json.loads(str(row["source"]))
+        return SessionView(
+            id=session_id, state=SessionState(str(row["state"])), created=float(row["created"]),  # type: ignore[arg-type]
+            task=source.get("task"), messages=len(self.store.messages(session_id)),
+            dropped=int(row["dropped"]), runs=[r["id"] for r in self.store.runs(session_id)],  # type: ignore[call-overload]
+        )  # fmt: skip
+
+    def sessions(self, who: Principal) -> list[SessionView]:
+        ids = [r["id"] for r in self.store.sessions()] if who.is_admin else [who.session_id]
+        return [self.session(who, i) for i in ids if i is not None]
+
+    def history(self, who: Principal, session_id: str) -> History:
+        row = self._session_row(who, session_id)
+        messages = [
+            Message(id=m["id"], type=MessageType(m["type"]), run_id=m["run_id"], content=json.loads(m["content"]),
+                    created=m["created"])
+            for m in self.store.messages(session_id)
+        ]  # fmt: skip
+        return History(messages=messages, dropped=int(row["dropped"]))  # type: ignore[call-overload]
+
+    def change_state(self, who: Principal, session_id: str, target: SessionState) -> SessionView:
+        row = self._session_row(who, session_id)
+        current = SessionState(str(row["state"]))
+        if target is SessionState.RUNNING:
+            raise RunRefused(409, "a session starts RUNNING by asking a question, not by a state change")
+        self._move(session_id, current, target)
+        return self.session(who, session_id)
+
+    def ask(self, who: Principal, session_id: str, ask: Ask) -> RunView:
+        """A question: the session goes RUNNING and a run starts on its document."""
+        row = self._session_row(who, session_id)
+        current = SessionState(str(row["state"]))
+        try:
+            transition(current, SessionState.RUNNING)
+        except IllegalTransition as exc:
+            raise RunRefused(409, f"{exc}; wait for the answer to the last question") from exc
+        source = json.loads(str(row["source"]))
+        request = RunRequest.model_validate({**source, "question": ask.question})
+        view = self.runs.submit(request, session_id=session_id)  # may refuse (429): nothing changed yet
+        self._move(session_id, current, SessionState.RUNNING)
+        self._say(session_id, MessageType.QUESTION, {"text": ask.question}, view.id)
+        return view
+
+    def _move(self, session_id: str, current: SessionState, target: SessionState) -> None:
+        try:
+            transition(current, target)
+        except IllegalTransition as exc:
+            raise RunRefused(409, str(exc)) from exc
+        self.store.set_session_state(session_id, target.value)
+
+    def _say(self, session_id: str, mtype: MessageType, content: dict[str, object], run_id: str | None = None) -> None:
+        self.store.add_message(session_id, mtype.value, content, run_id, HISTORY_CAP)
+
+    def _run_finished(self, live: LiveRun, metrics: RunMetrics | None) -> None:
+        """A session's run ended: its frames, answer and metrics (or error) join the history."""
+        if live.session_id is None:
+            return
+        sid = live.session_id
+        for event in live.events:
+            if event.kind == "frame":
+                self._say(sid, MessageType.FRAME, event.model_dump(exclude={"kind", "seq"}), live.id)
+        if metrics is not None and metrics.status == "ok":
+            self._say(sid, MessageType.ANSWER, {"text": metrics.prediction}, live.id)
+            keep = ("quality_score", "exact_match", "pkt_cnt", "bytes_tx", "bytes_rx", "token_sum", "elapsed_ms")
+            self._say(sid, MessageType.METRICS, {k: getattr(metrics, k) for k in keep}, live.id)
+        else:
+            reason = metrics.error if metrics is not None else "the run failed before it produced metrics"
+            self._say(sid, MessageType.ERROR, {"status": metrics.status if metrics else "failed", "text": reason}, live.id)
+        row = self.store.session(sid)
+        if row is not None and row["state"] == SessionState.RUNNING.value:
+            self.store.set_session_state(sid, SessionState.STOP.value)

@@ -1,0 +1,158 @@
+"""The network service end to end: runs over HTTP, live events over WebSocket, sessions."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import time
+from pathlib import Path
+
+import httpx
+import jwt
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+from gaiamesh.metrics import audit
+
+from .conftest import KEY, SECRET, Service
+
+pytestmark = [pytest.mark.e2e, pytest.mark.model]
+
+
+def finished(svc: Service, run_id: str, token: str = KEY) -> dict:
+    """Follow the run's events to its end, then read the run."""
+    svc.events(run_id, token)
+    r = svc.http.get(f"/api/runs/{run_id}", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_only_health_and_the_openapi_page_answer_without_credentials(service: Service) -> None:
+    bare = httpx.Client(base_url=service.url)
+    assert bare.get("/api/health").json()["status"] == "ok"
+    assert bare.get("/openapi.json").status_code == 200
+    for method, path in [("GET", "/api/runs"), ("POST", "/api/runs"), ("GET", "/api/runs/x"),
+                         ("POST", "/api/sessions"), ("GET", "/api/sessions")]:  # fmt: skip
+        r = bare.request(method, path, json={})
+        assert r.status_code == 401 and "no credentials" in r.json()["detail"], (method, path)
+    r = bare.get("/api/runs", headers={"Authorization": "Bearer not-the-key"})
+    assert r.status_code == 401 and "not an access key" in r.json()["detail"]
+    with pytest.raises(InvalidStatus) as refused:  # checked before the WebSocket handshake is accepted
+        connect(service.url.replace("http", "ws") + "/api/runs/x/events?token=nope", open_timeout=5)
+    assert refused.value.response.status_code == 403
+
+
+def test_a_run_over_http_with_live_frames_metrics_and_archive(service: Service, tmp_path: Path) -> None:
+    r = service.http.post("/api/runs", json={"task": "solar-farm", "protocol": "binary"})
+    assert r.status_code == 202, r.text
+    run = r.json()
+    assert run["state"] in ("queued", "running") and run["task_id"] == "solar-farm"
+    events = service.events(run["id"])
+    kinds = [e["kind"] for e in events]
+    assert kinds[0] == "state" and events[0]["state"] == "queued"
+    assert [e["state"] for e in events if e["kind"] == "state"] == ["queued", "running", "finished"]
+    frames = [e for e in events if e["kind"] == "frame"]
+    assert [f["type"] for f in frames] == ["doc_init", "search_docs", "events", "triples", "data_event"]
+    assert all(f["header_bytes"] == 13 and f["bytes"] > 0 and f["status"] == "accepted" for f in frames)
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    metrics = next(e for e in events if e["kind"] == "metrics")["metrics"]
+    assert metrics["status"] == "ok" and metrics["protocol"] == "binary" and metrics["run_id"] == run["id"]
+    assert metrics["pkt_cnt"] == len(frames) and metrics["bytes_tx"] == sum(f["bytes"] * len(f["dst"]) for f in frames)
+    view = service.http.get(f"/api/runs/{run['id']}").json()
+    assert view["state"] == "finished" and view["metrics"] == metrics and view["queue_position"] is None
+    # the archive, and the audit on what it holds
+    archive = service.http.get(f"/api/runs/{run['id']}/artifacts")
+    assert archive.status_code == 200 and archive.headers["content-type"] == "application/gzip"
+    with tarfile.open(fileobj=io.BytesIO(archive.content)) as tar:
+        names = set(tar.getnames())
+        tar.extractall(tmp_path, filter="data")
+    assert {"frames.jsonl", "metrics.json", "workspaces/3/memory.json"} <= names
+    assert all(reported == recomputed for _, reported, recomputed in audit(tmp_path))
+    # a late subscriber replays everything it missed, in order
+    assert service.events(run["id"]) == events
+    assert run["id"] in [r["id"] for r in service.http.get("/api/runs").json()]
+
+
+def test_bad_requests_get_precise_errors_and_change_nothing(service: Service) -> None:
+    before = len(service.http.get("/api/runs").json())
+    cases = [
+        ({"task": "no-such-task"}, 404, "no bundled task named 'no-such-task'"),
+        ({"task": "../etc"}, 404, "no bundled task named '../etc'"),
+        ({"task": "solar-farm", "document": "x"}, 422, "not both"),
+        ({"document": "a doc"}, 422, "needs a 'question'"),
+        ({"task": "solar-farm", "protocol": "smoke"}, 422, "unknown protocol 'smoke'"),
+        ({"document": "x" * 5000, "question": "q?"}, 413, "document is 5000 bytes; MAX_DOC_BYTES is 4000"),
+        ({"task": "solar-farm", "colour": "red"}, 422, "colour"),
+    ]
+    for body, status, message in cases:
+        r = service.http.post("/api/runs", json=body)
+        assert r.status_code == status, (body, r.text)
+        assert message in json.dumps(r.json()["detail"]), (body, r.text)
+    assert service.http.get("/api/runs/nope").status_code == 404
+    assert len(service.http.get("/api/runs").json()) == before
+
+
+def test_a_full_queue_says_429_and_queued_runs_can_be_cancelled(service: Service) -> None:
+    codes, ids = [], []
+    for _ in range(5):  # MAX_QUEUED_RUNS=2 waiting behind one running run
+        r = service.http.post("/api/runs", json={"task": "solar-farm"})
+        codes.append(r.status_code)
+        if r.status_code == 202:
+            ids.append(r.json()["id"])
+    assert codes.count(429) >= 1 and set(codes) == {202, 429}
+    refused = service.http.post("/api/runs", json={"task": "solar-farm"})
+    assert "the run queue is full (2 waiting, MAX_QUEUED_RUNS)" in refused.json()["detail"]
+    queued = [i for i in ids if service.http.get(f"/api/runs/{i}").json()["state"] == "queued"]
+    assert queued and service.http.get(f"/api/runs/{queued[-1]}").json()["queue_position"] >= 1
+    for run_id in queued:
+        r = service.http.delete(f"/api/runs/{run_id}")
+        assert r.status_code == 200 and r.json()["state"] == "cancelled"
+    assert service.http.delete(f"/api/runs/{queued[0]}").status_code == 409  # already ended
+    for run_id in ids:
+        assert finished(service, run_id)["state"] in ("finished", "cancelled")
+
+
+def test_sessions_tokens_and_the_state_machine(service: Service) -> None:
+    r = service.http.post("/api/sessions", json={"task": "solar-farm"})
+    assert r.status_code == 201, r.text
+    s = r.json()
+    assert s["state"] == "INIT" and len(s["id"]) == 36
+    as_session = {"Authorization": f"Bearer {s['token']}"}
+    # the token opens this session's routes, not another's, and cannot start sessions
+    other = service.http.post("/api/sessions", json={"task": "glass-museum"}).json()
+    assert service.http.get(f"/api/sessions/{other['id']}", headers=as_session).status_code == 404
+    assert service.http.post("/api/sessions", json={"task": "solar-farm"}, headers=as_session).status_code == 403
+    assert service.http.post("/api/sessions", json={"task": "nope"}).status_code == 404
+    expired = jwt.encode({"sub": s["id"], "scope": "session", "exp": int(time.time()) - 1}, SECRET, "HS256")
+    r = service.http.get(f"/api/sessions/{s['id']}", headers={"Authorization": f"Bearer {expired}"})
+    assert r.status_code == 401 and "expired" in r.json()["detail"]
+    forged = jwt.encode({"sub": s["id"], "scope": "session", "exp": int(time.time()) + 60}, "f" * 40, "HS256")
+    r = service.http.get(f"/api/sessions/{s['id']}", headers={"Authorization": f"Bearer {forged}"})
+    assert r.status_code == 401 and "signature" in r.json()["detail"]
+    # an illegal transition is refused and changes nothing
+    r = service.http.post(f"/api/sessions/{s['id']}/state", json={"state": "STOP"}, headers=as_session)
+    assert r.status_code == 409 and "session is INIT: it cannot go to STOP" in r.json()["detail"]
+    # a question: RUNNING, a run of this session; asking again while it runs is refused
+    r = service.http.post(f"/api/sessions/{s['id']}/messages", json={"question": "What is the installed capacity of the farm?"}, headers=as_session)  # fmt: skip
+    assert r.status_code == 202, r.text
+    run = r.json()
+    assert run["session_id"] == s["id"]
+    assert service.http.get(f"/api/sessions/{s['id']}", headers=as_session).json()["state"] == "RUNNING"
+    again = service.http.post(f"/api/sessions/{s['id']}/messages", json={"question": "And?"}, headers=as_session)
+    assert again.status_code == 409 and "session is RUNNING" in again.json()["detail"]
+    other_token = {"Authorization": f"Bearer {other['token']}"}
+    assert service.http.get(f"/api/runs/{run['id']}", headers=other_token).status_code == 404
+    with pytest.raises(InvalidStatus):
+        connect(service.url.replace("http", "ws") + f"/api/runs/{run['id']}/events?token={other['token']}")
+    done = finished(service, run["id"], s["token"])
+    assert done["state"] == "finished" and done["metrics"]["status"] == "ok"
+    view = service.http.get(f"/api/sessions/{s['id']}", headers=as_session).json()
+    assert view["state"] == "STOP" and view["runs"] == [run["id"]] and view["dropped"] == 0
+    history = service.http.get(f"/api/sessions/{s['id']}/messages", headers=as_session).json()
+    types = [m["type"] for m in history["messages"]]
+    assert types == ["system", "question"] + ["frame"] * 5 + ["answer", "metrics"]
+    assert history["messages"][-2]["content"]["text"] == done["metrics"]["prediction"]
+    assert "And?" not in json.dumps(history)  # the refused question left no trace
+    assert [r["id"] for r in service.http.get("/api/runs", headers=as_session).json()] == [run["id"]]

@@ -1,0 +1,70 @@
+"""The service's pure parts by plain calls: session states, tokens, the capped history."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import jwt
+import pytest
+
+from gaiamesh.service.auth import AuthError, Authority
+from gaiamesh.service.models import SessionState
+from gaiamesh.service.sessions import IllegalTransition, transition
+from gaiamesh.service.store import Store
+
+SECRET = "s" * 40
+
+
+def test_session_state_machine() -> None:
+    s = transition(SessionState.INIT, SessionState.RUNNING)
+    s = transition(s, SessionState.STOP)
+    assert transition(s, SessionState.RUNNING) is SessionState.RUNNING
+    for current, target in [
+        (SessionState.INIT, SessionState.STOP),
+        (SessionState.RUNNING, SessionState.RUNNING),
+        (SessionState.STOP, SessionState.INIT),
+        (SessionState.RUNNING, SessionState.INIT),
+    ]:
+        with pytest.raises(IllegalTransition, match=f"session is {current}: it cannot go to {target}"):
+            transition(current, target)
+
+
+def test_access_key_and_session_tokens() -> None:
+    auth = Authority("the-key", SECRET, ttl=60)
+    assert auth.principal("the-key").is_admin
+    token, expires = auth.issue("abc")
+    who = auth.principal(token)
+    assert who.session_id == "abc" and not who.is_admin and expires > time.time()
+    assert who.may_see("abc") and not who.may_see("other") and not who.may_see(None)
+    with pytest.raises(AuthError, match="no credentials"):
+        auth.principal(None)
+    with pytest.raises(AuthError, match="signature is invalid"):
+        auth.principal(jwt.encode({"sub": "abc", "scope": "session", "exp": time.time() + 60}, "x" * 40, "HS256"))
+    with pytest.raises(AuthError, match="expired"):
+        auth.principal(jwt.encode({"sub": "abc", "scope": "session", "exp": time.time() - 5}, SECRET, "HS256"))
+    with pytest.raises(AuthError, match="scope 'admin'"):
+        auth.principal(jwt.encode({"sub": "abc", "scope": "admin", "exp": time.time() + 60}, SECRET, "HS256"))
+    with pytest.raises(AuthError, match="not an access key or a valid session token"):
+        auth.principal("wrong-key")
+    with pytest.raises(AuthError, match="not an access key"):  # "none" algorithm is never accepted
+        auth.principal(jwt.encode({"sub": "abc", "scope": "session", "exp": time.time() + 60}, None, "none"))
+    with pytest.raises(ValueError, match="GAIAMESH_ACCESS_KEY is empty"):
+        Authority("", SECRET, 60)
+    with pytest.raises(ValueError, match="at least 32 characters"):
+        Authority("k", "short", 60)
+
+
+def test_history_is_capped_and_counts_what_it_dropped(tmp_path: Path) -> None:
+    store = Store(tmp_path / "state.db")
+    store.add_session("s1", {"task": "solar-farm"})
+    store.add_session("s2", {"task": "solar-farm"})
+    for i in range(7):
+        store.add_message("s1", "question", {"text": f"q{i}"}, None, cap=5)
+    store.add_message("s2", "question", {"text": "other"}, None, cap=5)
+    kept = [m["content"] for m in store.messages("s1")]
+    assert kept == [f'{{"text": "q{i}"}}' for i in range(2, 7)]
+    assert store.session("s1")["dropped"] == 2 and store.session("s2")["dropped"] == 0
+    store.close()
+    again = Store(tmp_path / "state.db")  # nothing is lost across a reopen
+    assert len(again.messages("s1")) == 5 and again.session("s1")["dropped"] == 2
