@@ -136,6 +136,40 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from .service.client import SubmitError, save_artifacts, submit
+    from .service.models import RunRequest
+
+    settings = _settings(args)
+    url = (args.url or f"http://{settings.service_host}:{settings.service_port}").rstrip("/")
+    if not settings.access_key:
+        errors.print("[red]submit:[/red] GAIAMESH_ACCESS_KEY is not set (it is in .env after make setup)")
+        return 2
+    document = Path(args.document).read_text(encoding="utf-8") if args.document else None
+    request = RunRequest(
+        task=None if document is not None else (args.task or "solar-farm"), document=document,
+        question=args.question, protocol=args.protocol, routing=args.routing,
+    )  # fmt: skip
+    try:
+        run, metrics = submit(url, settings.access_key, request, progress=console.print)
+        if args.out and metrics is not None:
+            path = save_artifacts(url, settings.access_key, run.id, Path(args.out))
+            metrics.write(Path(args.out) / "metrics.json")
+            console.print(f"saved {path} and {Path(args.out) / 'metrics.json'}")
+    except SubmitError as exc:
+        errors.print(f"[red]submit:[/red] {exc}")
+        return 1
+    if metrics is None:
+        errors.print(f"[red]run {run.id} ended {run.state.value} without metrics: {run.error}[/red]")
+        return 1
+    console.print(summary_table(metrics, f"gaiamesh · {run.task_id} · {metrics.protocol}"))
+    console.print(
+        f"run {run.id}: metrics.json and run_artifacts.tar.gz in runs/{run.id}/ under the service's OUT_DIR; "
+        f"API {url}/docs"
+    )
+    return 0 if metrics.status == "ok" else 1
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
     from .protocols import available
@@ -321,6 +355,15 @@ def build_parser() -> argparse.ArgumentParser:
     api.add_argument("--out", dest="out_dir", help="state and runs folder (OUT_DIR, results/)")
     common(api)
     api.set_defaults(func=_cmd_serve)
+
+    sb = sub.add_parser("submit", help="start a run on a running network service and follow it live")
+    sb.add_argument("--task", help="a bundled task's name (default solar-farm)")
+    sb.add_argument("--document", help="a text file to ask about instead of a bundled task")
+    sb.add_argument("--question", help="the question (needed with --document)")
+    sb.add_argument("--url", help="the service (default http://SERVICE_HOST:SERVICE_PORT)")
+    sb.add_argument("--out", help="also download the archive and metrics.json into this folder")
+    common(sb)
+    sb.set_defaults(func=_cmd_submit)
 
     srv = sub.add_parser("serve-model", help="serve the bundled model over the Ollama API")
     srv.add_argument("--host", default="127.0.0.1")

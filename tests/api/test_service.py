@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 import tarfile
 import time
 from pathlib import Path
@@ -156,3 +159,30 @@ def test_sessions_tokens_and_the_state_machine(service: Service) -> None:
     assert history["messages"][-2]["content"]["text"] == done["metrics"]["prediction"]
     assert "And?" not in json.dumps(history)  # the refused question left no trace
     assert [r["id"] for r in service.http.get("/api/runs", headers=as_session).json()] == [run["id"]]
+
+
+def test_gaiamesh_submit_follows_a_run_and_prints_its_summary(service: Service, tmp_path: Path) -> None:
+    env = {**os.environ, "GAIAMESH_ACCESS_KEY": KEY}
+    proc = subprocess.run(
+        [sys.executable, "-m", "gaiamesh", "submit", "--task", "solar-farm", "--protocol", "compressed",
+         "--url", service.url, "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    for frame_type in ("doc_init", "search_docs", "events", "triples", "data_event"):
+        assert frame_type in out
+    assert "run finished" in out and "quality_score" in out and "compressed" in out
+    assert (tmp_path / "run_artifacts.tar.gz").is_file()
+    assert all(reported == recomputed for _, reported, recomputed in audit_archive(tmp_path))
+    wrong = subprocess.run(
+        [sys.executable, "-m", "gaiamesh", "submit", "--task", "no-such-task", "--url", service.url],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert wrong.returncode == 1 and "the service refused the run (404): no bundled task named" in wrong.stderr
+
+
+def audit_archive(folder: Path) -> list[tuple[str, object, object]]:
+    with tarfile.open(folder / "run_artifacts.tar.gz") as tar:
+        tar.extractall(folder / "x", filter="data")
+    return audit(folder / "x")
