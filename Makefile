@@ -1,5 +1,5 @@
 # Gaia Mesh: everything a fresh machine needs is installed from here (nothing by hand).
-#   make up      build what is missing, then run the bundled task on the compose stack
+#   make up      build what is missing, start the stack (kept up), run the bundled task through its API
 #   make test    unit tests, the local end-to-end run and the compose integration suite
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -12,7 +12,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF
 export GAIAMESH_VERSION := $(VERSION)
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+.PHONY: env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -49,7 +49,11 @@ images: compose-v2 wheelhouse dist
 	BASE_IMAGE=$$(scripts/base-image.sh) && export BASE_IMAGE && \
 		docker compose --profile wide build --progress plain ollama agent-search network
 
-setup: compose-v2 venv images
+# .env with the network service's access key and token secret (random ones when missing).
+env:
+	@scripts/env-secrets.sh .env
+
+setup: compose-v2 env venv images
 
 dirs:
 	@mkdir -p results workspaces/{0,1,2,3,4,5,6,7}
@@ -60,11 +64,19 @@ keys: images
 	docker run --rm --entrypoint gaiamesh -v "$(CURDIR)/keys:/keys" gaiamesh-agent:$(VERSION) \
 		keygen --keys-dir /keys --nodes network,0,1,2,3,4,5,6,7
 
-up: images dirs keys
-	docker compose up --exit-code-from network
+# The stack stays up (make down stops it); the bundled task (TASK) runs through the API and its
+# metrics.json and run_artifacts.tar.gz land in RESULTS_DIR (./results).
+up: env images dirs keys
+	@scripts/check-ports.py
+	docker compose up -d --wait
+	docker compose exec -T network gaiamesh submit --url http://127.0.0.1:8080 --out /results
+	@scripts/where.sh
 
-up-wide: images dirs keys
-	docker compose --profile wide up --exit-code-from network
+up-wide: env images dirs keys
+	@scripts/check-ports.py --wide
+	docker compose --profile wide up -d --wait
+	docker compose exec -T network gaiamesh submit --url http://127.0.0.1:8080 --out /results
+	@scripts/where.sh
 
 down:
 	docker compose --profile wide down --remove-orphans $(if $(VOLUMES),--volumes,)

@@ -16,18 +16,21 @@ from testcontainers.compose import DockerCompose
 
 from ..conftest import ROOT, free_port
 
-CORE = ["ollama", "agent-search", "agent-extract", "agent-triple", "agent-reason"]
+CORE = ["ollama", "agent-search", "agent-extract", "agent-triple", "agent-reason", "network"]
+KEY = "integration-access-key-0123456789"
+SECRET = "integration-session-secret-0123456789-abcdef"
 WIDE = ["agent-search-2", "agent-extract-2", "agent-triple-2", "agent-reason-2"]
 
 
 @dataclass
 class Stack:
-    """A running compose project and the means to run the relay against it."""
+    """A running compose project and the means to run tasks through its network service."""
 
     project: str
     env: dict[str, str]
     tmp: Path
-    env_file: Path  # empty: a developer's .env must not change the stack under test
+    env_file: Path  # only the test's secrets: a developer's .env must not change the stack under test
+    api: str  # http://127.0.0.1:<published service port>
 
     def compose(
         self, *args: str, profile: str | None = None, env: dict[str, str] | None = None, **kw: Any
@@ -38,22 +41,23 @@ class Stack:
             cmd, cwd=ROOT, env={**self.env, **(env or {})}, capture_output=True, text=True, **kw
         )
 
-    def run_env(self, results: Path, **extra: str) -> dict[str, str]:
-        results.mkdir(parents=True, exist_ok=True)
-        return {**self.env, "RESULTS_DIR": str(results), **extra}
+    @property
+    def results(self) -> Path:
+        return self.tmp / "results"
 
-    def run(
-        self, name: str, profile: str | None = None, **extra: str
-    ) -> tuple[int, str, dict[str, Any], Path]:
-        """One relay run (`docker compose run --rm network`); returns (exit code, output, metrics, results)."""
-        results = self.tmp / name
-        env = self.run_env(results, **extra)
-        cmd = ["docker", "compose", "-p", self.project, "--env-file", str(self.env_file),
-               *(["--profile", profile] if profile else []), "run", "--rm", "network"]  # fmt: skip
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-        metrics_path = results / "metrics.json"
+    def submit_cmd(self, out: str, *args: str) -> list[str]:
+        """`gaiamesh submit` inside the network container, as `make up` runs it."""
+        return ["docker", "compose", "-p", self.project, "--env-file", str(self.env_file), "exec", "-T", "network",
+                "gaiamesh", "submit", "--url", "http://127.0.0.1:8080", "--out", f"/results/{out}", *args]  # fmt: skip
+
+    def run(self, name: str, *args: str) -> tuple[int, str, dict[str, Any], Path]:
+        """One run through the API; returns (exit code, output, metrics, the folder it saved to)."""
+        proc = subprocess.run(self.submit_cmd(name, *args), cwd=ROOT, env=self.env, capture_output=True,
+                              text=True, timeout=600)  # fmt: skip
+        folder = self.results / name
+        metrics_path = folder / "metrics.json"
         metrics = json.loads(metrics_path.read_text()) if metrics_path.exists() else {}
-        return proc.returncode, proc.stdout + proc.stderr, metrics, results
+        return proc.returncode, proc.stdout + proc.stderr, metrics, folder
 
 
 @pytest.fixture(scope="session")
@@ -65,15 +69,16 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     for n in range(8):
         (workspaces / str(n)).mkdir(parents=True)
     project = f"gaiamesh-it-{uuid.uuid4().hex[:8]}"
-    env_file = tmp / "empty.env"
-    env_file.write_text("")
-    ollama_port = free_port()
+    env_file = tmp / "test.env"
+    env_file.write_text(f"GAIAMESH_ACCESS_KEY={KEY}\nGAIAMESH_SESSION_SECRET={SECRET}\n")
+    service_port = free_port()
+    (tmp / "results").mkdir()
     env = {
         **os.environ,
         "COMPOSE_PROJECT_NAME": project,
         "TESTCONTAINERS_RYUK_DISABLED": "true",
         "HOST_PORT_PREFIX": "19",
-        "OLLAMA_PORT": str(ollama_port),
+        "SERVICE_PORT": str(service_port),
         "WORKSPACES_DIR": str(workspaces),
         "RESULTS_DIR": str(tmp / "results"),
         "RUN_TIMEOUT": "240",
@@ -86,7 +91,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         compose = DockerCompose(
             context=ROOT, compose_file_name="compose.yaml", services=CORE, wait=True, env_file=str(env_file)
         )
-        stack = Stack(project, dict(os.environ), tmp, env_file)
+        stack = Stack(project, dict(os.environ), tmp, env_file, f"http://127.0.0.1:{service_port}")
         try:
             compose.start()
             yield stack

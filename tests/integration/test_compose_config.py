@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +17,12 @@ pytestmark = pytest.mark.integration
 BUILT = ["ollama", "agent-search", "agent-extract", "agent-triple", "agent-reason", "network"]
 
 
+SECRETS = "GAIAMESH_ACCESS_KEY=k\nGAIAMESH_SESSION_SECRET=s\n"
+
+
 def render(tmp_path: Path, env_lines: str = "", *args: str) -> dict[str, Any]:
     env_file = tmp_path / "test.env"
-    env_file.write_text(env_lines)
+    env_file.write_text(SECRETS + env_lines)
     proc = subprocess.run(
         ["docker", "compose", "--env-file", str(env_file), *args, "config", "--format", "json"],
         cwd=ROOT, capture_output=True, text=True, check=True,
@@ -44,7 +49,22 @@ def test_default_stack_builds_locally_and_publishes_on_loopback(tmp_path: Path) 
     search = [v["target"] for v in services["agent-search"]["volumes"]]
     assert sorted(search) == ["/keys/0.pem", "/keys/public.json", "/workspaces/0"]
     network = {v["target"]: v.get("read_only", False) for v in services["network"]["volumes"]}
-    assert network["/task"] and network["/workspaces"] and not network["/results"]
+    assert network["/task"] and network["/tasks"] and network["/workspaces"] and not network["/results"]
+    # the network service is long-lived on 127.0.0.1:8080 with a healthcheck; the model server
+    # is not published, so it cannot clash with an Ollama the user already runs on 11434
+    assert [(p["host_ip"], p["published"], p["target"]) for p in services["network"]["ports"]] == [
+        ("127.0.0.1", "8080", 8080)
+    ]
+    assert "healthcheck" in services["network"] and services["network"]["restart"] == "unless-stopped"
+    assert "ports" not in services["ollama"]
+
+
+def test_the_service_refuses_to_start_without_its_secrets(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GAIAMESH_")} | {"GAIAMESH_ENV_FILE": ""}
+    proc = subprocess.run([sys.executable, "-m", "gaiamesh", "serve"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=60)  # fmt: skip
+    assert proc.returncode == 2
+    assert "GAIAMESH_ACCESS_KEY is empty: the service needs an access key (make setup writes one)" in proc.stderr
 
 
 def test_no_dockerfile_pulls_a_syntax_image() -> None:

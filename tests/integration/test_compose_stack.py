@@ -1,4 +1,4 @@
-"""The compose deployment, end to end with real containers."""
+"""The compose deployment, end to end with real containers, driven through the network service."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import subprocess
 import tarfile
 import time
 
+import httpx
 import pytest
 from websockets.sync.client import connect
 
-from .conftest import CORE, WIDE, Stack
+from ..conftest import ROOT
+from .conftest import CORE, KEY, WIDE, Stack
 
 pytestmark = pytest.mark.integration
 
@@ -28,6 +30,10 @@ def services(stack: Stack) -> dict[str, dict]:
     return {r["Service"]: r for r in rows}
 
 
+def api(stack: Stack, token: str = KEY) -> httpx.Client:
+    return httpx.Client(base_url=stack.api, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+
 def test_default_stack_is_healthy_on_loopback_only(stack: Stack) -> None:
     ps = services(stack)
     for name in CORE:
@@ -35,6 +41,9 @@ def test_default_stack_is_healthy_on_loopback_only(stack: Stack) -> None:
         for pub in ps[name].get("Publishers") or []:
             if pub.get("PublishedPort"):
                 assert pub["URL"] == "127.0.0.1", pub
+    assert not [p for p in ps["ollama"].get("Publishers") or [] if p.get("PublishedPort")]  # not published
+    assert httpx.get(f"{stack.api}/api/health", timeout=10).json()["status"] == "ok"
+    assert httpx.get(f"{stack.api}/api/runs", timeout=10).status_code == 401
 
 
 def test_websocket_handshake_with_every_agent(stack: Stack) -> None:
@@ -43,46 +52,47 @@ def test_websocket_handshake_with_every_agent(stack: Stack) -> None:
             assert ws.protocol.state.name == "OPEN"
 
 
-def test_full_run_writes_metrics_and_archive(stack: Stack) -> None:
-    code, output, m, results = stack.run("default")
+def test_the_bundled_task_through_the_api_as_make_up_runs_it(stack: Stack) -> None:
+    code, output, m, folder = stack.run("default")
     assert code == 0, output
     for field in FIELDS:
         assert field in m, field
     assert m["status"] == "ok" and m["task_id"] == "solar-farm" and m["prediction"]
     assert m["pkt_cnt"] == 5 and m["token_sum"] > 0
-    assert "quality_score" in output  # the summary table is printed in the compose output
-    with tarfile.open(results / "run_artifacts.tar.gz") as tar:
+    assert "doc_init" in output and "quality_score" in output  # progress and the summary table
+    with tarfile.open(folder / "run_artifacts.tar.gz") as tar:
         names = set(tar.getnames())
     for n in range(4):
         assert {f"workspaces/{n}/agent.log", f"workspaces/{n}/memory.json"} <= names
     assert {"frames.jsonl", "metrics.json", "config.json"} <= names
+    # the same run as the API shows it, and its event stream replayed
+    run = api(stack).get(f"/api/runs/{m['run_id']}").json()
+    assert run["state"] == "finished" and run["metrics"]["bytes_tx"] == m["bytes_tx"]
+    with connect(f"{stack.api.replace('http', 'ws')}/api/runs/{m['run_id']}/events?token={KEY}") as ws:
+        events = [json.loads(x) for x in ws]
+    assert [e["type"] for e in events if e["kind"] == "frame"] == [
+        "doc_init", "search_docs", "events", "triples", "data_event"
+    ]
 
 
-def test_task_variable_and_a_signed_protocol_run(stack: Stack) -> None:
-    signed = {"PROTOCOL": "signed"}
-    try:
-        up = stack.compose("up", "-d", "--wait", *CORE, env=signed, timeout=300)  # agents restart as signers
-        assert up.returncode == 0, up.stderr
-        code, output, m, results = stack.run("rowing-signed", TASK="./tasks/rowing-club", **signed)
-        assert code == 0, output
-        assert m["task_id"] == "rowing-club" and m["answer"] == "Port Ellery"
-        assert m["protocol"] == "signed" and m["status"] == "ok" and m["rejected_cnt"] == 0
-        lines = [json.loads(x) for x in (results / "frames.jsonl").read_text().splitlines()]
-        assert (
-            m["header_overhead"]
-            == sum(x["header_size"] * ((x["src"] != "network") + len(x["dst"])) for x in lines)
-            > 0
-        )
-        frame = base64.b64decode(lines[1]["b64"])
-        assert frame[:2] == b"GS"  # signed frames on the wire, as the agents sent them
-    finally:
-        stack.compose("up", "-d", "--wait", *CORE, timeout=300)
+def test_another_task_in_the_signed_protocol_without_restarting_agents(stack: Stack) -> None:
+    code, output, m, folder = stack.run("rowing-signed", "--task", "rowing-club", "--protocol", "signed")
+    assert code == 0, output
+    assert m["task_id"] == "rowing-club" and m["answer"] == "Port Ellery"
+    assert m["protocol"] == "signed" and m["status"] == "ok" and m["rejected_cnt"] == 0
+    with tarfile.open(folder / "run_artifacts.tar.gz") as tar:
+        tar.extractall(folder / "x", filter="data")
+    lines = [json.loads(x) for x in (folder / "x" / "frames.jsonl").read_text().splitlines()]
+    assert (
+        m["header_overhead"] == sum(x["header_size"] * ((x["src"] != "network") + len(x["dst"])) for x in lines) > 0
+    )
+    assert base64.b64decode(lines[1]["b64"])[:2] == b"GS"  # signed frames on the wire, as the agents sent them
 
 
 def test_wide_profile_adds_agents_and_the_run_uses_them(stack: Stack) -> None:
     up = stack.compose("up", "-d", "--wait", *WIDE, profile="wide", timeout=300)
     assert up.returncode == 0, up.stderr
-    code, output, m, _ = stack.run("wide", profile="wide")
+    code, output, m, _ = stack.run("wide")
     assert code == 0, output
     assert m["status"] == "ok" and m["routing"] == "share" and len(m["agents"]) == 8
     workers = {n for n, a in m["agents"].items() if a["pkts_sent"] > 0}
@@ -92,28 +102,50 @@ def test_wide_profile_adds_agents_and_the_run_uses_them(stack: Stack) -> None:
 
 
 def test_stopping_an_agent_mid_run_ends_with_a_clear_status(stack: Stack) -> None:
-    results = stack.tmp / "killed"
-    env = stack.run_env(results)
-    proc = subprocess.Popen(
-        ["docker", "compose", "-p", stack.project, "--env-file", str(stack.env_file), "run", "--rm", "network"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    runs_dir = stack.results / "runs"
+    before = set(runs_dir.iterdir()) if runs_dir.exists() else set()
+    proc = subprocess.Popen(stack.submit_cmd("killed"), cwd=ROOT, env=stack.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
     try:
-        frames = results / "frames.jsonl"
         deadline = time.monotonic() + 120
-        while not (frames.exists() and frames.read_text().strip()):
+        while True:
+            new = [d for d in (set(runs_dir.iterdir()) if runs_dir.exists() else set()) - before
+                   if (d / "frames.jsonl").is_file() and (d / "frames.jsonl").read_text().strip()]  # fmt: skip
+            if new:
+                break
             assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
             assert time.monotonic() < deadline, "the run never started"
             time.sleep(0.05)  # watching a file another process writes
         assert stack.compose("kill", "agent-reason").returncode == 0
-        output, _ = proc.communicate(timeout=120)
+        output, _ = proc.communicate(timeout=180)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode != 0
-    m = json.loads((results / "metrics.json").read_text())
+    m = json.loads((new[0] / "metrics.json").read_text())
     assert m["status"] == "agent_dead", output
     assert m["error"] == "agent 3 (reason) disconnected and no other 'reason' agent is alive"
     assert m["agents"]["3"]["status"] == "dead"
-    assert (results / "run_artifacts.tar.gz").is_file()
+    assert (new[0] / "run_artifacts.tar.gz").is_file()
     stack.compose("up", "-d", "--wait", "agent-reason", timeout=120)
+
+
+def test_a_restarted_network_container_keeps_sessions_and_finished_runs(stack: Stack) -> None:
+    admin = api(stack)
+    session = admin.post("/api/sessions", json={"task": "solar-farm"}).json()
+    as_session = api(stack, session["token"])
+    run = as_session.post(f"/api/sessions/{session['id']}/messages", json={"question": "How big is the farm?"})
+    assert run.status_code == 202, run.text
+    run_id = run.json()["id"]
+    with connect(f"{stack.api.replace('http', 'ws')}/api/runs/{run_id}/events?token={session['token']}") as ws:
+        for _ in ws:
+            pass
+    assert stack.compose("restart", "network", timeout=120).returncode == 0
+    up = stack.compose("up", "-d", "--wait", "network", timeout=120)
+    assert up.returncode == 0, up.stderr
+    again = api(stack, session["token"])
+    view = again.get(f"/api/sessions/{session['id']}").json()
+    assert view["state"] == "STOP" and view["runs"] == [run_id]
+    assert again.get(f"/api/runs/{run_id}").json()["metrics"]["status"] == "ok"
+    types = [m["type"] for m in again.get(f"/api/sessions/{session['id']}/messages").json()["messages"]]
+    assert types[:2] == ["system", "question"] and types[-2:] == ["answer", "metrics"]

@@ -6,15 +6,16 @@ OpenAPI page needs the access key or a session token; the work happens in ``Mesh
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from html import escape
 from importlib.metadata import version
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..settings import Settings
-from .auth import AuthError, Principal
+from .auth import AuthError, Authority, Principal
 from .models import (
     Ask,
     History,
@@ -68,6 +69,28 @@ def create_app(settings: Settings) -> FastAPI:
             raise HTTPException(401, str(exc), headers={"WWW-Authenticate": "Bearer"}) from exc
 
     Who = Annotated[Principal, Depends(principal)]
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def landing(request: Request) -> HTMLResponse:
+        # The login URL (`/?key=...`) lands here. The live page is built on this API later; for
+        # now: what is running and where the API is. Served locally, no outside asset.
+        try:
+            service().authority.principal(request.query_params.get("key"))
+        except AuthError:
+            body = "<p>Open the login URL that <code>make up</code> printed (it carries the access key).</p>"
+            return HTMLResponse(_page(body), status_code=401)
+        runs = service().list_runs(Principal(None))[-20:]
+        rows = "".join(
+            f"<tr><td>{escape(r.id)}</td><td>{escape(r.task_id)}</td><td>{r.state.value}</td>"
+            f"<td>{escape(r.metrics.prediction) if r.metrics else ''}</td>"
+            f"<td>{f'{r.metrics.quality_score:.3f}' if r.metrics else ''}</td></tr>"
+            for r in reversed(runs)
+        )
+        body = (
+            f"<p>{len(runs)} recent runs; API and its schema at <a href='/docs'>/docs</a>.</p>"
+            f"<table><tr><th>run</th><th>task</th><th>state</th><th>answer</th><th>quality</th></tr>{rows}</table>"
+        )
+        return HTMLResponse(_page(body))
 
     @app.get("/api/health")
     def health() -> dict[str, object]:
@@ -147,8 +170,17 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
+def _page(body: str) -> str:
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>Gaia Mesh</title></head>"
+        f"<body style='font-family:sans-serif;margin:2em'><h1>Gaia Mesh network service</h1>{body}</body></html>"
+    )
+
+
 def serve(settings: Settings) -> None:
     """``gaiamesh serve``: the API on ``SERVICE_HOST:SERVICE_PORT`` until stopped."""
     import uvicorn
+
+    Authority(settings.access_key, settings.session_secret, settings.session_ttl)  # refuse bad secrets now
 
     uvicorn.run(create_app(settings), host=settings.service_host, port=settings.service_port, log_level="info")

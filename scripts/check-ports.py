@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Before `make up` starts anything: are the host ports the stack publishes free?
+
+For each port taken by something other than this stack, say which port, who holds it, and
+which .env variable moves it; exit 1 if any is taken. Ports this compose project already
+publishes (the stack is up) are fine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+
+def dotenv(path: Path) -> dict[str, str]:
+    values: dict[str, str] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            m = re.match(r"^\s*([A-Z_][A-Z0-9_]*)=(.*)$", line)
+            if m:
+                values[m.group(1)] = m.group(2).strip().strip("'\"")
+    return values
+
+
+def ours() -> set[int]:
+    """Host ports this compose project's running containers already publish."""
+    proc = subprocess.run(["docker", "compose", "ps", "--format", "json"], capture_output=True, text=True)
+    ports: set[int] = set()
+    for line in proc.stdout.splitlines():
+        try:
+            rows = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        for row in rows if isinstance(rows, list) else [rows]:
+            for pub in row.get("Publishers") or []:
+                if pub.get("PublishedPort"):
+                    ports.add(int(pub["PublishedPort"]))
+    return ports
+
+
+def holder(port: int) -> str:
+    """Who listens on ``port``, from `ss` when it can tell."""
+    try:
+        out = subprocess.run(["ss", "-Hltnp", f"sport = :{port}"], capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        return "another program"
+    m = re.search(r'users:\(\("([^"]+)",pid=(\d+)', out)
+    return f"{m.group(1)} (pid {m.group(2)})" if m else "another program"
+
+
+def taken(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def main() -> int:
+    env = {**dotenv(Path(".env")), **os.environ}
+    wide = "--wide" in sys.argv
+    prefix = env.get("HOST_PORT_PREFIX", "90")
+    wanted = {int(env.get("SERVICE_PORT", "8080")): "SERVICE_PORT (the network service's API and page)"}
+    for n in range(8 if wide else 4):
+        wanted[int(f"{prefix}0{n}")] = f"HOST_PORT_PREFIX (agents publish on {prefix}00-{prefix}0{7 if wide else 3})"
+    mine = ours()
+    bad = [(p, why) for p, why in sorted(wanted.items()) if p not in mine and taken(p)]
+    for port, why in bad:
+        print(f"port 127.0.0.1:{port} is taken by {holder(port)}; set {why} in .env to move it", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
