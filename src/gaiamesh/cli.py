@@ -165,7 +165,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     console.print(summary_table(metrics, f"gaiamesh · {run.task_id} · {metrics.protocol}"))
     console.print(
         f"run {run.id}: metrics.json and run_artifacts.tar.gz in runs/{run.id}/ under the service's OUT_DIR; "
-        f"API {url}/docs"
+        f"API {url}/openapi.json"
     )
     return 0 if metrics.status == "ok" else 1
 

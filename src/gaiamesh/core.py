@@ -262,7 +262,7 @@ class RelayCore:
         return (now - (self.t0 if self.t0 is not None else self.origin)) * 1000
 
     def _s(self, now: float) -> float:
-        return self._ms(now) / 1000
+        return self._rel(now) / 1000  # progress lines: same origin as the frame records' t_ms
 
     def elapsed_ms(self, now: float) -> float:
         """t=0 (doc_init) to the end of the run (or ``now`` while it runs)."""

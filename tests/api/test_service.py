@@ -36,6 +36,11 @@ def test_only_health_and_the_openapi_page_answer_without_credentials(service: Se
     bare = httpx.Client(base_url=service.url)
     assert bare.get("/api/health").json()["status"] == "ok"
     assert bare.get("/openapi.json").status_code == 200
+    assert bare.get("/docs").status_code == 404  # no page that would load scripts from a CDN
+    assert bare.get("/").status_code == 401 and "login URL" in bare.get("/").text
+    landing = bare.get(f"/?key={KEY}")
+    assert landing.status_code == 200 and "Gaia Mesh network service" in landing.text
+    assert "http" not in landing.text.replace("/openapi.json", "")  # nothing loaded from outside
     for method, path in [("GET", "/api/runs"), ("POST", "/api/runs"), ("GET", "/api/runs/x"),
                          ("POST", "/api/sessions"), ("GET", "/api/sessions")]:  # fmt: skip
         r = bare.request(method, path, json={})

@@ -50,7 +50,11 @@ def create_app(settings: Settings) -> FastAPI:
                 await worker
             service.close()
 
-    app = FastAPI(title="Gaia Mesh network service", version=__version__, lifespan=lifespan)
+    # No /docs or /redoc: their pages load scripts from a CDN, and this runs offline. The schema
+    # itself is served at /openapi.json.
+    app = FastAPI(
+        title="Gaia Mesh network service", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
+    )
 
     @app.exception_handler(RunRefused)
     async def refused(request: Request, exc: RunRefused) -> JSONResponse:
@@ -87,7 +91,7 @@ def create_app(settings: Settings) -> FastAPI:
             for r in reversed(runs)
         )
         body = (
-            f"<p>{len(runs)} recent runs; API and its schema at <a href='/docs'>/docs</a>.</p>"
+            f"<p>{len(runs)} recent runs; the API's schema is at <a href='/openapi.json'>/openapi.json</a>.</p>"
             f"<table><tr><th>run</th><th>task</th><th>state</th><th>answer</th><th>quality</th></tr>{rows}</table>"
         )
         return HTMLResponse(_page(body))
