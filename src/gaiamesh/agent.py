@@ -136,13 +136,14 @@ class MeshAgent:
         if packet.type is not self.tool.consumes:
             return
         usage = LLMUsage()
-        ctx = ToolContext(llm=self.llm, usage=usage, memory=state.memory)
+        ctx = ToolContext(llm=self.llm, usage=usage, memory=state.memory, question=packet.question)
         started = time.perf_counter()
         state.seq += 1
         seq = state.seq
         envelope = {"run_id": packet.run_id, "src": self.node_id, "seq": seq, "question": packet.question}
         try:
             payload = await self.tool.run(ctx, packet)
+            envelope["question"] = ctx.question
             reply = make_packet(
                 self.tool.emits, payload, tag=self.tool.tag, token_used=usage.tokens,
                 llm_ms=round(usage.llm_ms, 3), **envelope,

@@ -13,7 +13,7 @@ the same :meth:`Totals.add` that ``gaiamesh audit`` uses on ``frames.jsonl``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .frames import (
@@ -24,6 +24,7 @@ from .frames import (
     FrameError,
     Packet,
     PacketType,
+    Turn,
     doc_init,
 )
 from .metrics import AgentMetrics, FrameRecord, FrameStatus, Totals
@@ -103,11 +104,14 @@ class RelayCore:
         self.agents[node_id].status = "connected"
 
     # --- events ---------------------------------------------------------------------------
-    def start(self, doc: str, question: str, chunk_size: int, now: float) -> Outcome:
-        """t=0, ``broadcast_init``: the document in chunks and the question to the agents."""
+    def start(
+        self, doc: str, question: str, chunk_size: int, now: float, history: Sequence[Turn] = ()
+    ) -> Outcome:
+        """t=0, ``broadcast_init``: the document in chunks, the question and the conversation's
+        earlier turns to the agents."""
         self.t0 = now
         out = Outcome()
-        packet = doc_init(self.run_id, doc, question, chunk_size)
+        packet = doc_init(self.run_id, doc, question, chunk_size, list(history))
         blob = self.adapter.encode(packet.to_dict())
         header = self.adapter.header_bytes(blob, packet)
         dst = self.router.destinations(packet.type.value, NETWORK_SRC)

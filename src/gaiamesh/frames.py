@@ -53,8 +53,16 @@ class Body(BaseModel):
         return {k: v for k, v in handler(self).items() if v is not None}
 
 
+class Turn(Body):
+    """An earlier question and its answer in the same conversation (the memory window)."""
+
+    question: str
+    answer: str
+
+
 class DocInit(Body):
     chunks: list[str]
+    history: list[Turn] | None = None  # a session's last turns, for follow-up questions
 
 
 class Passage(Body):
@@ -223,14 +231,17 @@ def chunk_document(doc: str, size: int = 400) -> list[str]:
     return [doc[i : i + size] for i in range(0, len(doc), size)]
 
 
-def doc_init(run_id: str, doc: str, question: str, chunk_size: int = 400) -> DocInitPacket:
-    """The t=0 broadcast: the document in fixed-size chunks, plus the question."""
+def doc_init(
+    run_id: str, doc: str, question: str, chunk_size: int = 400, history: list[Turn] | None = None
+) -> DocInitPacket:
+    """The t=0 broadcast: the document in fixed-size chunks, the question, and the conversation's
+    earlier turns when there are any."""
     return DocInitPacket(
         run_id=run_id,
         src=NETWORK_SRC,
         seq=0,
         question=question,
-        payload=DocInit(chunks=chunk_document(doc, chunk_size)),
+        payload=DocInit(chunks=chunk_document(doc, chunk_size), history=history or None),
     )
 
 

@@ -265,7 +265,8 @@ class MeshNetwork:
                         tasks.create_task(self._reader(core, node_id, ws), name=f"reader-{node_id}")
                     self._apply(
                         core.start(
-                            self.task.doc, self.task.question, self.settings.chunk_size, time.monotonic()
+                            self.task.doc, self.task.question, self.settings.chunk_size, time.monotonic(),
+                            self.task.history,
                         )
                     )
                     try:

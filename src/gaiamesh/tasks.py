@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .frames import Turn
+
 
 class TaskError(ValueError):
     """A task folder that cannot be run, with the exact reason."""
@@ -18,6 +20,7 @@ class Task:
     question: str
     answer: str
     path: Path
+    history: tuple[Turn, ...] = ()  # earlier turns of a conversation (the memory window)
 
 
 def load_task(path: str | Path, label: str | None = None) -> Task:

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..frames import Turn
 from ..metrics import FrameRecord, RunMetrics
 from ..routing import RoutingMode
 
@@ -46,6 +47,7 @@ class RunRequest(Source, RunOptions):
 
     question: str | None = Field(default=None, description="required with 'document'; overrides a task's")
     answer: str | None = Field(default=None, description="ground truth to score against, if known")
+    history: list[Turn] | None = Field(default=None, description="earlier turns, for a follow-up question")
 
     @model_validator(mode="after")
     def _question_for_document(self) -> RunRequest:
@@ -171,6 +173,7 @@ class Ask(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=2000)
+    answer: str | None = Field(default=None, description="the right answer, if known, to score the run")
 
 
 class StateChange(BaseModel):

@@ -15,7 +15,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..artifacts import write_archive
@@ -75,6 +75,7 @@ class LiveRun:
     net: MeshNetwork | None = None
     cancelled: bool = False
     ended: asyncio.Event = field(default_factory=asyncio.Event)
+    answered: str | None = None  # the question as the mesh answered it (a follow-up, resolved)
 
     def publish(self, make: Callable[[int], RunEvent]) -> None:
         event = make(len(self.events))
@@ -121,16 +122,17 @@ class RunManager:
                 task = load_task(folder)
             except TaskError as exc:
                 raise RunRefused(422, f"bundled task {request.task!r} is broken: {exc}") from exc
-            if request.question:
+            if request.question and request.question != task.question:
                 task = Task(task.task_id, task.doc, request.question, request.answer or "", task.path)
-            return task
+            return replace(task, history=tuple(request.history or ()))
         doc = request.document or ""
         size = len(doc.encode())
         if size > self.settings.max_doc_bytes:
             raise RunRefused(413, f"document is {size} bytes; MAX_DOC_BYTES is {self.settings.max_doc_bytes}")
         if not doc.strip():
             raise RunRefused(422, "the document is empty")
-        return Task("document", doc, str(request.question), request.answer or "", self.runs_dir)
+        return Task("document", doc, str(request.question), request.answer or "", self.runs_dir,
+                    tuple(request.history or ()))  # fmt: skip
 
     def submit(self, request: RunRequest, session_id: str | None = None) -> RunView:
         """Queue a run; raises :class:`RunRefused` (429 when the queue is full)."""
@@ -182,6 +184,8 @@ class RunManager:
         live.net = MeshNetwork(live.settings, live.task, live.out, run_id=live.id, quiet=True, observer=observe)
         try:
             metrics = await live.net.run()
+            final = live.net.core.final if live.net.core else None
+            live.answered = final.payload.question if final else None
         except Exception as exc:  # noqa: BLE001 (a failed run is recorded, never the service's end)
             self._end(live, RunState.FINISHED, None, f"run failed: {exc!r}")
             return

@@ -11,6 +11,7 @@ import json
 import uuid
 from pathlib import Path
 
+from ..frames import Turn
 from ..metrics import RunMetrics
 from ..settings import Settings
 from .auth import Authority, Principal
@@ -27,7 +28,7 @@ from .models import (
     SessionView,
 )
 from .runs import LiveRun, RunManager, RunRefused
-from .sessions import HISTORY_CAP, IllegalTransition, transition
+from .sessions import HISTORY_CAP, MEMORY_TURNS, IllegalTransition, transition
 from .store import Store
 
 
@@ -117,11 +118,27 @@ class MeshService:
         except IllegalTransition as exc:
             raise RunRefused(409, f"{exc}; wait for the answer to the last question") from exc
         source = json.loads(str(row["source"]))
-        request = RunRequest.model_validate({**source, "question": ask.question})
+        request = RunRequest.model_validate(
+            {**source, "question": ask.question, "answer": ask.answer, "history": self.memory(session_id)}
+        )
         view = self.runs.submit(request, session_id=session_id)  # may refuse (429): nothing changed yet
         self._move(session_id, current, SessionState.RUNNING)
         self._say(session_id, MessageType.QUESTION, {"text": ask.question}, view.id)
         return view
+
+    def memory(self, session_id: str) -> list[Turn]:
+        """The session's last ``MEMORY_TURNS`` answered questions, oldest first."""
+        questions: dict[str, str] = {}
+        turns: list[Turn] = []
+        for m in self.store.messages(session_id):
+            content = json.loads(m["content"])
+            if m["type"] == MessageType.QUESTION.value and m["run_id"]:
+                questions[m["run_id"]] = content["text"]
+            elif m["type"] == MessageType.ANSWER.value and m["run_id"] in questions:
+                # the question as answered: a follow-up's pronouns already resolved
+                asked = content.get("question") or questions[m["run_id"]]
+                turns.append(Turn(question=asked, answer=content["text"]))
+        return turns[-MEMORY_TURNS:]
 
     def _move(self, session_id: str, current: SessionState, target: SessionState) -> None:
         try:
@@ -142,7 +159,8 @@ class MeshService:
             if event.kind == "frame":
                 self._say(sid, MessageType.FRAME, event.model_dump(exclude={"kind", "seq"}), live.id)
         if metrics is not None and metrics.status == "ok":
-            self._say(sid, MessageType.ANSWER, {"text": metrics.prediction}, live.id)
+            answer: dict[str, object] = {"text": metrics.prediction, "question": live.answered or metrics.question}
+            self._say(sid, MessageType.ANSWER, answer, live.id)
             keep = ("quality_score", "exact_match", "pkt_cnt", "bytes_tx", "bytes_rx", "token_sum", "elapsed_ms")
             self._say(sid, MessageType.METRICS, {k: getattr(metrics, k) for k in keep}, live.id)
         else:

@@ -12,11 +12,14 @@ from ..llm import LLMClient, LLMUsage
 
 @dataclass
 class ToolContext:
-    """What a tool may use: the model client, this call's usage counter, the agent's memory."""
+    """What a tool may use: the model client, this call's usage counter, the agent's memory for
+    the run, and the question its output carries on (a tool may make it more precise, e.g. a
+    follow-up question resolved against the conversation)."""
 
     llm: LLMClient
     usage: LLMUsage
     memory: dict[str, Any] = field(default_factory=dict)
+    question: str = ""
 
 
 # A tool takes the packet type it consumes (a member of ``frames.Packet``) and returns the payload

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..frames import DocInitPacket, PacketType, Passage, SearchDocs
 from .answer_type import typed_rank
+from .followup import resolve
 from .hops import decompose
 from .registry import Tool, ToolContext, register
 
@@ -28,9 +29,15 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> SearchDocs:
         raise ValueError("doc_init carries no chunks")
     doc = "".join(chunks)
     offsets = [sum(len(c) for c in chunks[:i]) for i in range(len(chunks))]
-    hop = decompose(packet.question)
+    # A follow-up in a conversation is asked about what it points back at; the resolved
+    # question is what every later stage works on.
+    question = resolve(packet.question, packet.payload.history or [])
+    if question != packet.question:
+        ctx.question = question
+        ctx.memory["followup"] = {"asked": packet.question, "resolved": question}
+    hop = decompose(question)
     if hop is None:
-        ranked = typed_rank(packet.question, chunks)[:TOP_K]
+        ranked = typed_rank(question, chunks)[:TOP_K]
     else:
         # A two-fact question: the best chunks for the inner question and for the rest of the
         # question (about the bridge, not yet known) take turns, so both facts are retrieved.
