@@ -24,8 +24,12 @@ def test_a_killed_service_restarts_with_nothing_lost(
     try:
         done = svc.http.post("/api/runs", json={"task": "solar-farm"}).json()
         svc.events(done["id"])
-        session = svc.http.post("/api/sessions", json={"task": "solar-farm"}).json()
-        in_flight = svc.http.post("/api/runs", json={"task": "mountain-observatory"}).json()
+        session = svc.http.post("/api/sessions", json={"task": "mountain-observatory"}).json()
+        as_session = {"Authorization": f"Bearer {session['token']}"}
+        in_flight = svc.http.post(  # the session's run is the one cut off
+            f"/api/sessions/{session['id']}/messages", json={"question": "Who discovered comet 118P/Kestrel?"},
+            headers=as_session,
+        ).json()
         queued = svc.http.post("/api/runs", json={"task": "glass-museum"}).json()
         url = svc.url.replace("http", "ws") + f"/api/runs/{in_flight['id']}/events?token={KEY}"
         with connect(url) as ws:  # kill it once frames of the run have gone through the relay
@@ -36,8 +40,10 @@ def test_a_killed_service_restarts_with_nothing_lost(
         # the finished run and the session are intact
         before = svc.http.get(f"/api/runs/{done['id']}").json()
         assert before["state"] == "finished" and before["metrics"]["status"] == "ok"
-        s = svc.http.get(f"/api/sessions/{session['id']}", headers={"Authorization": f"Bearer {session['token']}"})
-        assert s.status_code == 200 and s.json()["state"] == "INIT"
+        s = svc.http.get(f"/api/sessions/{session['id']}", headers=as_session)
+        assert s.status_code == 200 and s.json()["state"] == "STOP" and s.json()["runs"] == [in_flight["id"]]
+        history = svc.http.get(f"/api/sessions/{session['id']}/messages", headers=as_session).json()["messages"]
+        assert history[-1]["type"] == "system" and "interrupted" in history[-1]["content"]["text"]
         # the run in flight is interrupted, with its frame log up to the kill, audited
         cut = svc.http.get(f"/api/runs/{in_flight['id']}").json()
         assert cut["state"] == "interrupted" and cut["error"] == "the service stopped while this run was in flight"
@@ -53,9 +59,12 @@ def test_a_killed_service_restarts_with_nothing_lost(
         # the run that was waiting is interrupted too, and says so
         waiting = svc.http.get(f"/api/runs/{queued['id']}").json()
         assert waiting["state"] == "interrupted" and "queued" in waiting["error"]
-        # and the service works at once
+        # and the service works at once, the cut-off session too
         fresh = svc.http.post("/api/runs", json={"task": "solar-farm"}).json()
         svc.events(fresh["id"])
         assert svc.http.get(f"/api/runs/{fresh['id']}").json()["metrics"]["status"] == "ok"
+        again = svc.http.post(f"/api/sessions/{session['id']}/messages", json={"question": "When?"}, headers=as_session)
+        assert again.status_code == 202, again.text
+        svc.events(again.json()["id"], session["token"])
     finally:
         svc.stop()

@@ -191,3 +191,44 @@ def audit_archive(folder: Path) -> list[tuple[str, object, object]]:
     with tarfile.open(folder / "run_artifacts.tar.gz") as tar:
         tar.extractall(folder / "x", filter="data")
     return audit(folder / "x")
+
+
+def test_autochat_sends_the_next_message_itself_up_to_its_cap(service: Service) -> None:
+    autochat = {
+        "queue": [
+            {"question": "What is the installed capacity of the farm?", "answer": "148 megawatts"},
+            {"task": "glass-museum"},  # another bundled task, with its own question
+            {"question": "never sent: over the cap"},
+        ],
+        "max_turns": 2,
+    }
+    r = service.http.post("/api/sessions", json={"task": "solar-farm", "autochat": autochat})
+    assert r.status_code == 201, r.text
+    s = r.json()
+    auth = {"Authorization": f"Bearer {s['token']}"}
+    assert s["state"] == "RUNNING"  # the first queued message went out at once
+    # while a run is in flight nobody, AutoChat included, sends another message
+    busy = service.http.post(f"/api/sessions/{s['id']}/messages", json={"question": "And?"}, headers=auth)
+    assert busy.status_code == 409
+    seen: list[str] = []
+    while True:
+        view = service.http.get(f"/api/sessions/{s['id']}", headers=auth).json()
+        new = [run for run in view["runs"] if run not in seen]
+        if not new:
+            break
+        for run_id in new:
+            service.events(run_id, s["token"])  # to its end; AutoChat then sends the next one
+            seen.append(run_id)
+    assert view["state"] == "STOP" and len(view["runs"]) == 2
+    assert view["autochat"]["sent"] == 2 and len(view["autochat"]["queue"]) == 1  # the cap held
+    runs = [service.http.get(f"/api/runs/{i}", headers=auth).json() for i in view["runs"]]
+    assert [r["task_id"] for r in runs] == ["solar-farm", "glass-museum"]
+    assert runs[1]["question"] == "Who founded the Veldt Glass Museum?"
+    assert all(r["metrics"]["status"] == "ok" for r in runs)
+    history = service.http.get(f"/api/sessions/{s['id']}/messages", headers=auth).json()["messages"]
+    assert [m["content"]["text"] for m in history if m["type"] == "question"] == [r["question"] for r in runs]
+    # switched off, it stays quiet; switched on, it would go on (here: the cap is reached)
+    off = service.http.post(f"/api/sessions/{s['id']}/autochat", json={"enabled": False}, headers=auth)
+    assert off.status_code == 200 and off.json()["autochat"]["enabled"] is False
+    bad = service.http.post("/api/sessions", json={"task": "solar-farm", "autochat": {"queue": [{"task": "nope"}]}})
+    assert bad.status_code == 404

@@ -18,6 +18,7 @@ from ..settings import Settings
 from .auth import AuthError, Authority, Principal
 from .models import (
     Ask,
+    AutoChatSwitch,
     History,
     RunRequest,
     RunView,
@@ -162,6 +163,10 @@ def create_app(settings: Settings) -> FastAPI:
     @app.post("/api/sessions/{session_id}/state")
     def change_state(session_id: str, body: StateChange, who: Who) -> SessionView:
         return service().change_state(who, session_id, body.state)
+
+    @app.post("/api/sessions/{session_id}/autochat")
+    def autochat(session_id: str, body: AutoChatSwitch, who: Who) -> SessionView:
+        return service().switch_autochat(who, session_id, body.enabled)
 
     @app.post("/api/sessions/{session_id}/messages", status_code=202)
     def ask(session_id: str, body: Ask, who: Who) -> RunView:

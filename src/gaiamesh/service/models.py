@@ -133,8 +133,47 @@ class MessageType(StrEnum):
     SYSTEM = "system"
 
 
+class Queued(BaseModel):
+    """One message AutoChat will send: a question about the session's document, or another
+    bundled task (its own question unless one is given)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str | None = Field(default=None, min_length=1, max_length=2000)
+    answer: str | None = None
+    task: str | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> Queued:
+        if self.question is None and self.task is None:
+            raise ValueError("a queued message needs a 'question' or a 'task'")
+        return self
+
+
+class AutoChat(BaseModel):
+    """A session that sends its next message itself whenever it reaches STOP."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queue: list[Queued] = Field(default_factory=list, description="sent first, in order")
+    all_tasks: bool = Field(default=False, description="queue every bundled task (a batch from one session)")
+    continuation: str | None = Field(default=None, description="sent when the queue is empty")
+    max_turns: int = Field(default=10, ge=1, le=100, description="messages AutoChat sends at most")
+    enabled: bool = True
+    sent: int = 0
+
+
 class SessionRequest(Source, RunOptions):
-    """``POST /api/sessions``: what the conversation is about."""
+    """``POST /api/sessions``: what the conversation is about, and optionally AutoChat (it starts
+    at once: the first queued message is sent when the session is created)."""
+
+    autochat: AutoChat | None = None
+
+
+class AutoChatSwitch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool
 
 
 class SessionCreated(BaseModel):
@@ -152,6 +191,7 @@ class SessionView(BaseModel):
     messages: int
     dropped: int
     runs: list[str]
+    autochat: AutoChat | None = None
 
 
 class Message(BaseModel):

@@ -17,9 +17,11 @@ from ..settings import Settings
 from .auth import Authority, Principal
 from .models import (
     Ask,
+    AutoChat,
     History,
     Message,
     MessageType,
+    Queued,
     RunRequest,
     RunView,
     SessionCreated,
@@ -41,6 +43,10 @@ class MeshService:
         self.store = Store(Path(settings.out_dir) / "gaiamesh.db")
         self.runs = RunManager(settings, self.store, on_finished=self._run_finished)
         self.recovered = self.runs.recover()
+        for row in self.store.sessions():  # a session whose run was cut off by a restart can go on
+            if row["state"] == SessionState.RUNNING.value:
+                self.store.set_session_state(row["id"], SessionState.STOP.value)
+                self._say(row["id"], MessageType.SYSTEM, {"text": "the service restarted; the run in flight was interrupted"})
 
     def close(self) -> None:
         self.store.close()
@@ -67,11 +73,25 @@ class MeshService:
             self.runs.resolve(RunRequest(task=request.task))  # 404 now, not at the first question
         elif request.document is not None:
             self.runs.resolve(RunRequest(document=request.document, question="?"))
+        autochat = request.autochat
+        if autochat is not None:
+            if autochat.all_tasks:
+                tasks = sorted(p.name for p in Path(self.settings.tasks_dir).iterdir() if (p / "doc.txt").is_file())
+                autochat = autochat.model_copy(update={"queue": [*autochat.queue, *(Queued(task=t) for t in tasks)],
+                                                       "all_tasks": False})  # fmt: skip
+            for item in autochat.queue:
+                if item.task is not None:
+                    self.runs.resolve(RunRequest(task=item.task))  # 404 now, not halfway through
         session_id = str(uuid.uuid4())
-        self.store.add_session(session_id, request.model_dump(exclude_none=True))
+        self.store.add_session(session_id, request.model_dump(exclude_none=True, exclude={"autochat"}))
         token, expires = self.authority.issue(session_id)
         self._say(session_id, MessageType.SYSTEM, {"text": "session started", "source": request.task or "document"})
-        return SessionCreated(id=session_id, token=token, expires_at=expires, state=SessionState.INIT)
+        if autochat is not None:
+            self.store.set_autochat(session_id, autochat.model_dump(mode="json"))
+            self._autochat(session_id)
+        row = self.store.session(session_id)
+        state = SessionState(row["state"]) if row is not None else SessionState.INIT
+        return SessionCreated(id=session_id, token=token, expires_at=expires, state=state)
 
     def _session_row(self, who: Principal, session_id: str) -> dict[str, object]:
         row = self.store.session(session_id)
@@ -86,6 +106,7 @@ class MeshService:
             id=session_id, state=SessionState(str(row["state"])), created=float(row["created"]),  # type: ignore[arg-type]
             task=source.get("task"), messages=len(self.store.messages(session_id)),
             dropped=int(row["dropped"]), runs=[r["id"] for r in self.store.runs(session_id)],  # type: ignore[call-overload]
+            autochat=AutoChat.model_validate_json(str(row["autochat"])) if row["autochat"] else None,
         )  # fmt: skip
 
     def sessions(self, who: Principal) -> list[SessionView]:
@@ -109,22 +130,65 @@ class MeshService:
         self._move(session_id, current, target)
         return self.session(who, session_id)
 
+    def switch_autochat(self, who: Principal, session_id: str, enabled: bool) -> SessionView:
+        row = self._session_row(who, session_id)
+        if not row["autochat"]:
+            raise RunRefused(409, f"session {session_id} was started without AutoChat")
+        autochat = AutoChat.model_validate_json(str(row["autochat"])).model_copy(update={"enabled": enabled})
+        self.store.set_autochat(session_id, autochat.model_dump(mode="json"))
+        if enabled and SessionState(str(row["state"])) is not SessionState.RUNNING:
+            self._autochat(session_id)
+        return self.session(who, session_id)
+
     def ask(self, who: Principal, session_id: str, ask: Ask) -> RunView:
         """A question: the session goes RUNNING and a run starts on its document."""
-        row = self._session_row(who, session_id)
+        self._session_row(who, session_id)
+        return self._start(session_id, ask.question, ask.answer)
+
+    def _start(self, session_id: str, question: str | None, answer: str | None, task: str | None = None) -> RunView:
+        """Start the session's next run: on its document with the conversation's memory, or (from
+        AutoChat's queue) on another bundled ``task``, without it."""
+        row = self.store.session(session_id)
+        assert row is not None
         current = SessionState(str(row["state"]))
         try:
             transition(current, SessionState.RUNNING)
         except IllegalTransition as exc:
             raise RunRefused(409, f"{exc}; wait for the answer to the last question") from exc
-        source = json.loads(str(row["source"]))
-        request = RunRequest.model_validate(
-            {**source, "question": ask.question, "answer": ask.answer, "history": self.memory(session_id)}
-        )
+        source = {k: v for k, v in json.loads(str(row["source"])).items() if task is None or k != "document"}
+        fields: dict[str, object] = {"question": question, "answer": answer}
+        if task is not None:
+            fields["task"] = task
+        else:
+            fields["history"] = self.memory(session_id)
+        request = RunRequest.model_validate({**source, **fields})
         view = self.runs.submit(request, session_id=session_id)  # may refuse (429): nothing changed yet
         self._move(session_id, current, SessionState.RUNNING)
-        self._say(session_id, MessageType.QUESTION, {"text": ask.question}, view.id)
+        self._say(session_id, MessageType.QUESTION, {"text": view.question, "task": view.task_id}, view.id)
         return view
+
+    def _autochat(self, session_id: str) -> None:
+        """If the session has AutoChat on and turns left, send its next message (the session is
+        INIT or STOP here: never while a run is in flight)."""
+        row = self.store.session(session_id)
+        if row is None or not row["autochat"] or row["state"] == SessionState.RUNNING.value:
+            return
+        auto = AutoChat.model_validate_json(str(row["autochat"]))
+        if not auto.enabled or auto.sent >= auto.max_turns:
+            return
+        if auto.queue:
+            item, rest = auto.queue[0], auto.queue[1:]
+        elif auto.continuation:
+            item, rest = Queued(question=auto.continuation), []
+        else:
+            return
+        auto = auto.model_copy(update={"queue": rest, "sent": auto.sent + 1})
+        self.store.set_autochat(session_id, auto.model_dump(mode="json"))
+        try:
+            self._start(session_id, item.question, item.answer, item.task)
+        except RunRefused as exc:
+            self.store.set_autochat(session_id, auto.model_copy(update={"enabled": False}).model_dump(mode="json"))
+            self._say(session_id, MessageType.SYSTEM, {"text": f"AutoChat stopped: {exc}"})
 
     def memory(self, session_id: str) -> list[Turn]:
         """The session's last ``MEMORY_TURNS`` answered questions, oldest first."""
@@ -169,3 +233,4 @@ class MeshService:
         row = self.store.session(sid)
         if row is not None and row["state"] == SessionState.RUNNING.value:
             self.store.set_session_state(sid, SessionState.STOP.value)
+            self._autochat(sid)

@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     state TEXT NOT NULL,
     created REAL NOT NULL,
     source TEXT NOT NULL,
-    dropped INTEGER NOT NULL DEFAULT 0
+    dropped INTEGER NOT NULL DEFAULT 0,
+    autochat TEXT
 );
 CREATE TABLE IF NOT EXISTS messages (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -98,6 +99,11 @@ class Store:
 
     def sessions(self) -> list[sqlite3.Row]:
         return list(self.db.execute("SELECT * FROM sessions ORDER BY created"))
+
+    def set_autochat(self, session_id: str, autochat: dict[str, Any] | None) -> None:
+        self.db.execute(
+            "UPDATE sessions SET autochat = ? WHERE id = ?", (json.dumps(autochat) if autochat else None, session_id)
+        )
 
     def set_session_state(self, session_id: str, state: str) -> None:
         self.db.execute("UPDATE sessions SET state = ? WHERE id = ?", (state, session_id))
