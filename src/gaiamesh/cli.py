@@ -170,6 +170,24 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     return 0 if metrics.status == "ok" else 1
 
 
+def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
+    from .runner import RunError
+    from .service.loadbench import run_concurrency_bench
+    from .tasks import discover_tasks
+
+    settings = _settings(args)
+    levels = [int(n) for n in args.levels.split(",") if n.strip()]
+    names = [t.path.name for t in discover_tasks(args.tasks)]
+    tasks = [names[i % len(names)] for i in range(args.runs)]
+    try:
+        run_concurrency_bench(settings.model_copy(update={"tasks_dir": Path(args.tasks)}), levels, tasks, Path(args.out))
+    except RunError as exc:
+        errors.print(f"[red]bench-concurrency failed:[/red] {exc}")
+        return 1
+    console.print(f"wrote {args.out}/concurrency.json and concurrency.md")
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
     from .protocols import available
@@ -333,6 +351,14 @@ def build_parser() -> argparse.ArgumentParser:
     over.add_argument("--out", default="bench")
     common(over)
     over.set_defaults(func=_cmd_bench_overhead)
+
+    conc = sub.add_parser("bench-concurrency", help="runs per minute at each MAX_CONCURRENT_RUNS, side by side")
+    conc.add_argument("--levels", default="1,2,3", help="MAX_CONCURRENT_RUNS values (default 1,2,3)")
+    conc.add_argument("--runs", type=int, default=6, help="runs submitted at once per level (default 6)")
+    conc.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
+    conc.add_argument("--out", default="bench")
+    common(conc)
+    conc.set_defaults(func=_cmd_bench_concurrency)
 
     report = sub.add_parser("report", help="summarize metrics.json files under a folder (e.g. compose runs)")
     report.add_argument("runs")

@@ -232,3 +232,17 @@ def test_autochat_sends_the_next_message_itself_up_to_its_cap(service: Service) 
     assert off.status_code == 200 and off.json()["autochat"]["enabled"] is False
     bad = service.http.post("/api/sessions", json={"task": "solar-farm", "autochat": {"queue": [{"task": "nope"}]}})
     assert bad.status_code == 404
+
+
+def test_bench_concurrency_writes_its_results(model_server: str, tmp_path: Path) -> None:
+    env = {**os.environ, "OLLAMA_HOST": model_server}
+    proc = subprocess.run(
+        [sys.executable, "-m", "gaiamesh", "bench-concurrency", "--levels", "1,2", "--runs", "2", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    levels = json.loads((tmp_path / "concurrency.json").read_text())["levels"]
+    assert set(levels) == {"1", "2"}
+    for r in levels.values():
+        assert r["runs"] == r["ok"] == 2 and r["runs_per_min"] > 0 and r["max_run_s"] >= r["median_run_s"]
+    assert "| MAX_CONCURRENT_RUNS |" in (tmp_path / "concurrency.md").read_text()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +85,19 @@ def test_one_env_line_switches_to_the_official_ollama_image(tmp_path: Path) -> N
     assert pull["environment"]["OLLAMA_HOST"] == "ollama:11434"
     assert services["network"]["depends_on"]["ollama-pull"]["condition"] == "service_completed_successfully"
     assert services["agent-search"]["environment"]["OLLAMA_HOST"] == "http://ollama:11434"
+
+
+def test_make_up_names_a_taken_port_its_holder_and_the_variable_that_moves_it(tmp_path: Path) -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        env = {**os.environ, "SERVICE_PORT": str(port), "HOST_PORT_PREFIX": "29", "COMPOSE_PROJECT_NAME": "gm-ports-test"}
+        proc = subprocess.run([sys.executable, "scripts/check-ports.py"], cwd=ROOT, capture_output=True, text=True,
+                              env=env, timeout=60)  # fmt: skip
+    assert proc.returncode == 1
+    assert f"port 127.0.0.1:{port} is taken by " in proc.stderr and f"(pid {os.getpid()})" in proc.stderr  # held here
+    assert "set SERVICE_PORT (the network service's API and page) in .env to move it" in proc.stderr
+    free = subprocess.run([sys.executable, "scripts/check-ports.py"], cwd=ROOT, capture_output=True, text=True,
+                          env=env, timeout=60)  # fmt: skip
+    assert free.returncode == 0, free.stderr

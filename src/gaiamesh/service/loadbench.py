@@ -1,0 +1,131 @@
+"""``gaiamesh bench-concurrency``: what ``MAX_CONCURRENT_RUNS`` the model server sustains.
+
+For each level, a fresh ``gaiamesh serve`` over the same agents and model server takes the
+same batch of runs at once; the results file gives the batch's wall time, runs per minute and
+each run's time from submission to its end, side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+from websockets.sync.client import connect
+
+from ..runner import ProcessGroup, RunError, child_env, model_server
+from ..settings import Settings, default_agents
+
+console = Console()
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(settings: Settings, group: ProcessGroup, name: str, concurrency: int, out: Path, key: str) -> str:
+    port = _port()
+    env = child_env(
+        settings, service_port=str(port), max_concurrent_runs=str(concurrency), out_dir=str(out),
+        gaiamesh_access_key=key, gaiamesh_session_secret=secrets.token_urlsafe(32), max_queued_runs="1000",
+    )  # fmt: skip
+    group.start(name, ["serve"], env)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        group.check(name)
+        try:
+            if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
+                return url
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise RunError(f"the service did not answer at {url} within 60 s")
+        time.sleep(0.1)  # polling a child process for readiness
+
+
+def batch(url: str, key: str, tasks: list[str]) -> dict[str, Any]:
+    """Submit every task at once; wait for all; the batch's figures."""
+    headers = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=60) as http:
+        t0 = time.time()
+        ids = [http.post("/api/runs", json={"task": t}).json()["id"] for t in tasks]
+        for run_id in ids:  # each stream replays from the start, so the order of waiting is free
+            with connect(url.replace("http", "ws") + f"/api/runs/{run_id}/events", additional_headers=headers) as ws:
+                for _ in ws:
+                    pass
+        runs = [http.get(f"/api/runs/{i}").json() for i in ids]
+    wall = max(r["finished"] for r in runs) - t0
+    latency = [r["finished"] - r["created"] for r in runs]
+    return {
+        "runs": len(runs),
+        "ok": sum(r["metrics"] is not None and r["metrics"]["status"] == "ok" for r in runs),
+        "wall_s": round(wall, 2),
+        "runs_per_min": round(60 * len(runs) / wall, 2),
+        "median_run_s": round(statistics.median(latency), 2),
+        "max_run_s": round(max(latency), 2),
+        "quality": round(statistics.fmean(r["metrics"]["quality_score"] for r in runs if r["metrics"]), 3),
+    }
+
+
+def run_concurrency_bench(settings: Settings, levels: list[int], tasks: list[str], out: Path) -> dict[str, Any]:
+    """Every level on the same agents and model server; writes concurrency.json and .md."""
+    out.mkdir(parents=True, exist_ok=True)
+    settings = settings.model_copy(update={"agents": default_agents(_free_block())})
+    group = ProcessGroup(out / "logs")
+    key = secrets.token_urlsafe(16)
+    results: dict[str, Any] = {"tasks": tasks, "levels": {}}
+    try:
+        with model_server(settings, group):
+            for spec in settings.agent_specs():
+                group.start(f"agent-{spec.node_id}", ["agent"],
+                            child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+            for level in levels:
+                with console.status(f"MAX_CONCURRENT_RUNS={level}: {len(tasks)} runs at once ..."):
+                    url = _serve(settings, group, f"serve-{level}", level, out / f"service-{level}", key)
+                    results["levels"][str(level)] = batch(url, key, tasks)
+                    proc = group.procs.pop(f"serve-{level}")
+                    proc.terminate()
+                    proc.wait(timeout=30)
+    finally:
+        group.stop_all()
+    (out / "concurrency.json").write_text(json.dumps(results, indent=2))
+    table = Table(title=f"MAX_CONCURRENT_RUNS: {len(tasks)} runs submitted at once")
+    cols = ["runs", "ok", "wall_s", "runs_per_min", "median_run_s", "max_run_s", "quality"]
+    for col in ["level", *cols]:
+        table.add_column(col, justify="right")
+    lines = ["| MAX_CONCURRENT_RUNS | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for level, r in results["levels"].items():
+        table.add_row(level, *(str(r[c]) for c in cols))
+        lines.append(f"| {level} | " + " | ".join(str(r[c]) for c in cols) + " |")
+    (out / "concurrency.md").write_text("\n".join(lines) + "\n")
+    console.print(table)
+    return results
+
+
+def _free_block(n: int = 4) -> int:
+    for _ in range(100):
+        base = _port()
+        socks = []
+        try:
+            for p in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RunError("no block of free ports for the agents")
+
