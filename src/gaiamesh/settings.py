@@ -133,6 +133,8 @@ class Settings(BaseSettings):
     max_concurrent_runs: int = 1
     max_queued_runs: int = 16
     max_doc_bytes: int = 262_144
+    history_cap: int = 100  # messages kept per session (older ones dropped and counted)
+    memory_turns: int = 10  # answered turns that travel with a session's next question
     tasks_dir: Path = Path("tasks")  # bundled tasks a run may name
 
     @field_validator("chunk_size", "max_frame_bytes", "max_concurrent_runs", "max_queued_runs", "max_doc_bytes")

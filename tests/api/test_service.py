@@ -246,3 +246,23 @@ def test_bench_concurrency_writes_its_results(model_server: str, tmp_path: Path)
     for r in levels.values():
         assert r["runs"] == r["ok"] == 2 and r["runs_per_min"] > 0 and r["max_run_s"] >= r["median_run_s"]
     assert "| MAX_CONCURRENT_RUNS |" in (tmp_path / "concurrency.md").read_text()
+
+
+def test_a_sessions_history_is_capped_and_says_how_much_it_dropped(
+    model_server: str, agents: tuple[str, Path], tmp_path: Path
+) -> None:
+    svc = Service(tmp_path / "state", model_server, agents, HISTORY_CAP="12")
+    svc.start()
+    try:
+        s = svc.http.post("/api/sessions", json={"task": "solar-farm"}).json()
+        auth = {"Authorization": f"Bearer {s['token']}"}
+        for question in ("How big is the farm?", "What is its capacity?"):
+            run = svc.http.post(f"/api/sessions/{s['id']}/messages", json={"question": question}, headers=auth)
+            svc.events(run.json()["id"], s["token"])
+        history = svc.http.get(f"/api/sessions/{s['id']}/messages", headers=auth).json()
+        # system + 2 x (question, 5 frames, answer, metrics) = 17 messages, the newest 12 kept
+        assert len(history["messages"]) == 12 and history["dropped"] == 5
+        assert [m["type"] for m in history["messages"]][-4:] == ["frame", "frame", "answer", "metrics"]
+        assert svc.http.get(f"/api/sessions/{s['id']}", headers=auth).json()["dropped"] == 5
+    finally:
+        svc.stop()

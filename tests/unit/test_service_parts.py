@@ -68,3 +68,23 @@ def test_history_is_capped_and_counts_what_it_dropped(tmp_path: Path) -> None:
     store.close()
     again = Store(tmp_path / "state.db")  # nothing is lost across a reopen
     assert len(again.messages("s1")) == 5 and again.session("s1")["dropped"] == 2
+
+
+async def test_a_subscriber_that_falls_behind_is_dropped_never_the_run(tmp_path: Path) -> None:
+    from gaiamesh.service.models import NoteEvent
+    from gaiamesh.service.runs import EVENT_BACKLOG, LiveRun, Subscriber
+    from gaiamesh.settings import load_settings
+    from gaiamesh.tasks import Task
+
+    live = LiveRun("r1", None, Task("t", "doc", "q?", "a", tmp_path), load_settings(), tmp_path)
+    slow, keen = Subscriber([], closed=False), Subscriber([], closed=False)
+    live.subscribers |= {slow, keen}
+    for n in range(EVENT_BACKLOG + 10):
+        live.publish(lambda seq, n=n: NoteEvent(seq=seq, text=f"event {n}"))
+        while not keen.queue.empty():  # the keen one keeps up
+            keen.queue.get_nowait()
+    assert slow.dropped and slow not in live.subscribers  # the slow one is let go ...
+    assert not keen.dropped and keen in live.subscribers
+    assert len(live.events) == EVENT_BACKLOG + 10  # ... and the run's own record is complete
+    late = Subscriber(list(live.events), live.closed)  # a late reader replays everything
+    assert late.queue.qsize() == EVENT_BACKLOG + 10

@@ -30,7 +30,7 @@ from .models import (
     SessionView,
 )
 from .runs import LiveRun, RunManager, RunRefused
-from .sessions import HISTORY_CAP, MEMORY_TURNS, IllegalTransition, transition
+from .sessions import IllegalTransition, transition
 from .store import Store
 
 
@@ -192,6 +192,8 @@ class MeshService:
 
     def memory(self, session_id: str) -> list[Turn]:
         """The session's last ``MEMORY_TURNS`` answered questions, oldest first."""
+        if self.settings.memory_turns <= 0:
+            return []
         questions: dict[str, str] = {}
         turns: list[Turn] = []
         for m in self.store.messages(session_id):
@@ -202,7 +204,7 @@ class MeshService:
                 # the question as answered: a follow-up's pronouns already resolved
                 asked = content.get("question") or questions[m["run_id"]]
                 turns.append(Turn(question=asked, answer=content["text"]))
-        return turns[-MEMORY_TURNS:]
+        return turns[-self.settings.memory_turns :]
 
     def _move(self, session_id: str, current: SessionState, target: SessionState) -> None:
         try:
@@ -212,7 +214,7 @@ class MeshService:
         self.store.set_session_state(session_id, target.value)
 
     def _say(self, session_id: str, mtype: MessageType, content: dict[str, object], run_id: str | None = None) -> None:
-        self.store.add_message(session_id, mtype.value, content, run_id, HISTORY_CAP)
+        self.store.add_message(session_id, mtype.value, content, run_id, self.settings.history_cap)
 
     def _run_finished(self, live: LiveRun, metrics: RunMetrics | None) -> None:
         """A session's run ended: its frames, answer and metrics (or error) join the history."""

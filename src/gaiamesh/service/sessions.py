@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from .models import SessionState
 
-HISTORY_CAP = 100  # messages kept per session; older ones are dropped and counted
-MEMORY_TURNS = 10  # question/answer turns that travel with each new question
-
 _ALLOWED: dict[SessionState, frozenset[SessionState]] = {
     SessionState.INIT: frozenset({SessionState.RUNNING}),
     SessionState.RUNNING: frozenset({SessionState.STOP}),
