@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,38 +12,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gaiamesh.runner import free_port, free_port_block  # noqa: F401 (shared with the tests)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # Hermetic tests: a developer's .env must not change what the tests check (subprocesses inherit).
 os.environ["GAIAMESH_ENV_FILE"] = ""
 TASKS = ROOT / "tasks"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def free_port_block(n: int) -> int:
-    """A base port with ``n`` consecutive free ports after it."""
-    for _ in range(200):
-        base = free_port()
-        if base + n > 65000:
-            continue
-        try:
-            socks = []
-            for p in range(base, base + n):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", p))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no block of free ports")
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from .frames import FINAL_ANSWER_TAG, PacketType, make_packet
 from .relay import MeshNetwork, write_frames
 from .routing import RoutingMode
+from .runner import free_port
 from .settings import Settings
 from .tasks import Task
 
@@ -55,12 +55,6 @@ PAYLOADS: dict[PacketType, dict[str, Any]] = {
 RELAYS = ("floor", "mesh")
 FLOOR_START = b"start"
 Handler = Callable[[ServerConnection], Awaitable[None]]
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _stats(samples: list[float], per: int = 1) -> dict[str, float]:
@@ -141,7 +135,7 @@ def _main(argv: list[str]) -> None:
 @asynccontextmanager
 async def _agents(handlers: list[Handler], relay: str, workdir: Path) -> Any:
     """Serve ``handlers`` as agents 0..n-1 on free ports and start the ``relay`` process on them."""
-    ports = [_port() for _ in handlers]
+    ports = [free_port() for _ in handlers]
     async with AsyncExitStack() as stack:
         for handler, port in zip(handlers, ports, strict=True):
             await stack.enter_async_context(
@@ -169,7 +163,7 @@ async def plain_websocket(frames: int) -> list[float]:
         async for _ in ws:
             await ws.send(reply)
 
-    port = _port()
+    port = free_port()
     samples = []
     async with (
         serve(echo, "127.0.0.1", port, compression=None),
@@ -256,7 +250,7 @@ def _redis_server() -> tuple[subprocess.Popen[bytes], int] | str:
         import redis
     except ImportError:
         return "skipped: the redis Python package is not installed"
-    port = _port()
+    port = free_port()
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,

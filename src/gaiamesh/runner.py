@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -35,6 +36,34 @@ def child_env(settings: Settings, **extra: str) -> dict[str, str]:
     env.update({k.upper(): v for k, v in extra.items()})
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def free_port_block(n: int) -> int:
+    """A base port with ``n`` consecutive ports free on 127.0.0.1 after it."""
+    for _ in range(200):
+        base = free_port()
+        if base + n > 65000:
+            continue
+        socks: list[socket.socket] = []
+        try:
+            for p in range(base, base + n):
+                sock = socket.socket()
+                socks.append(sock)
+                sock.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for sock in socks:
+                sock.close()
+    raise RunError("no block of free ports on 127.0.0.1")
 
 
 def model_server_up(host: str, timeout: float = 2.0) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import socket
 import statistics
 import time
 from pathlib import Path
@@ -20,20 +19,14 @@ from rich.console import Console
 from rich.table import Table
 from websockets.sync.client import connect
 
-from ..runner import ProcessGroup, RunError, child_env, model_server
+from ..runner import ProcessGroup, RunError, child_env, free_port, free_port_block, model_server
 from ..settings import Settings, default_agents
 
 console = Console()
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _serve(settings: Settings, group: ProcessGroup, name: str, concurrency: int, out: Path, key: str) -> str:
-    port = _port()
+    port = free_port()
     env = child_env(
         settings, service_port=str(port), max_concurrent_runs=str(concurrency), out_dir=str(out),
         gaiamesh_access_key=key, gaiamesh_session_secret=secrets.token_urlsafe(32), max_queued_runs="1000",
@@ -80,7 +73,7 @@ def batch(url: str, key: str, tasks: list[str]) -> dict[str, Any]:
 def run_concurrency_bench(settings: Settings, levels: list[int], tasks: list[str], out: Path) -> dict[str, Any]:
     """Every level on the same agents and model server; writes concurrency.json and .md."""
     out.mkdir(parents=True, exist_ok=True)
-    settings = settings.model_copy(update={"agents": default_agents(_free_block())})
+    settings = settings.model_copy(update={"agents": default_agents(free_port_block(4))})
     group = ProcessGroup(out / "logs")
     key = secrets.token_urlsafe(16)
     results: dict[str, Any] = {"tasks": tasks, "levels": {}}
@@ -110,22 +103,3 @@ def run_concurrency_bench(settings: Settings, levels: list[int], tasks: list[str
     (out / "concurrency.md").write_text("\n".join(lines) + "\n")
     console.print(table)
     return results
-
-
-def _free_block(n: int = 4) -> int:
-    for _ in range(100):
-        base = _port()
-        socks = []
-        try:
-            for p in range(base, base + n):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", p))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RunError("no block of free ports for the agents")
-
