@@ -5,14 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from gaiamesh.runner import free_port, free_port_block  # noqa: F401 (shared with the tests)
+from gaiamesh.runner import free_port, free_port_block, wait_until_answers  # noqa: F401 (shared with the tests)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,19 +32,13 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
+
+    def alive() -> None:
+        if proc.poll() is not None:
+            raise RuntimeError(f"model server exited: {log.read_text()}")
+
     try:
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"model server exited: {log.read_text()}")
-            try:
-                if httpx.get(f"{url}/api/version", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"model server not up after 120s: {log.read_text()}")
-            time.sleep(0.2)  # polling a child process for readiness
+        wait_until_answers(f"{url}/api/version", alive, 120, "model server")
         yield url
     finally:
         proc.terminate()

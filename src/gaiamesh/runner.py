@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -64,6 +64,23 @@ def free_port_block(n: int) -> int:
             for sock in socks:
                 sock.close()
     raise RunError("no block of free ports on 127.0.0.1")
+
+
+def wait_until_answers(url: str, alive: Callable[[], None], timeout: float, what: str) -> None:
+    """Poll ``url`` until it answers 200; ``alive`` raises when the child process behind it died.
+
+    Raises :class:`RunError` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive()
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise RunError(f"{what} did not answer at {url} within {timeout:.0f}s")
+        time.sleep(0.2)  # polling a child process for readiness: it gives no other signal
 
 
 def model_server_up(host: str, timeout: float = 2.0) -> bool:
@@ -129,15 +146,13 @@ def model_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
         ["serve-model", "--host", url.hostname, "--port", str(url.port or 11434)],
         child_env(settings),
     )
-    deadline = time.monotonic() + 120
     with console.status(
         f"starting the model server at {settings.ollama_host} (loading {settings.model}) ..."
     ):
-        while not model_server_up(settings.ollama_host, timeout=1.0):
-            group.check("model-server")
-            if time.monotonic() > deadline:
-                raise RunError(f"model server did not answer at {settings.ollama_host} within 120s")
-            time.sleep(0.3)  # polling a child process for readiness
+        wait_until_answers(
+            f"{settings.ollama_host.rstrip('/')}/api/version", lambda: group.check("model-server"), 120,
+            "model server",
+        )  # fmt: skip
     console.print(f"model server ready at {settings.ollama_host}")
     yield
 

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from gaiamesh.runner import ProcessGroup, child_env
+from gaiamesh.runner import ProcessGroup, child_env, wait_until_answers
 from gaiamesh.settings import default_agents, load_settings
 
 from ..conftest import ROOT, TASKS, free_port, free_port_block
@@ -54,18 +53,13 @@ class Service:
         log = (self.state.parent / "serve.log").open("ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "gaiamesh", "serve"], env=self.env, stdout=log,
                                      stderr=subprocess.STDOUT, cwd=ROOT)  # fmt: skip
-        deadline = time.monotonic() + 60
-        while True:
-            if self.proc.poll() is not None:
+        proc = self.proc
+
+        def alive() -> None:
+            if proc.poll() is not None:
                 raise RuntimeError(f"serve exited: {(self.state.parent / 'serve.log').read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("serve did not answer within 60 s")
-            time.sleep(0.1)  # polling a child process for readiness
+
+        wait_until_answers(f"{self.url}/api/health", alive, 60, "gaiamesh serve")
 
     def stop(self, kill: bool = False) -> None:
         if self.proc is not None and self.proc.poll() is None:

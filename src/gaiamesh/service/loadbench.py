@@ -19,7 +19,14 @@ from rich.console import Console
 from rich.table import Table
 from websockets.sync.client import connect
 
-from ..runner import ProcessGroup, RunError, child_env, free_port, free_port_block, model_server
+from ..runner import (
+    ProcessGroup,
+    child_env,
+    free_port,
+    free_port_block,
+    model_server,
+    wait_until_answers,
+)
 from ..settings import Settings, default_agents
 
 console = Console()
@@ -33,17 +40,8 @@ def _serve(settings: Settings, group: ProcessGroup, name: str, concurrency: int,
     )  # fmt: skip
     group.start(name, ["serve"], env)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        group.check(name)
-        try:
-            if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                return url
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise RunError(f"the service did not answer at {url} within 60 s")
-        time.sleep(0.1)  # polling a child process for readiness
+    wait_until_answers(f"{url}/api/health", lambda: group.check(name), 60, "the network service")
+    return url
 
 
 def batch(url: str, key: str, tasks: list[str]) -> dict[str, Any]:
