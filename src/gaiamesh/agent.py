@@ -23,7 +23,19 @@ from websockets.asyncio.server import Request, Response, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
-from .frames import Announcement, FrameError, Packet, PacketType, ToolFailure, make_packet
+from . import orchestrated  # noqa: F401  (registers the orchestrated strategy's tools)
+from .frames import (
+    Announcement,
+    DocInit,
+    FrameError,
+    Packet,
+    PacketType,
+    ResultPacket,
+    SubTask,
+    SubTaskResult,
+    ToolFailure,
+    make_packet,
+)
 from .llm import LLMClient, LLMError, LLMUsage
 from .protocols import ProtocolAdapter, get_adapter
 from .settings import Settings
@@ -42,6 +54,11 @@ class RunState:
     folder: Path
     memory: dict[str, Any]
     seq: int = 0
+    doc: DocInit | None = None  # the run's document, kept for tools that read it
+
+    def next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
 
     def log(self, record: dict[str, Any]) -> None:
         with (self.folder / "agent.log").open("a", encoding="utf-8") as f:
@@ -71,8 +88,10 @@ class MeshAgent:
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.runs: OrderedDict[str, RunState] = OrderedDict()
         self.announcement = Announcement(
-            node_id=self.node_id, tool=self.tool.name, consumes=frozenset({self.tool.consumes.value})
-        )
+            node_id=self.node_id, tool=self.tool.name, consumes=frozenset({self.tool.consumes.value}),
+            reads=frozenset(t.value for t in self.tool.reads),
+        )  # fmt: skip
+        self._waiting: dict[str, asyncio.Future[SubTaskResult]] = {}  # sub-tasks this agent handed out
         self.listening = asyncio.Event()  # set once the WebSocket server accepts connections
 
     # --- runs ------------------------------------------------------------------------------
@@ -128,22 +147,50 @@ class MeshAgent:
             return
         state.log({"t": time.time(), "event": "emit", "packet": record})
 
+    async def ask(self, ws: ServerConnection, state: RunState, parent: Packet, task: SubTask) -> SubTaskResult:
+        """Send ``task`` to the relay's sub-task queue and wait for its result (at most
+        ``SUBTASK_TIMEOUT``; a ``TimeoutError`` says none came)."""
+        packet = make_packet(
+            PacketType.SUBTASK, task, run_id=parent.run_id, src=self.node_id, seq=state.next_seq(),
+            question=parent.question,
+        )  # fmt: skip
+        waiting = self._waiting[task.sub_task_id] = asyncio.get_running_loop().create_future()
+        try:
+            await self._emit(ws, state, packet)
+            async with asyncio.timeout(self.settings.subtask_timeout):
+                return await waiting
+        finally:
+            self._waiting.pop(task.sub_task_id, None)
+
+    def _result(self, packet: ResultPacket) -> None:
+        waiting = self._waiting.get(packet.payload.sub_task_id)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(packet.payload)
+
     async def handle(self, packet: Packet, ws: ServerConnection) -> None:
         """Filter by type, run the tool, emit its result (or an ``error`` packet)."""
+        if isinstance(packet, ResultPacket):
+            self._result(packet)
+            return
         if packet.type is not self.tool.consumes and packet.type is not PacketType.DOC_INIT:
             return
         state = self.run_state(packet.run_id, packet.question)
+        if packet.type is PacketType.DOC_INIT:
+            state.doc = packet.payload
         if packet.type is not self.tool.consumes:
             return
         usage = LLMUsage()
-        ctx = ToolContext(llm=self.llm, usage=usage, memory=state.memory, question=packet.question)
+        ctx = ToolContext(
+            llm=self.llm, usage=usage, memory=state.memory, question=packet.question, doc=state.doc,
+            workspace=state.folder, settings=self.settings,
+            ask=lambda task: self.ask(ws, state, packet, task),
+        )  # fmt: skip
         started = time.perf_counter()
-        state.seq += 1
-        seq = state.seq
-        envelope = {"run_id": packet.run_id, "src": self.node_id, "seq": seq, "question": packet.question}
+        envelope: dict[str, Any] = {"run_id": packet.run_id, "src": self.node_id, "question": packet.question}
         try:
             payload = await self.tool.run(ctx, packet)
             envelope["question"] = ctx.question
+            envelope["seq"] = state.next_seq()
             reply = make_packet(
                 self.tool.emits, payload, tag=self.tool.tag, token_used=usage.tokens,
                 llm_ms=round(usage.llm_ms, 3), **envelope,
@@ -151,6 +198,7 @@ class MeshAgent:
         except (LLMError, ValueError, KeyError, TypeError) as exc:
             log.error("agent %s (%s) failed on %s: %s", self.node_id, self.tool.name, packet.type, exc)
             failure = ToolFailure(tool=self.tool.name, error=str(exc), on=packet.type.value)
+            envelope["seq"] = state.next_seq()
             reply = make_packet(
                 PacketType.ERROR, failure, token_used=usage.tokens, llm_ms=round(usage.llm_ms, 3), **envelope
             )

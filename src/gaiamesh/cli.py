@@ -300,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--protocol", help="wire protocol (PROTOCOL)")
+        sp.add_argument("--strategy", help="pipeline | orchestrated: the team that answers (STRATEGY)")
         sp.add_argument("--routing", help="broadcast | topic | share (ROUTING)")
         sp.add_argument("--model", help="model name on the model server (MODEL)")
         sp.add_argument("--ollama-host", dest="ollama_host", help="model server URL (OLLAMA_HOST)")

@@ -20,12 +20,17 @@ from .frames import (
     FINAL_ANSWER_TAG,
     NETWORK_SRC,
     DataEventPacket,
+    ErrorDetails,
     ErrorPacket,
     FrameError,
     Packet,
     PacketType,
+    ResultPacket,
+    SubTaskPacket,
+    SubTaskResult,
     Turn,
     doc_init,
+    make_packet,
 )
 from .metrics import AgentMetrics, FrameRecord, FrameStatus, Totals
 from .protocols import ProtocolAdapter
@@ -68,6 +73,18 @@ class _Work:
     header: int
 
 
+@dataclass
+class _Assigned:
+    """A sub-task handed to a worker, not yet answered with a result."""
+
+    worker: str
+    work: _Work
+
+
+SUBTASK = PacketType.SUBTASK.value
+QUEUED = frozenset({PacketType.SUBTASK.value, PacketType.RESULT.value})
+
+
 class RelayCore:
     """The relay's state machine for one run over a fixed line-up of agents."""
 
@@ -93,14 +110,20 @@ class RelayCore:
         self.done_at: float | None = None
         self.end: RunEnd | None = None
         self.final: DataEventPacket | None = None
-        self._in_flight: dict[str, _Work] = {}
+        self._in_flight: dict[str, _Work] = {}  # pipeline work, one per agent
         self._tools_done: set[str] = set()
+        self._owners: dict[str, str] = {}  # sub_task_id -> the orchestrator that sent it
+        self._assigned: dict[str, _Assigned] = {}  # sub_task_id -> worker working on it
+        self._seq = 0  # sequence numbers of the relay's own packets (doc_init is 0)
 
     # --- registration ---------------------------------------------------------------------
-    def register(self, node_id: str, consumes: frozenset[str] | None = None) -> None:
-        """An agent is connected; ``consumes`` is what it announced (None: use the configuration)."""
+    def register(
+        self, node_id: str, consumes: frozenset[str] | None = None, reads: frozenset[str] = frozenset()
+    ) -> None:
+        """An agent is connected; ``consumes`` and ``reads`` are what it announced (None: use
+        the configuration)."""
         if consumes is not None:
-            self.router.subscribe(node_id, consumes)
+            self.router.subscribe(node_id, consumes, reads)
         self.agents[node_id].status = "connected"
 
     # --- events ---------------------------------------------------------------------------
@@ -131,6 +154,21 @@ class RelayCore:
             self._reject(out, src, blob, now, str(exc))
             return out
         header = self.adapter.header_bytes(blob, packet)
+        if isinstance(packet, SubTaskPacket):
+            # An orchestrator handing out sub-tasks is still working on its doc_init.
+            self._owners[packet.payload.sub_task_id] = src
+            dst = self._pick_worker(packet, ())
+            self._deliver(out, src, blob, packet, header, dst, now, received=True)
+            if not dst:
+                role = packet.payload.assigned_agent_role
+                self._fail_subtask(out, packet, f"no live {role!r} agent in this run", now)
+            return out
+        if isinstance(packet, ResultPacket):
+            self._assigned.pop(packet.payload.sub_task_id, None)
+            owner = self._owners.get(packet.payload.sub_task_id)
+            dst = [owner] if owner in self.router.live else self.router.subscribers(packet.type.value, src)
+            self._deliver(out, src, blob, packet, header, dst, now, received=True)
+            return out
         self._in_flight.pop(src, None)  # the agent answered: its work is no longer in flight
         if isinstance(packet, ErrorPacket):
             self._deliver(out, src, blob, packet, header, [], now, received=True)
@@ -162,6 +200,13 @@ class RelayCore:
             return out
         tool = stats.tool
         out.notes.append(f"[{self._s(now):7.2f}s] agent {node_id} ({tool}) disconnected: {reason}")
+        if self.router.consumes(node_id, SUBTASK):
+            # A worker: its sub-tasks go to a live worker of its role, or fail back to their
+            # orchestrator, whose plan decides what happens next. The run goes on.
+            for task_id, assigned in list(self._assigned.items()):
+                if assigned.worker == node_id:
+                    self._reassign(out, task_id, assigned, now)
+            return out
         if work is None and tool in self._tools_done:
             return out  # its part of the pipeline is already done
         if not self.router.group_alive(tool):
@@ -196,6 +241,45 @@ class RelayCore:
         self._finish(out, now, status, error)
         return out
 
+    # --- queues -----------------------------------------------------------------------------
+    def _pick_worker(self, packet: SubTaskPacket, exclude: Iterable[str]) -> list[str]:
+        return self.router.pick(packet.payload.assigned_agent_role, [packet.src, *exclude])
+
+    def _reassign(self, out: Outcome, task_id: str, assigned: _Assigned, now: float) -> None:
+        work = assigned.work
+        assert isinstance(work.packet, SubTaskPacket)
+        del self._assigned[task_id]
+        dst = self._pick_worker(work.packet, [assigned.worker])
+        if not dst:
+            role = work.packet.payload.assigned_agent_role
+            self._fail_subtask(
+                out, work.packet, f"worker {assigned.worker} died and no other live {role!r} agent is left", now
+            )
+            return
+        self._deliver(
+            out, NETWORK_SRC, work.blob, work.packet, work.header, dst, now, received=False, status="redelivered"
+        )
+        out.notes.append(f"[{self._s(now):7.2f}s] redelivered sub-task {task_id} to {dst[0]}")
+
+    def _fail_subtask(self, out: Outcome, packet: SubTaskPacket, message: str, now: float) -> None:
+        """Answer a sub-task nobody can take with a ``FAILED`` result from the relay itself."""
+        task = packet.payload
+        self._seq += 1
+        result = make_packet(
+            PacketType.RESULT,
+            SubTaskResult(
+                sub_task_id=task.sub_task_id, parent_task_id=task.parent_task_id,
+                worker_agent_role=task.assigned_agent_role, status="FAILED",
+                error_details=ErrorDetails(message=message, type="WorkerUnavailable"),
+            ),
+            run_id=self.run_id, src=NETWORK_SRC, seq=self._seq, question=packet.question,
+        )  # fmt: skip
+        blob = self.adapter.encode(result.to_dict())
+        owner = self._owners.get(task.sub_task_id, packet.src)
+        dst = [owner] if owner in self.router.live else []
+        self._deliver(out, NETWORK_SRC, blob, result, self.adapter.header_bytes(blob, result), dst, now, received=False)
+        out.notes.append(f"[{self._s(now):7.2f}s] sub-task {task.sub_task_id} failed: {message}")
+
     # --- inside ---------------------------------------------------------------------------
     def _validate(self, src: str, blob: bytes) -> Packet:
         if len(blob) > self.max_frame_bytes:
@@ -222,10 +306,14 @@ class RelayCore:
         status: FrameStatus = "accepted",
     ) -> None:
         ptype = packet.type.value
-        consumes = self.router.consumes
-        for node_id in dst:
-            if consumes(node_id, ptype):
-                self._in_flight[node_id] = _Work(blob, packet, header)
+        if isinstance(packet, SubTaskPacket):
+            for node_id in dst:
+                self._assigned[packet.payload.sub_task_id] = _Assigned(node_id, _Work(blob, packet, header))
+        elif ptype not in QUEUED:
+            consumes = self.router.consumes
+            for node_id in dst:
+                if consumes(node_id, ptype):  # work to redeliver if it dies (not what it only reads)
+                    self._in_flight[node_id] = _Work(blob, packet, header)
         self._log(
             out,
             FrameRecord.of(

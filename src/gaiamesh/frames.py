@@ -32,6 +32,8 @@ class PacketType(StrEnum):
     TRIPLES = "triples"  # triple -> subject/relation/object triples
     DATA_EVENT = "data_event"  # reason -> tag=final_answer
     ERROR = "error"  # an agent reports that its tool failed
+    SUBTASK = "subtask"  # orchestrator -> one worker of the assigned role (the SubTaskQueue)
+    RESULT = "result"  # worker -> the orchestrator that sent the sub-task (the ResultsQueue)
 
 
 FINAL_ANSWER_TAG = "final_answer"
@@ -127,6 +129,37 @@ class ToolFailure(Body):
     on: str
 
 
+class SubTask(Body):
+    """One step of a plan, handed to a worker of ``assigned_agent_role`` (seed 004's fields)."""
+
+    sub_task_id: str = Field(min_length=1, max_length=128)
+    parent_task_id: str = Field(min_length=1, max_length=128)
+    assigned_agent_role: str = Field(min_length=1, max_length=64)
+    tool_name: str = Field(min_length=1, max_length=64)
+    sub_task_input: dict[str, Any]
+    context_summary: str = ""
+
+
+class ErrorDetails(Body):
+    message: str
+    type: str | None = None
+
+
+class SubTaskResult(Body):
+    """A worker's outcome for one sub-task: ``result_data`` when ``COMPLETED``, else
+    ``error_details``. ``processed_result_data`` is the typed reading of the result (a number,
+    a year) that later steps may reference instead of the raw text."""
+
+    sub_task_id: str = Field(min_length=1, max_length=128)
+    parent_task_id: str = Field(min_length=1, max_length=128)
+    worker_agent_role: str = Field(min_length=1, max_length=64)
+    status: Literal["COMPLETED", "FAILED"]
+    result_data: Any = None
+    processed_result_data: Any = None
+    error_details: ErrorDetails | None = None
+    evidence: str | None = None  # the text the result was read from (for the working context)
+
+
 # --- packets ----------------------------------------------------------------------------------
 class Envelope(BaseModel):
     """The fields every packet has; subclasses fix ``type`` and the payload model."""
@@ -177,8 +210,25 @@ class ErrorPacket(Envelope):
     payload: ToolFailure
 
 
+class SubTaskPacket(Envelope):
+    type: Literal[PacketType.SUBTASK] = PacketType.SUBTASK
+    payload: SubTask
+
+
+class ResultPacket(Envelope):
+    type: Literal[PacketType.RESULT] = PacketType.RESULT
+    payload: SubTaskResult
+
+
 Packet = Annotated[
-    DocInitPacket | SearchDocsPacket | EventsPacket | TriplesPacket | DataEventPacket | ErrorPacket,
+    DocInitPacket
+    | SearchDocsPacket
+    | EventsPacket
+    | TriplesPacket
+    | DataEventPacket
+    | ErrorPacket
+    | SubTaskPacket
+    | ResultPacket,
     Field(discriminator="type"),
 ]
 PACKET: TypeAdapter[Packet] = TypeAdapter(Packet)
@@ -251,23 +301,30 @@ def doc_init(
 HEADER_NODE = "X-Gaiamesh-Node"
 HEADER_TOOL = "X-Gaiamesh-Tool"
 HEADER_CONSUMES = "X-Gaiamesh-Consumes"
+HEADER_READS = "X-Gaiamesh-Reads"
 
 
 class Announcement(BaseModel):
-    """What an agent announces when the relay connects: its node id, tool and consumed types."""
+    """What an agent announces when the relay connects: its node id, its tool, the packet types
+    it works on (``consumes``: one replica of a tool gets each) and those it only reads
+    (``reads``: every replica gets them, e.g. a worker reads ``doc_init``)."""
 
     model_config = ConfigDict(frozen=True)
 
     node_id: str
     tool: str
     consumes: frozenset[str]
+    reads: frozenset[str] = frozenset()
 
     def headers(self) -> dict[str, str]:
-        return {
+        headers = {
             HEADER_NODE: self.node_id,
             HEADER_TOOL: self.tool,
             HEADER_CONSUMES: ",".join(sorted(self.consumes)),
         }
+        if self.reads:
+            headers[HEADER_READS] = ",".join(sorted(self.reads))
+        return headers
 
     @classmethod
     def from_headers(cls, headers: Any) -> Announcement | None:
@@ -276,8 +333,10 @@ class Announcement(BaseModel):
         if tool is None:
             return None
         consumes = headers.get(HEADER_CONSUMES, "")
+        reads = headers.get(HEADER_READS, "")
         return cls(
             node_id=headers.get(HEADER_NODE, ""),
             tool=tool,
             consumes=frozenset(t for t in consumes.split(",") if t),
+            reads=frozenset(t for t in reads.split(",") if t),
         )

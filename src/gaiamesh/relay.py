@@ -165,7 +165,7 @@ class MeshNetwork:
             if not isinstance(result, BaseException):
                 ws, said = result
                 self.conns[spec.node_id] = ws
-                core.register(spec.node_id, said.consumes if said else None)
+                core.register(spec.node_id, said.consumes if said else None, said.reads if said else frozenset())
         if failures:
             await self._close_all()
             first = failures[0]

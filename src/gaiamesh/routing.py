@@ -7,6 +7,10 @@
   ``wide`` profile) split the work instead of duplicating it. The member is picked round-robin
   by one counter over all deliveries, so consecutive pipeline stages land on different replicas.
 - ``auto`` (default): ``broadcast`` when each tool has one agent, ``share`` when any has more.
+
+Whatever the mode, the orchestrated strategy's queues are addressed: a ``subtask`` goes to one
+live agent of its assigned role (:meth:`Router.pick`, round-robin among replicas) and a
+``result`` to the orchestrator that sent the sub-task (the core remembers who that was).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ class Router:
         )  # node_id -> tool, in configuration order
         self._subs = dict(subscriptions or {})  # tool -> packet types, from configuration
         self._announced: dict[str, frozenset[str]] = {}  # node -> packet types it announced
+        self._reads: dict[str, frozenset[str]] = {}  # node -> packet types it only reads
         self._live: set[str] = set(self._tools)
         self._turn = itertools.count()
 
@@ -59,9 +64,15 @@ class Router:
         """Deregister a dead agent: it receives nothing more."""
         self._live.discard(node_id)
 
-    def subscribe(self, node_id: str, consumes: frozenset[str]) -> None:
-        """Record the packet types an agent announced it consumes (overrides the configured table)."""
+    def subscribe(self, node_id: str, consumes: frozenset[str], reads: frozenset[str] = frozenset()) -> None:
+        """Record the packet types an agent announced it consumes (overrides the configured table)
+        and those it only reads."""
         self._announced[node_id] = consumes
+        self._reads[node_id] = reads
+
+    def reads(self, node_id: str, ptype: str) -> bool:
+        """Whether agent ``node_id`` reads packets of type ``ptype`` without working on them."""
+        return ptype in self._reads.get(node_id, frozenset())
 
     def consumes(self, node_id: str, ptype: str) -> bool:
         """Whether agent ``node_id`` works on packets of type ``ptype``."""
@@ -73,6 +84,16 @@ class Router:
     def group_alive(self, tool: str) -> bool:
         return any(self._tools[n] == tool for n in self._live)
 
+    def pick(self, tool: str, exclude: Iterable[str] = ()) -> list[str]:
+        """One live agent of ``tool`` (round-robin among replicas) not in ``exclude``; [] if none."""
+        skip = set(exclude)
+        members = [n for n in self.live if self._tools[n] == tool and n not in skip]
+        return [members[next(self._turn) % len(members)]] if members else []
+
+    def subscribers(self, ptype: str, src: str) -> list[str]:
+        """Every live agent but ``src`` that consumes ``ptype``."""
+        return [n for n in self.live if n != src and self.consumes(n, ptype)]
+
     def destinations(self, ptype: str, src: str, exclude: Iterable[str] = ()) -> list[str]:
         """Node ids that receive a packet of type ``ptype`` sent by ``src``."""
         skip = {src, *exclude}
@@ -80,12 +101,13 @@ class Router:
         if self.mode is RoutingMode.BROADCAST:
             return candidates
         subscribers = [n for n in candidates if self.consumes(n, ptype)]
+        readers = [n for n in candidates if self.reads(n, ptype) and n not in subscribers]
         if self.mode is RoutingMode.TOPIC:
-            return subscribers
+            return subscribers + readers
         chosen: list[str] = []
         groups: dict[str, list[str]] = {}
         for n in subscribers:
             groups.setdefault(self._tools[n], []).append(n)
         for members in groups.values():
             chosen.append(members[next(self._turn) % len(members)])
-        return chosen
+        return chosen + readers

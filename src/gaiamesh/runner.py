@@ -160,7 +160,11 @@ def model_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
 def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunMetrics:
     """Run the whole mesh once on ``task``; returns the metrics the relay wrote."""
     out.mkdir(parents=True, exist_ok=True)
-    settings = settings.model_copy(update={"agents": default_agents(base_port)}) if base_port else settings
+    settings = (
+        settings.model_copy(update={"agents": default_agents(base_port, strategy=settings.strategy)})
+        if base_port
+        else settings
+    )
     if settings.protocol == "signed":
         # Fresh key pairs for this run; each process loads only its own private key.
         nodes = ["network", *(a.node_id for a in settings.agent_specs())]

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .routing import RoutingMode
@@ -49,6 +49,12 @@ class AgentSpec(tuple[str, str, str, int, bool]):
 
 
 DEFAULT_TOOLS = ("search", "extract", "triple", "reason")
+# Each strategy's team, one agent per tool: the four-agent pipeline of seed 000, and seed 004's
+# orchestrator with its research and utility workers.
+STRATEGY_TOOLS: dict[str, tuple[str, ...]] = {
+    "pipeline": DEFAULT_TOOLS,
+    "orchestrated": ("orchestrator", "research", "utility"),
+}
 
 
 def parse_agents(spec: str) -> list[AgentSpec]:
@@ -76,9 +82,9 @@ def parse_agents(spec: str) -> list[AgentSpec]:
     return agents
 
 
-def default_agents(base_port: int = 9000, host: str = "127.0.0.1") -> str:
-    """The default four-agent line-up, one agent per tool on consecutive ports."""
-    return ",".join(f"{i}={tool}@{host}:{base_port + i}" for i, tool in enumerate(DEFAULT_TOOLS))
+def default_agents(base_port: int = 9000, host: str = "127.0.0.1", strategy: str = "pipeline") -> str:
+    """A strategy's default line-up, one agent per tool on consecutive ports."""
+    return ",".join(f"{i}={tool}@{host}:{base_port + i}" for i, tool in enumerate(STRATEGY_TOOLS[strategy]))
 
 
 class Settings(BaseSettings):
@@ -99,6 +105,7 @@ class Settings(BaseSettings):
     llm_timeout: float = 120.0
 
     # mesh
+    strategy: Literal["pipeline", "orchestrated"] = "pipeline"  # AGENTS defaults to its team
     protocol: str = "json"
     routing: RoutingMode = RoutingMode.AUTO
     agents: str = Field(default_factory=default_agents)
@@ -110,6 +117,12 @@ class Settings(BaseSettings):
     # connects: "TOOL=TYPE|TYPE,TOOL=TYPE". Agents of this package announce, so it stays empty.
     topics: str = ""
     keys_dir: Path = Path("keys")  # Ed25519 keys of the `signed` protocol: <node_id>.pem + public.json
+
+    # orchestrated strategy (seed 004)
+    max_revisions: int = 2  # revised plans after a failed attempt, before the task fails
+    subtask_timeout: float = 120.0  # seconds the orchestrator waits for one sub-task's result
+    templates_dir: Path | None = None  # plan templates (*.json); None = the bundled ones
+    model_plans: bool = True  # let the model write a plan when no template matches
 
     # agent process
     node_id: str = "0"
@@ -143,6 +156,13 @@ class Settings(BaseSettings):
         if v <= 0:
             raise ValueError("must be positive")
         return v
+
+    @model_validator(mode="after")
+    def _team(self) -> Settings:
+        # AGENTS not given: the chosen strategy's team.
+        if "agents" not in self.model_fields_set:
+            self.agents = default_agents(strategy=self.strategy)
+        return self
 
     def agent_specs(self) -> list[AgentSpec]:
         return parse_agents(self.agents)

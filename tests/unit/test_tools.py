@@ -31,8 +31,9 @@ async def call(tool: str, c: ToolContext, packet: Packet) -> dict:
     return (await get_tool(tool).run(c, packet)).model_dump()
 
 
-def test_registry_has_four_tools_one_consumed_type_each() -> None:
-    assert registered() == ["extract", "reason", "search", "triple"]
+def test_registry_has_each_strategys_tools_one_consumed_type_each() -> None:
+    assert {"extract", "reason", "search", "triple"} <= set(registered())  # the pipeline
+    assert {"orchestrator", "research", "utility"} <= set(registered())  # the orchestrated team
     assert subscriptions()["search"] == frozenset({"doc_init"})
     assert get_tool("reason").tag == "final_answer"
     with pytest.raises(ValueError, match="unknown tool 'fly'"):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from ..frames import Body, PacketType
+from ..frames import Body, DocInit, PacketType, SubTask, SubTaskResult
 from ..llm import LLMClient, LLMUsage
+from ..settings import Settings
 
 
 @dataclass
@@ -20,6 +22,11 @@ class ToolContext:
     usage: LLMUsage
     memory: dict[str, Any] = field(default_factory=dict)
     question: str = ""
+    doc: DocInit | None = None  # the run's document, for tools that read it besides their input
+    workspace: Path | None = None  # this agent's folder for the run (journals, files)
+    settings: Settings | None = None
+    # Hands a sub-task to a worker through the relay and returns its result (orchestrator only).
+    ask: Callable[[SubTask], Awaitable[SubTaskResult]] | None = None
 
 
 # A tool takes the packet type it consumes (a member of ``frames.Packet``) and returns the payload
@@ -37,6 +44,7 @@ class Tool:
     run: ToolFn
     tag: str | None = None
     description: str = ""
+    reads: frozenset[PacketType] = frozenset()  # also received, never answered (e.g. doc_init)
 
 
 _REGISTRY: dict[str, Tool] = {}
@@ -58,6 +66,11 @@ def get_tool(name: str) -> Tool:
 def subscriptions() -> dict[str, frozenset[str]]:
     """Tool name -> packet types it consumes (what each agent announces to the relay)."""
     return {t.name: frozenset({t.consumes.value}) for t in _REGISTRY.values()}
+
+
+def readings() -> dict[str, frozenset[str]]:
+    """Tool name -> packet types it only reads (every replica receives them)."""
+    return {t.name: frozenset(r.value for r in t.reads) for t in _REGISTRY.values()}
 
 
 def registered() -> list[str]:

@@ -1,0 +1,148 @@
+"""``PlanManager``: where plans come from, and where revised plans come from after a failure.
+
+A question that a template's pattern matches gets that template's plan, its slots filled from
+the question. Otherwise the model writes a plan from a few-shot prompt; a plan that fails
+validation is rejected with its reasons (in the journal) and replaced by the default template.
+After a failed attempt, a revision is asked of the model with the working context, the failed
+step and the failed plan; when the model's revision is not valid, a failure that another try
+may cure (a worker that died or timed out) runs the same plan again, and any other failure falls
+back to the default template, once. No valid plan: the task fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .executor import Execution
+from .journal import Journal, WorkingContext
+from .plan import Catalog, Plan, PlanError, Template, validate_plan
+
+WritePlan = Callable[[str], Awaitable[str]]  # prompt -> the model's completion
+TRANSIENT = ("WorkerUnavailable", "Timeout")  # error types another attempt may cure
+
+EXAMPLE = {
+    "stages": [
+        {"steps": [
+            {"stepId": "a", "assigned_agent_role": "research", "tool_name": "find_fact",
+             "sub_task_input": {"query": "the bridge opened", "answer_type": "year"}},
+            {"stepId": "b", "assigned_agent_role": "research", "tool_name": "find_fact",
+             "sub_task_input": {"query": "the bridge closed", "answer_type": "year"}},
+        ]},
+        {"steps": [
+            {"stepId": "c", "assigned_agent_role": "utility", "tool_name": "calculator",
+             "sub_task_input": {"expression": "@{outputs.b.processed_result_data} - @{outputs.a.processed_result_data}"},
+             "isFinalAnswer": True},
+        ]},
+    ]
+}  # fmt: skip
+
+
+def plan_prompt(question: str, catalog: Catalog, revision: str = "") -> str:
+    """The few-shot prompt for a plan as JSON (tools, the reference syntax, one example)."""
+    tools = "\n".join(f"- {s.role}/{s.name}: {' '.join(s.description.split())}" for s in catalog.values())
+    return (
+        "Write a plan as JSON: stages of steps. Steps of one stage run at the same time; a step "
+        "may use an earlier stage's output as @{outputs.STEP_ID.result_data} or "
+        "@{outputs.STEP_ID.processed_result_data}. Exactly one step has \"isFinalAnswer\": true.\n"
+        f"Tools:\n{tools}\n\n"
+        "Question: How many years after the bridge opened did it close?\n"
+        f"Plan: {json.dumps(EXAMPLE)}\n\n"
+        f"{revision}Question: {question}\nPlan: "
+    )
+
+
+def _first_json(text: str) -> Any:
+    start = text.find("{")
+    if start < 0:
+        raise PlanError(["the model wrote no JSON object"])
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text[start:])
+    except json.JSONDecodeError as exc:
+        raise PlanError([f"the model's plan is not valid JSON ({exc.msg} at {exc.pos})"]) from exc
+    return value
+
+
+class PlanManager:
+    """Chooses, writes, validates and revises plans."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        templates: list[Template],
+        default: str,
+        write: WritePlan | None = None,
+        num_predict: int = 256,
+    ) -> None:
+        self.catalog = catalog
+        self.templates = templates
+        by_name = {t.name: t for t in templates}
+        if default not in by_name:
+            raise PlanError([f"default template {default!r} not found among {sorted(by_name)}"])
+        self.default = by_name[default]
+        self.write = write
+        self.num_predict = num_predict
+
+    def from_template(self, template: Template, slots: dict[str, str]) -> Plan:
+        return validate_plan(template.fill(slots), self.catalog, source=f"template:{template.name}")
+
+    def _default_plan(self, question: str) -> Plan:
+        return self.from_template(self.default, self.default.match(question) or {"question": question})
+
+    async def plan(self, question: str, journal: Journal) -> Plan:
+        """The first plan for ``question``."""
+        for template in self.templates:
+            if template is self.default:
+                continue
+            slots = template.match(question)
+            if slots is not None:
+                try:
+                    plan = self.from_template(template, slots)
+                except PlanError as exc:
+                    journal.add("template_rejected", template=template.name, reasons=exc.reasons)
+                    continue
+                journal.add("plan_chosen", source=plan.source, slots=slots)
+                return plan
+        if self.write is not None:
+            written = await self._from_model(plan_prompt(question, self.catalog), journal)
+            if written is not None:
+                return written
+        plan = self._default_plan(question)
+        journal.add("plan_chosen", source=plan.source, slots={"question": question})
+        return plan
+
+    async def revise(
+        self, question: str, cwc: WorkingContext, failed: Execution, plan: Plan, journal: Journal
+    ) -> Plan | None:
+        """A new plan after ``failed`` (an attempt at ``plan``), or None when there is none."""
+        assert failed.failed is not None
+        if self.write is not None:
+            context = (
+                f"An earlier plan failed.\nFailed plan: {json.dumps(plan.to_json()['stages'])}\n"
+                f"Failed step: {json.dumps(failed.failed.__dict__)}\n"
+                f"Working context:\n{cwc.render()}\nWrite a corrected plan.\n"
+            )
+            revised = await self._from_model(plan_prompt(question, self.catalog, context), journal)
+            if revised is not None:
+                return revised
+        error = failed.failed.error
+        if error.startswith(TRANSIENT):
+            journal.add("plan_chosen", source=plan.source, why="the failure may be transient: same plan again")
+            return plan
+        if not plan.source.startswith(f"template:{self.default.name}"):
+            revised = self._default_plan(question)
+            journal.add("plan_chosen", source=revised.source, why="fall back to the default plan")
+            return revised
+        return None
+
+    async def _from_model(self, prompt: str, journal: Journal) -> Plan | None:
+        assert self.write is not None
+        text = await self.write(prompt)
+        try:
+            plan = validate_plan(_first_json(text), self.catalog, source="model")
+        except PlanError as exc:
+            journal.add("plan_rejected", source="model", reasons=exc.reasons, text=text[:2000])
+            return None
+        journal.add("plan_chosen", source="model")
+        return plan

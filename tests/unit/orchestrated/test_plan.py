@@ -1,0 +1,117 @@
+"""Plan validation (each rule with its own message), references, templates."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gaiamesh.orchestrated.catalog import TOOLS
+from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, templates
+from gaiamesh.orchestrated.plan import (
+    PlanError,
+    StepOutput,
+    UnresolvedReference,
+    load_templates,
+    resolve,
+    validate_plan,
+)
+
+
+def step(sid: str, role: str = "research", tool: str = "find_fact", final: bool = False, **inp: Any) -> dict[str, Any]:
+    return {"stepId": sid, "assigned_agent_role": role, "tool_name": tool,
+            "sub_task_input": inp or {"query": "opened", "answer_type": "year"}, "isFinalAnswer": final}  # fmt: skip
+
+
+def good() -> dict[str, Any]:
+    return {
+        "stages": [
+            {"steps": [step("a"), step("b")]},
+            {"steps": [step("c", "utility", "calculator", True,
+                            expression="@{outputs.b.processed_result_data} - @{outputs.a.processed_result_data}")]},
+        ]
+    }  # fmt: skip
+
+
+def reasons(raw: Any) -> list[str]:
+    with pytest.raises(PlanError) as exc:
+        validate_plan(raw, TOOLS)
+    return exc.value.reasons
+
+
+def test_a_good_plan_validates() -> None:
+    plan = validate_plan(good(), TOOLS, source="test")
+    assert [s.step_id for s in plan.steps()] == ["a", "b", "c"] and plan.source == "test"
+    assert plan.stages[1].steps[0].references() == [("b", "processed_result_data"), ("a", "processed_result_data")]
+
+
+def edit(change: Any) -> dict[str, Any]:
+    raw = copy.deepcopy(good())
+    change(raw)
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda p: p["stages"][0]["steps"][0].pop("stepId"), "stage 1 step 1: stepId is missing"),
+        (lambda p: p["stages"][0]["steps"][1].update(stepId="a"), "stepId 'a' is used twice"),
+        (lambda p: p["stages"][0]["steps"][1].update(stepId="1b"), "stepId '1b': use a letter"),
+        (lambda p: p["stages"][0]["steps"][0].update(tool_name="web_crawl"), "unknown role/tool research/web_crawl"),
+        (lambda p: p["stages"][0]["steps"][0].update(assigned_agent_role="utility"), "unknown role/tool utility/find_fact"),
+        (lambda p: p["stages"][0]["steps"][0]["sub_task_input"].update(answer_type="colour"), "input answer_type"),
+        (lambda p: p["stages"][0]["steps"][0]["sub_task_input"].pop("query"), "input query: Field required"),
+        (lambda p: p["stages"][1]["steps"][0]["sub_task_input"].update(expression="@{outputs.b} + 1"), "bad reference '@{outputs.b}'"),
+        (lambda p: p["stages"][1]["steps"][0]["sub_task_input"].update(expression="@{outputs.zz.result_data}"), "references unknown step 'zz'"),
+        (lambda p: p["stages"][0]["steps"][1]["sub_task_input"].update(query="@{outputs.a.result_data}"), "of the same stage"),
+        (lambda p: p["stages"][0]["steps"][1]["sub_task_input"].update(query="@{outputs.c.result_data}"), "of a later stage"),
+        (lambda p: p["stages"][1]["steps"][0].update(isFinalAnswer=False), "exactly one step must be marked isFinalAnswer, found 0"),
+        (lambda p: p["stages"][0]["steps"][0].update(isFinalAnswer=True), "found 2 (a, c)"),
+        (lambda p: p["stages"].append({"steps": []}), "stage 3: needs a non-empty list 'steps'"),
+    ],
+)
+def test_each_rule_fails_with_its_own_message(change: Any, message: str) -> None:
+    assert any(message in r for r in reasons(edit(change))), reasons(edit(change))
+
+
+def test_the_final_answer_must_come_last_and_every_reason_is_reported() -> None:
+    raw = edit(lambda p: p["stages"].append({"steps": [step("d")]}))
+    assert "the final-answer step 'c' must be in the last stage" in reasons(raw)
+    both = edit(lambda p: (p["stages"][0]["steps"][0].update(tool_name="x"), p["stages"][0]["steps"][1].update(stepId="a")))
+    assert len(reasons(both)) >= 2
+    assert reasons("not a plan") == ["a plan must be a JSON object with 'stages', got str"]
+
+
+def test_references_resolve_to_values_and_fail_precisely() -> None:
+    outputs = {"a": StepOutput("COMPLETED", "1905", 1905), "b": StepOutput("FAILED", error="NotFound: no year")}
+    assert resolve({"x": "@{outputs.a.processed_result_data}"}, outputs) == {"x": 1905}  # a number stays one
+    assert resolve("since @{outputs.a.result_data}!", outputs) == "since 1905!"
+    with pytest.raises(UnresolvedReference, match="'b', which did not complete"):
+        resolve("@{outputs.b.result_data}", outputs)
+    with pytest.raises(UnresolvedReference, match="'zz', which has not run"):
+        resolve("@{outputs.zz.result_data}", outputs)
+    with pytest.raises(UnresolvedReference, match="'c' has no processed_result_data"):
+        resolve("@{outputs.c.processed_result_data}", {"c": StepOutput("COMPLETED", "a text")})
+
+
+def test_bundled_templates_load_and_match_questions_by_their_form() -> None:
+    loaded = {t.name: t for t in templates(BUNDLED_TEMPLATES)}
+    assert DEFAULT_TEMPLATE in loaded and len(loaded) >= 5
+    slots = loaded["years_between"].match("How many years passed between the founding of the mill and its closure?")
+    assert slots == {"a": "the founding of the mill", "b": "its closure"}
+    assert loaded["age_at_event"].match("How old was Ada Byrne when she won the prize?") == {
+        "who": "Ada Byrne", "event": "she won the prize"}  # fmt: skip
+    assert loaded["years_between"].match("Who founded the mill?") is None
+
+
+def test_a_broken_template_is_refused_at_load_with_its_file_name(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text(json.dumps({"pattern": "(?P<a>.+)", "plan": edit(
+        lambda p: p["stages"][0]["steps"][0].update(query="${missing}"))}))  # fmt: skip
+    with pytest.raises(PlanError, match=r"template bad.json: .*slot \$\{missing\}"):
+        load_templates(tmp_path, TOOLS)
+    (tmp_path / "bad.json").write_text(json.dumps({"pattern": "(unclosed", "plan": good()}))
+    with pytest.raises(PlanError, match="template bad.json: error"):
+        load_templates(tmp_path, TOOLS)

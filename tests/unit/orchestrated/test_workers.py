@@ -1,0 +1,99 @@
+"""The worker tools: the calculator refuses what it must, find_fact reads typed spans,
+and a worker answers FAILED (never an error packet) with the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gaiamesh.frames import DocInit, PacketType, SubTaskPacket, make_packet
+from gaiamesh.llm import LLMClient, LLMUsage
+from gaiamesh.orchestrated.calculator import CalculatorError, calculate, format_number, to_number
+from gaiamesh.orchestrated.workers import worker
+from gaiamesh.tools import ToolContext
+
+DOC = (
+    "The Harbour Museum was founded in 1887 by the merchant Ellis Marr. "
+    "Its glass hall opened in 1902, fifteen years after the founding. "
+    "The museum closed during the war and reopened in 1946. "
+    "It holds 12,400 objects, and 3,100 of them are on display."
+)
+
+
+@pytest.mark.parametrize(
+    ("expr", "value"),
+    [("1931 - 1905", 26), ("abs(1887 - 1902)", 15), ("round(3100 / 12400 * 100, 1)", 25.0), ("2 ** 10", 1024),
+     ("(1 + 2) * -3", -9), ("max(4, 9) // 2", 4)],
+)  # fmt: skip
+def test_calculator_evaluates_arithmetic(expr: str, value: float) -> None:
+    assert calculate(expr) == value
+
+
+@pytest.mark.parametrize(
+    ("expr", "message"),
+    [
+        ("9 ** 999999", "power too large"),
+        ("'a' * 10", "only numbers are allowed"),
+        ("(1).__class__", "attribute access is not allowed"),
+        ("[1, 2][0]", "subscripts are not allowed"),
+        ("__import__('os')", "unknown name '__import__'"),
+        ("x + 1", "unknown name 'x'"),
+        ("1 / 0", "division by zero"),
+        ("1 +", "not an arithmetic expression"),
+        ("1" * 600, "expression too long"),
+        ("10.0 ** 60 * 10.0 ** 60", "result out of range"),
+        ("round(1, ndigits=2)", "without keywords"),
+        ("lambda: 1", "Lambda is not allowed"),
+    ],
+)
+def test_calculator_refuses_with_a_clear_message(expr: str, message: str) -> None:
+    with pytest.raises(CalculatorError, match=message):
+        calculate(expr)
+
+
+def test_numbers_read_from_spans() -> None:
+    assert [to_number(s) for s in ("1,250 tonnes", "2.5 million", "twelve", "forty-two", "1887", "none")] == [
+        1250, 2_500_000, 12, 42, 1887, None]  # fmt: skip
+    assert (format_number(26.0), format_number(25.125), format_number(1 / 3)) == ("26", "25.125", "0.3333")
+
+
+def ctx(doc: str | None = DOC) -> ToolContext:
+    llm = LLMClient("http://127.0.0.1:9", "none")  # never called by these tools
+    return ToolContext(llm=llm, usage=LLMUsage(), doc=DocInit(chunks=[doc[i : i + 400] for i in range(0, len(doc), 400)]) if doc else None)
+
+
+def sub(role: str, tool: str, **inp: Any) -> SubTaskPacket:
+    body = {"sub_task_id": "t1", "parent_task_id": "run", "assigned_agent_role": role, "tool_name": tool,
+            "sub_task_input": inp}  # fmt: skip
+    packet = make_packet(PacketType.SUBTASK, body, run_id="run", src="o", seq=1)
+    assert isinstance(packet, SubTaskPacket)
+    return packet
+
+
+async def test_find_fact_reads_the_year_nearest_the_query() -> None:
+    research = worker("research")
+    founded = await research(ctx(), sub("research", "find_fact", query="the museum was founded", answer_type="year"))
+    opened = await research(ctx(), sub("research", "find_fact", query="the glass hall opened", answer_type="year"))
+    assert (founded.status, founded.result_data, founded.processed_result_data) == ("COMPLETED", "1887", 1887)
+    assert opened.processed_result_data == 1902 and "glass hall" in (opened.evidence or "")
+    shown = await research(ctx(), sub("research", "find_fact", query="objects on display", answer_type="number"))
+    assert shown.processed_result_data == 3100
+
+
+async def test_a_worker_answers_failed_with_the_reason() -> None:
+    research, utility = worker("research"), worker("utility")
+    cases = [
+        (research(ctx(None), sub("research", "find_fact", query="founded", answer_type="year")), "NotFound", "has not received the run's document"),
+        (research(ctx(), sub("research", "find_fact", query="founded", answer_type="colour")), "BadInput", "input answer_type"),
+        (research(ctx(), sub("research", "find_fact", query="the museum closed", answer_type="date")), "NotFound", "no date for 'the museum closed'"),
+        (research(ctx(), sub("research", "crawl", url="x")), "UnknownTool", "has no tool 'crawl'"),
+        (utility(ctx(), sub("research", "calculator", expression="1")), "WrongRole", "role is 'utility'"),
+        (utility(ctx(), sub("utility", "calculator", expression="2 ** 5000")), "CalculatorError", "power too large"),
+    ]  # fmt: skip
+    for call, kind, message in cases:
+        result = await call
+        assert result.status == "FAILED" and result.error_details is not None, (message, result)
+        assert result.error_details.type == kind and message in result.error_details.message, result.error_details
+    ok = await utility(ctx(), sub("utility", "calculator", expression="1946 - 1887"))
+    assert (ok.status, ok.result_data, ok.processed_result_data) == ("COMPLETED", "59", 59)
