@@ -1,4 +1,5 @@
-"""``gaiamesh bench``: every task under every protocol, repeated; a CSV, a summary table and a plot."""
+"""``gaiamesh bench``: every task under every strategy and protocol, repeated; a CSV, a summary
+table and a plot. With more than one strategy, rows are grouped as ``strategy · protocol``."""
 
 from __future__ import annotations
 
@@ -69,29 +70,32 @@ def run_bench(
     out: Path,
     base_port: int,
     baseline: bool,
+    strategies: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the matrix locally (model server, agents as processes, relay in-process)."""
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
-    settings = settings.model_copy(update={"agents": default_agents(base_port)})
+    strategies = strategies or [settings.strategy]
     group = ProcessGroup(out / "logs")
-    total = len(tasks) * repeat * (len(protocols) + (1 if baseline else 0))
+    total = len(tasks) * repeat * (len(protocols) * len(strategies) + (1 if baseline else 0))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     try:
         with model_server(settings, group), Progress(*columns, console=console) as progress:
             bar = progress.add_task("bench", total=total)
-            for protocol in protocols:
-                proto_settings = settings.model_copy(update={"protocol": protocol})
+            for strategy, protocol in ((s, p) for s in strategies for p in protocols):
+                team = default_agents(base_port, strategy=strategy)
+                proto_settings = settings.model_copy(update={"protocol": protocol, "strategy": strategy, "agents": team})
                 if protocol == "signed":
-                    nodes = ["network", *(a.node_id for a in settings.agent_specs())]
+                    nodes = ["network", *(a.node_id for a in proto_settings.agent_specs())]
                     proto_settings = proto_settings.model_copy(
-                        update={"keys_dir": generate_keys(out / "keys", nodes)}
+                        update={"keys_dir": generate_keys(out / "keys" / strategy, nodes)}
                     )
-                with agents_running(proto_settings, group, protocol):
+                name = f"{strategy}-{protocol}" if len(strategies) > 1 else protocol
+                with agents_running(proto_settings, group, name):
                     for r in range(repeat):
                         for task in tasks:
-                            progress.update(bar, description=f"{protocol:<10} {task.task_id:<22} #{r + 1}")
-                            run_dir = out / "runs" / protocol / f"{task.task_id}-{r + 1}"
+                            progress.update(bar, description=f"{name:<14} {task.task_id:<22} #{r + 1}")
+                            run_dir = out / "runs" / name / f"{task.task_id}-{r + 1}"
                             net = MeshNetwork(proto_settings, task, run_dir, quiet=True)
                             rows.append(_row(r + 1, asyncio.run(net.run())))
                             progress.advance(bar)
@@ -117,11 +121,21 @@ def collect(root: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def label(row: dict[str, Any], strategies: int) -> str:
+    """The group a row is summarised in: its protocol, prefixed by its strategy when a bench
+    compares more than one."""
+    if strategies > 1 and row["protocol"] != BASELINE:
+        return f"{row.get('strategy') or 'pipeline'} · {row['protocol']}"
+    return str(row["protocol"])
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per protocol: medians of the traffic and time columns, means of the quality columns."""
+    """Per protocol (and strategy): medians of the traffic and time columns, means of the
+    quality columns."""
     out: dict[str, dict[str, float]] = {}
-    for protocol in dict.fromkeys(r["protocol"] for r in rows):
-        group = [r for r in rows if r["protocol"] == protocol]
+    strategies = len({r.get("strategy") or "pipeline" for r in rows if r["protocol"] != BASELINE})
+    for protocol in dict.fromkeys(label(r, strategies) for r in rows):
+        group = [r for r in rows if label(r, strategies) == protocol]
         stats: dict[str, float] = {"runs": len(group), "ok": sum(r["status"] == "ok" for r in group)}
         for col, how in SUMMARY:
             values = [float(r[col]) for r in group if r.get(col) not in ("", None)]
@@ -141,7 +155,8 @@ def _fmt(col: str, v: float | None) -> str:
 
 def summary_markdown(summary: dict[str, dict[str, float]]) -> str:
     cols = ["runs", "ok"] + [c for c, _ in SUMMARY]
-    head = "| protocol | " + " | ".join(f"{c} ({how})" if c not in ("runs", "ok") else c for c, how in
+    head = "| strategy · protocol | " if any(" · " in k for k in summary) else "| protocol | "
+    head += " | ".join(f"{c} ({how})" if c not in ("runs", "ok") else c for c, how in
                                        [("runs", ""), ("ok", "")] + SUMMARY) + " |"  # fmt: skip
     lines = [head, "|" + "---|" * (len(cols) + 1)]
     for protocol, stats in summary.items():
@@ -224,7 +239,7 @@ def plot(summary: dict[str, dict[str, float]], path: Path) -> None:
     ax.set_title("quality_score (mean; baseline = one direct model call)")
     for a in axes.flat:
         a.tick_params(axis="x", rotation=20)
-    fig.suptitle("Gaia Mesh: protocol comparison")
+    fig.suptitle("Gaia Mesh: " + ("strategy and protocol" if any(" · " in n for n in names) else "protocol") + " comparison")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .metrics import RunMetrics
-from .settings import Settings, load_settings
+from .settings import STRATEGY_TOOLS, Settings, load_settings
 from .tasks import TaskError, load_task
 
 console = Console()
@@ -202,9 +202,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise ValueError("--repeat must be at least 1")
     tasks = discover_tasks(args.tasks)
+    strategies = [s.strip() for s in (args.strategies or settings.strategy).split(",") if s.strip()]
+    unknown = [s for s in strategies if s not in STRATEGY_TOOLS]
+    if unknown:
+        raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGY_TOOLS)}")
     try:
         rows = run_bench(
-            settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline
+            settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies
         )
     except RunError as exc:
         errors.print(f"[red]bench failed:[/red] {exc}")
@@ -334,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="every task under every protocol, repeated: CSV, summary, plot")
     bench.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
     bench.add_argument("--protocols", default="json,binary,compressed,signed,a2a")
+    bench.add_argument("--strategies", help="comma-separated: pipeline,orchestrated (default: STRATEGY)")
     bench.add_argument("--repeat", type=int, default=3)
     bench.add_argument("--out", default="bench")
     bench.add_argument("--base-port", type=int, default=9000)

@@ -185,6 +185,7 @@ class RunMetrics(BaseModel):
     question: str
     answer: str
     prediction: str = ""
+    strategy: str | None = None  # pipeline | orchestrated (the team that answered)
     protocol: str | None = None
     routing: str | None = None
     model: str

@@ -302,6 +302,7 @@ class MeshNetwork:
                 "question": self.task.question,
                 "answer": self.task.answer,
                 "prediction": prediction,
+                "strategy": self.settings.strategy,
                 "protocol": self.settings.protocol,
                 "routing": core.router.mode.value,
                 "model": self.settings.model,

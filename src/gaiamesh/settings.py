@@ -122,7 +122,9 @@ class Settings(BaseSettings):
     max_revisions: int = 2  # revised plans after a failed attempt, before the task fails
     subtask_timeout: float = 120.0  # seconds the orchestrator waits for one sub-task's result
     templates_dir: Path | None = None  # plan templates (*.json); None = the bundled ones
-    model_plans: bool = True  # let the model write a plan when no template matches
+    # Let the model write a plan when no template matches. Off by default: the bundled 270M model
+    # writes valid plans that answer worse than the default template (README, "Strategies").
+    model_plans: bool = False
 
     # agent process
     node_id: str = "0"

@@ -23,6 +23,8 @@ class FindFact(_Input):
 
     query: str = Field(min_length=1, max_length=500)
     answer_type: Literal["year", "date", "number", "person", "place", "any"] = "any"
+    # Values another step already found: a second fact of the same kind must be a different one.
+    exclude: list[str | int | float] = Field(default_factory=list, max_length=10)
 
 
 class AnswerQuestion(_Input):

@@ -243,7 +243,7 @@ class Template:
         m = self.pattern.search(" ".join(question.split()))
         if m is None:
             return None
-        return {k: v.strip(" ,.?") for k, v in m.groupdict().items() if v is not None}
+        return {k: v.strip(" ,") for k, v in m.groupdict().items() if v is not None}
 
     def fill(self, slots: Mapping[str, str]) -> dict[str, Any]:
         """The plan with its slots filled (a slot the question did not fill is an error)."""

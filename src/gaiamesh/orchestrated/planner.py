@@ -39,6 +39,10 @@ EXAMPLE = {
 }  # fmt: skip
 
 
+# The prompt ends inside the JSON, so a base model continues a plan rather than answering.
+PLAN_START = '{"stages": [{"steps": [{"stepId": "'
+
+
 def plan_prompt(question: str, catalog: Catalog, revision: str = "") -> str:
     """The few-shot prompt for a plan as JSON (tools, the reference syntax, one example)."""
     tools = "\n".join(f"- {s.role}/{s.name}: {' '.join(s.description.split())}" for s in catalog.values())
@@ -49,7 +53,7 @@ def plan_prompt(question: str, catalog: Catalog, revision: str = "") -> str:
         f"Tools:\n{tools}\n\n"
         "Question: How many years after the bridge opened did it close?\n"
         f"Plan: {json.dumps(EXAMPLE)}\n\n"
-        f"{revision}Question: {question}\nPlan: "
+        f"{revision}Question: {question}\nPlan: {PLAN_START}"
     )
 
 
@@ -138,7 +142,7 @@ class PlanManager:
 
     async def _from_model(self, prompt: str, journal: Journal) -> Plan | None:
         assert self.write is not None
-        text = await self.write(prompt)
+        text = PLAN_START + await self.write(prompt)
         try:
             plan = validate_plan(_first_json(text), self.catalog, source="model")
         except PlanError as exc:

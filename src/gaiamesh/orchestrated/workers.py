@@ -11,7 +11,9 @@ with the reason, and the orchestrator's plan decides what happens next.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import math
+import re
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -48,36 +50,78 @@ def _document(ctx: ToolContext) -> DocInit:
     return ctx.doc
 
 
-def best_span(sentence: str, found: list[str], query: str) -> str:
-    """Of the spans ``found`` in ``sentence``, the one closest to all of the query's words: the
-    sum over the query's terms of each one's distance (in words) to the span."""
+_CLAUSES = re.compile(r",\s+|;\s+|\s+(?:and|but|while|whereas)\s+")
+
+
+def best_span(sentence: str, found: list[str], query: str, weight: Mapping[str, float] | None = None) -> str:
+    """Of the spans ``found`` in ``sentence``, the one the query points at.
+
+    First the span whose clause shares the most informative of the query's words ("X, who was
+    born in 1822, took charge in 1856": the clause with "took charge" for a query about taking
+    charge). Words are weighted by ``weight`` (their rarity in the document: the subject's name
+    is in every sentence and says little), and the query's names are left to break ties, since
+    retrieval already used them to find the sentence. Then the span whose own unit words are the
+    query's ("32 cars" for the cars), then the one nearest the query's words."""
+    names = {t for w in re.findall(r"\b[A-Z][\w'-]*", query) for t in terms(w)}
+    wanted = set(terms(query))
+    plain = wanted - names
+    clauses = _CLAUSES.split(sentence)
     words = sentence.split()
     stems = [set(terms(w)) for w in words]
-    positions = {t: [i for i, s in enumerate(stems) if t in s] for t in set(terms(query))}
+    positions = {t: [i for i, s in enumerate(stems) if t in s] for t in wanted}
     positions = {t: at for t, at in positions.items() if at}
 
-    def distance(span: str) -> int:
+    def key(span: str) -> tuple[float, int, int, int]:
+        clause = set(terms(next((c for c in clauses if span in c), sentence)))
+        shared = sum((weight or {}).get(t, 1.0) for t in plain & clause)
+        unit = len(wanted & set(terms(" ".join(span.split()[1:]))))
         first = span.split()[0]
         starts = [i for i, w in enumerate(words) if first in w] or [len(words)]
-        return min(sum(min(abs(i - p) for p in at) for at in positions.values()) for i in starts)
+        near = min(sum(min(abs(i - p) for p in at) for at in positions.values()) for i in starts)
+        return (-shared, -len(names & clause), -unit, near)
 
-    return min(found, key=distance)
+    return min(found, key=key)
+
+
+def rarity(sents: list[str]) -> dict[str, float]:
+    """Each term's inverse document frequency over the document's sentences."""
+    df: dict[str, int] = {}
+    for s in sents:
+        for t in set(terms(s)):
+            df[t] = df.get(t, 0) + 1
+    return {t: math.log((len(sents) + 1) / n) for t, n in df.items()}
+
+
+def _excluded(span: str, value: Any, exclude: list[str | int | float]) -> bool:
+    for other in exclude:
+        if isinstance(other, int | float) and not isinstance(other, bool):
+            if value is not None and float(value) == float(other):
+                return True
+        elif span.strip().lower() == str(other).strip().lower() or (
+            value is not None and to_number(str(other)) == value
+        ):
+            return True
+    return False
 
 
 async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | None]:
-    """``(span, its value, the sentence it came from)``."""
+    """``(span, its value, the sentence it came from)``; a span (or value) in ``exclude`` is
+    passed over for the next best."""
     doc = "".join(_document(ctx).chunks)
     sents = sentences(doc)
     atype = AnswerType(task.answer_type)
+    numeric = atype in (AnswerType.YEAR, AnswerType.NUMBER)
     for index, _score in typed_rank(task.query, sents, atype)[:5]:
         sentence = sents[index]
         if atype is AnswerType.ANY:
             return sentence, None, sentence
-        found = spans(sentence, atype, task.query)
+        found = [
+            s for s in spans(sentence, atype, task.query)
+            if not _excluded(s, to_number(s) if numeric else None, task.exclude)
+        ]  # fmt: skip
         if found:
-            span = best_span(sentence, found, task.query)
-            value = to_number(span) if atype in (AnswerType.YEAR, AnswerType.NUMBER) else None
-            return span, value, sentence
+            span = best_span(sentence, found, task.query, rarity(sents))
+            return span, to_number(span) if numeric else None, sentence
     raise LookupError(f"no {atype.value} for {task.query!r} in the document")
 
 

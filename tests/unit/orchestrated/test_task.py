@@ -102,7 +102,8 @@ async def test_a_non_transient_failure_falls_back_to_the_default_plan_once() -> 
 async def test_an_invalid_model_plan_is_rejected_with_reasons_and_replaced() -> None:
     async def write(prompt: str) -> str:
         assert "Question: Who built it?" in prompt and "@{outputs.STEP_ID.result_data}" in prompt
-        return '{"stages": [{"steps": [{"stepId": "x", "assigned_agent_role": "research", "tool_name": "nope", "sub_task_input": {}}]}]}'
+        assert prompt.endswith('Plan: {"stages": [{"steps": [{"stepId": "')  # the model continues a plan
+        return 'x", "assigned_agent_role": "research", "tool_name": "nope", "sub_task_input": {}}]}]}'
 
     m = PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE, write)
     journal = Journal()
@@ -117,7 +118,9 @@ async def test_a_template_is_chosen_by_the_question_and_its_slots_filled() -> No
     journal = Journal()
     plan = await manager().plan("How many years passed between the mill opening and the fire?", journal)
     assert plan.source == "template:years_between"
-    assert [s.sub_task_input["query"] for s in plan.stages[0].steps] == ["the mill opening", "the fire"]
+    finds = [s for s in plan.steps() if s.tool_name == "find_fact"]
+    assert [s.sub_task_input["query"] for s in finds] == ["the mill opening", "the fire"]
+    assert finds[1].sub_task_input["exclude"] == ["@{outputs.a.processed_result_data}"]  # a second, different year
     assert journal.entries[0]["event"] == "plan_chosen"
 
 
