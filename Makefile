@@ -56,13 +56,13 @@ env:
 setup: compose-v2 env venv images
 
 dirs:
-	@mkdir -p results workspaces/{0,1,2,3,4,5,6,7}
+	@mkdir -p results workspaces/{0,1,2,3,4,5,6,7,8,9,10}
 
 # Ed25519 key pairs for the `signed` protocol (kept if present), made with the agent image.
 keys: images
 	@mkdir -p keys
 	docker run --rm --entrypoint gaiamesh -v "$(CURDIR)/keys:/keys" gaiamesh-agent:$(VERSION) \
-		keygen --keys-dir /keys --nodes network,0,1,2,3,4,5,6,7
+		keygen --keys-dir /keys --nodes network,0,1,2,3,4,5,6,7,8,9,10
 
 # The stack stays up (make down stops it); the bundled task (TASK) runs through the API and its
 # metrics.json and run_artifacts.tar.gz land in RESULTS_DIR (./results).

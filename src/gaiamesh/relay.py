@@ -91,9 +91,9 @@ class MeshNetwork:
         self.quiet = quiet  # no progress lines at all (benchmarks, batches)
         self.observer = observer  # the service's live event stream
         self.adapter = get_adapter(settings.protocol, "network", settings.keys_dir)
-        self.specs: list[AgentSpec] = settings.agent_specs()
+        self.specs: list[AgentSpec] = settings.team_specs()
         if not self.specs:
-            raise ValueError("no agents configured (AGENTS is empty)")
+            raise ValueError(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents!r})")
         self.run_id = run_id or uuid.uuid4().hex[:16]
         self.conns: dict[str, ClientConnection] = {}
         self.core: RelayCore | None = None

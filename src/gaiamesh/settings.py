@@ -169,6 +169,14 @@ class Settings(BaseSettings):
     def agent_specs(self) -> list[AgentSpec]:
         return parse_agents(self.agents)
 
+    def team_specs(self) -> list[AgentSpec]:
+        """The agents of ``AGENTS`` that answer with this run's strategy: one ``AGENTS`` may list
+        both teams (compose does), and each run takes its own strategy's tools, plus any tool
+        that belongs to no strategy."""
+        others = {t for s, tools in STRATEGY_TOOLS.items() if s != self.strategy for t in tools}
+        mine = set(STRATEGY_TOOLS[self.strategy])
+        return [a for a in self.agent_specs() if a.tool in mine or a.tool not in others]
+
     def topic_table(self) -> dict[str, frozenset[str]]:
         """``TOPICS`` as tool -> consumed packet types; raises ``ValueError`` on a bad entry."""
         table: dict[str, frozenset[str]] = {}

@@ -20,6 +20,7 @@ CORE = ["ollama", "agent-search", "agent-extract", "agent-triple", "agent-reason
 KEY = "integration-access-key-0123456789"
 SECRET = "integration-session-secret-0123456789-abcdef"
 WIDE = ["agent-search-2", "agent-extract-2", "agent-triple-2", "agent-reason-2"]
+ORCHESTRATED = ["agent-orchestrator", "agent-research", "agent-utility"]
 
 
 @dataclass
@@ -66,7 +67,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     subprocess.run(["make", "images", "keys"], cwd=ROOT, check=True)
     tmp = tmp_path_factory.mktemp("compose")
     workspaces = tmp / "workspaces"
-    for n in range(8):
+    for n in range(11):
         (workspaces / str(n)).mkdir(parents=True)
     project = f"gaiamesh-it-{uuid.uuid4().hex[:8]}"
     env_file = tmp / "test.env"
@@ -97,3 +98,4 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             yield stack
         finally:
             stack.compose("down", "--volumes", "--remove-orphans", "--timeout", "5", profile="wide")
+            stack.compose("down", "--volumes", "--remove-orphans", "--timeout", "5", profile="orchestrated")

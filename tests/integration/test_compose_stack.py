@@ -13,7 +13,7 @@ import pytest
 from websockets.sync.client import connect
 
 from ..conftest import ROOT
-from .conftest import CORE, KEY, WIDE, Stack
+from .conftest import CORE, KEY, ORCHESTRATED, WIDE, Stack
 
 pytestmark = pytest.mark.integration
 
@@ -99,6 +99,32 @@ def test_wide_profile_adds_agents_and_the_run_uses_them(stack: Stack) -> None:
     assert len(workers) == 4  # each stage handled once ...
     assert workers & {"4", "5", "6", "7"}  # ... and the second replicas take their share
     stack.compose("stop", *WIDE, profile="wide", timeout=120)
+
+
+def test_orchestrated_profile_answers_an_arithmetic_question_through_the_queues(stack: Stack) -> None:
+    up = stack.compose("up", "-d", "--wait", *ORCHESTRATED, profile="orchestrated", timeout=300)
+    assert up.returncode == 0, up.stderr
+    task = ROOT / "tasks-dev" / "arithmetic" / "lighthouse-keepers"
+    truth = json.loads((task / "ground_truth.json").read_text())
+    body = {"document": (task / "doc.txt").read_text(), **truth, "strategy": "orchestrated"}
+    with api(stack) as http:
+        run_id = http.post("/api/runs", json=body).json()["id"]
+        deadline = time.monotonic() + 240
+        while (view := http.get(f"/api/runs/{run_id}").json())["state"] not in ("finished", "cancelled", "interrupted"):
+            assert time.monotonic() < deadline, view
+            time.sleep(0.5)  # polling the API of another process
+        m = view["metrics"]
+        assert m["status"] == "ok" and m["strategy"] == "orchestrated", view
+        assert (m["prediction"], m["exact_match"]) == (truth["answer"], 1)
+        assert set(m["agents"]) == {"8", "9", "10"}  # the orchestrated team only
+        # the default strategy on the same stack still runs the four-agent pipeline
+        plain = http.post("/api/runs", json={"task": "solar-farm"}).json()["id"]
+        while (view := http.get(f"/api/runs/{plain}").json())["state"] not in ("finished", "cancelled", "interrupted"):
+            time.sleep(0.5)
+        assert view["metrics"]["strategy"] == "pipeline" and set(view["metrics"]["agents"]) == {"0", "1", "2", "3"}
+    lines = [json.loads(x) for x in (stack.results / "runs" / run_id / "frames.jsonl").read_text().splitlines()]
+    assert [x["type"] for x in lines].count("subtask") == 3 == [x["type"] for x in lines].count("result")
+    stack.compose("stop", *ORCHESTRATED, profile="orchestrated", timeout=120)
 
 
 def test_stopping_an_agent_mid_run_ends_with_a_clear_status(stack: Stack) -> None:

@@ -40,6 +40,9 @@ class RunOptions(BaseModel):
 
     protocol: str | None = None
     routing: RoutingMode | None = None
+    strategy: Literal["pipeline", "orchestrated"] | None = Field(
+        default=None, description="the team that answers (default: STRATEGY)"
+    )
 
 
 class RunRequest(Source, RunOptions):

@@ -144,7 +144,8 @@ class RunManager:
                 429, f"the run queue is full ({self.settings.max_queued_runs} waiting, MAX_QUEUED_RUNS); try again later"
             )
         run_id = uuid.uuid4().hex[:16]
-        overrides = {k: v for k, v in {"protocol": request.protocol, "routing": request.routing}.items() if v}
+        options = {"protocol": request.protocol, "routing": request.routing, "strategy": request.strategy}
+        overrides = {k: v for k, v in options.items() if v}
         settings = self.settings.model_copy(update=overrides)
         out = self.runs_dir / run_id
         live = self.live[run_id] = LiveRun(run_id, session_id, task, settings, out)

@@ -1,0 +1,118 @@
+"""The orchestrated strategy end to end: the orchestrator, research and utility agents as
+processes, the real relay and the real model; sub-tasks and results travel as counted frames."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from gaiamesh.metrics import FrameRecord, RunMetrics, audit, read_log
+from gaiamesh.relay import MeshNetwork
+from gaiamesh.runner import ProcessGroup, child_env
+from gaiamesh.settings import Settings, load_settings
+from gaiamesh.tasks import load_task
+
+from ..conftest import ROOT, TASKS, free_port_block
+
+pytestmark = [pytest.mark.e2e, pytest.mark.model]
+ARITHMETIC = ROOT / "tasks-dev" / "arithmetic"
+
+
+def team(tmp_path: Path, model_server: str, tools: list[str]) -> Settings:
+    port = free_port_block(len(tools))
+    agents = ",".join(f"{i}={tool}@127.0.0.1:{port + i}" for i, tool in enumerate(tools))
+    return load_settings(
+        strategy="orchestrated", agents=agents, ollama_host=model_server, workspace_root=tmp_path / "ws",
+        subtask_timeout=60, run_timeout=240,
+    )  # fmt: skip
+
+
+def start(settings: Settings, group: ProcessGroup) -> None:
+    for spec in settings.agent_specs():
+        group.start(
+            f"agent-{spec.node_id}", ["agent"],
+            child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)),
+        )  # fmt: skip
+
+
+def audited(run_dir: Path) -> None:
+    assert all(reported == recomputed for _, reported, recomputed in audit(run_dir))
+
+
+def test_arithmetic_and_plain_questions_through_the_queues(tmp_path: Path, model_server: str) -> None:
+    settings = team(tmp_path, model_server, ["orchestrator", "research", "utility"])
+    group = ProcessGroup(tmp_path / "logs")
+    start(settings, group)
+    tasks = [load_task(ARITHMETIC / "lighthouse-keepers"), load_task(TASKS / "solar-farm")]
+    try:
+        results = [asyncio.run(MeshNetwork(settings, t, tmp_path / t.task_id, quiet=True).run()) for t in tasks]
+    finally:
+        group.stop_all()
+    arithmetic, plain = results
+    assert arithmetic.status == plain.status == "ok", (arithmetic.error, plain.error)
+    assert (arithmetic.prediction, arithmetic.exact_match, arithmetic.strategy) == ("146", 1, "orchestrated")
+    assert plain.exact_match == 1 and plain.token_sum > 0  # the model answered inside the research worker
+    for task, m in zip(tasks, results, strict=True):
+        run_dir = tmp_path / task.task_id
+        audited(run_dir)
+        types = [r.type for r in read_log(run_dir / "frames.jsonl")]
+        assert types[0] == "doc_init" and types[-1] == "data_event"
+        assert types.count("subtask") == types.count("result") >= 1
+        with tarfile.open(run_dir / "run_artifacts.tar.gz") as tar:
+            journal = [json.loads(x) for x in tar.extractfile("workspaces/0/journal.jsonl").read().splitlines()]  # type: ignore[union-attr]
+            state = json.load(tar.extractfile("workspaces/0/task_state.json"))  # type: ignore[arg-type]
+            assert "## Key findings" in tar.extractfile("workspaces/0/cwc.md").read().decode()  # type: ignore[union-attr]
+        assert journal[0]["event"] == "plan_chosen" and journal[-1]["event"] == "task_completed"
+        assert state["status"] == "COMPLETED" and state["answer"] == m.prediction
+    # three sub-tasks for the arithmetic question: two facts from the document, then the calculator
+    assert [r.type for r in read_log(tmp_path / "lighthouse-keepers" / "frames.jsonl")].count("subtask") == 3
+
+
+def test_a_killed_worker_s_subtask_is_redelivered_and_the_run_completes(tmp_path: Path, model_server: str) -> None:
+    settings = team(tmp_path, model_server, ["orchestrator", "research", "utility", "research"])
+    group = ProcessGroup(tmp_path / "logs")
+    start(settings, group)
+    killed: list[str] = []
+
+    def kill_first_worker(event: FrameRecord | str) -> None:
+        # The research worker that receives the first sub-task dies while it works on it.
+        if isinstance(event, FrameRecord) and event.type == "subtask" and not killed and event.dst:
+            killed.append(event.dst[0])
+            group.procs[f"agent-{event.dst[0]}"].send_signal(signal.SIGKILL)
+
+    task = load_task(TASKS / "solar-farm")  # answer_question: the worker is busy with the model for seconds
+    try:
+        net = MeshNetwork(settings, task, tmp_path / "run", quiet=True, observer=kill_first_worker)
+        metrics: RunMetrics = asyncio.run(net.run())
+    finally:
+        group.stop_all()
+    assert killed and metrics.status == "ok" and metrics.exact_match == 1, metrics.error
+    records = read_log(tmp_path / "run" / "frames.jsonl")
+    (again,) = [r for r in records if r.status == "redelivered"]
+    assert again.type == "subtask" and again.dst and again.dst[0] not in killed
+    assert metrics.agents[killed[0]].status == "dead"
+    audited(tmp_path / "run")
+
+
+def test_no_worker_of_a_role_fails_the_step_and_the_run_explains_why(tmp_path: Path, model_server: str) -> None:
+    # A team without a utility agent: the calculator step cannot run anywhere.
+    settings = team(tmp_path, model_server, ["orchestrator", "research"])
+    group = ProcessGroup(tmp_path / "logs")
+    start(settings, group)
+    try:
+        metrics = asyncio.run(
+            MeshNetwork(settings, load_task(ARITHMETIC / "lighthouse-keepers"), tmp_path / "run", quiet=True).run()
+        )
+    finally:
+        group.stop_all()
+    assert metrics.status == "agent_error" and metrics.error is not None
+    assert "could not answer" in metrics.error and "no live 'utility' agent in this run" in metrics.error
+    records = read_log(tmp_path / "run" / "frames.jsonl")
+    failures = [r for r in records if r.type == "result" and r.src == "network"]
+    assert len(failures) == 1 + settings.max_revisions  # each attempt's calculator step failed at the relay
+    audited(tmp_path / "run")
