@@ -19,7 +19,7 @@ from .baseline import run_baseline
 from .metrics import RunMetrics
 from .protocols import generate_keys
 from .relay import MeshNetwork
-from .runner import ProcessGroup, child_env, model_server
+from .runner import ProcessGroup, child_env, model_server, web_server
 from .settings import Settings, default_agents
 from .tasks import Task
 
@@ -91,7 +91,7 @@ def run_bench(
                         update={"keys_dir": generate_keys(out / "keys" / strategy, nodes)}
                     )
                 name = f"{strategy}-{protocol}" if len(strategies) > 1 else protocol
-                with agents_running(proto_settings, group, name):
+                with web_server(proto_settings, group), agents_running(proto_settings, group, name):
                     for r in range(repeat):
                         for task in tasks:
                             progress.update(bar, description=f"{name:<14} {task.task_id:<22} #{r + 1}")

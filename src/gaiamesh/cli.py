@@ -128,6 +128,16 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_serve_web(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .web.app import create_app
+
+    console.print(f"offline web on http://{args.host}:{args.port} (pages from {args.tasks_dir} and the bundled ones)")
+    uvicorn.run(create_app(Path(args.tasks_dir)), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     from .service import serve
 
@@ -402,6 +412,12 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--port", type=int, default=11434)
     srv.add_argument("--model", help="name to serve under (MODEL)")
     srv.set_defaults(func=_cmd_serve_model)
+
+    web = sub.add_parser("serve-web", help="serve the offline web (pages and search) for the research worker")
+    web.add_argument("--host", default="127.0.0.1")
+    web.add_argument("--port", type=int, default=8090)
+    web.add_argument("--tasks-dir", dest="tasks_dir", default="tasks", help="task documents to publish as pages")
+    web.set_defaults(func=_cmd_serve_web)
     return p
 
 

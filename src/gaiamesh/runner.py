@@ -157,6 +157,30 @@ def model_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
     yield
 
 
+@contextlib.contextmanager
+def web_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
+    """The orchestrated strategy's offline web: reuse one answering at ``WEB_URL``, or start
+    ``gaiamesh serve-web`` there (pages from ``TASKS_DIR``). The pipeline needs none."""
+    health = f"{settings.web_url.rstrip('/')}/health"
+    try:
+        up = httpx.get(health, timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        up = False
+    if up or settings.strategy != "orchestrated":
+        yield
+        return
+    url = urlparse(settings.web_url)
+    if url.hostname not in ("127.0.0.1", "localhost"):
+        raise RunError(f"offline web unreachable at {settings.web_url} (and it is not local, so not started)")
+    group.start(
+        "web",
+        ["serve-web", "--host", url.hostname, "--port", str(url.port or 80), "--tasks-dir", str(settings.tasks_dir)],
+        child_env(settings),
+    )
+    wait_until_answers(health, lambda: group.check("web"), 60, "offline web")
+    yield
+
+
 def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunMetrics:
     """Run the whole mesh once on ``task``; returns the metrics the relay wrote."""
     out.mkdir(parents=True, exist_ok=True)
@@ -171,7 +195,7 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunM
         settings = settings.model_copy(update={"keys_dir": generate_keys(out / "keys", nodes)})
     group = ProcessGroup(out / "logs")
     try:
-        with model_server(settings, group):
+        with model_server(settings, group), web_server(settings, group):
             for spec in settings.agent_specs():
                 group.start(
                     f"agent-{spec.node_id}",

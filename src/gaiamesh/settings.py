@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -125,6 +126,10 @@ class Settings(BaseSettings):
     # Let the model write a plan when no template matches. Off by default: the bundled 270M model
     # writes valid plans that answer worse than the default template (README, "Strategies").
     model_plans: bool = False
+    web_url: str = "http://127.0.0.1:8090"  # the offline web (`gaiamesh serve-web`; compose: web)
+    download_allow_hosts: str = ""  # hosts file_downloader may reach besides public ones; "" = WEB_URL's
+    download_max_bytes: int = 5_242_880
+    download_timeout: float = 20.0
 
     # agent process
     node_id: str = "0"
@@ -168,6 +173,11 @@ class Settings(BaseSettings):
 
     def agent_specs(self) -> list[AgentSpec]:
         return parse_agents(self.agents)
+
+    def download_allowlist(self) -> list[str]:
+        """Hosts the downloader may reach even when they are not public (the offline web)."""
+        hosts = [h.strip() for h in self.download_allow_hosts.split(",") if h.strip()]
+        return hosts or [urlsplit(self.web_url).hostname or ""]
 
     def team_specs(self) -> list[AgentSpec]:
         """The agents of ``AGENTS`` that answer with this run's strategy: one ``AGENTS`` may list

@@ -4,20 +4,23 @@ processes, the real relay and the real model; sub-tasks and results travel as co
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import json
 import signal
 import tarfile
 from pathlib import Path
 
+import pypdf
 import pytest
 
 from gaiamesh.metrics import FrameRecord, RunMetrics, audit, read_log
 from gaiamesh.relay import MeshNetwork
-from gaiamesh.runner import ProcessGroup, child_env
+from gaiamesh.runner import ProcessGroup, child_env, web_server
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
 
-from ..conftest import ROOT, TASKS, free_port_block
+from ..conftest import ROOT, TASKS, free_port, free_port_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 ARITHMETIC = ROOT / "tasks-dev" / "arithmetic"
@@ -116,3 +119,42 @@ def test_no_worker_of_a_role_fails_the_step_and_the_run_explains_why(tmp_path: P
     failures = [r for r in records if r.type == "result" and r.src == "network"]
     assert len(failures) == 1 + settings.max_revisions  # each attempt's calculator step failed at the relay
     audited(tmp_path / "run")
+
+
+def test_a_web_question_and_a_pdf_summary(tmp_path: Path, model_server: str) -> None:
+    """The research worker searches and reads the offline web (served by `gaiamesh serve-web`);
+    the orchestrator writes a PDF into its workspace, which the archive carries."""
+    settings = team(tmp_path, model_server, ["orchestrator", "research", "utility"]).model_copy(
+        update={"web_url": f"http://127.0.0.1:{free_port()}", "tasks_dir": TASKS}
+    )
+    web = tmp_path / "tasks" / "web"
+    web.mkdir(parents=True)
+    (web / "doc.txt").write_text("This run's own document says nothing about mills.\n")
+    (web / "ground_truth.json").write_text(
+        json.dumps({"question": "When was Tollard Windmill built, according to the web?", "answer": "1814"})
+    )
+    pdf = tmp_path / "tasks" / "pdf"
+    pdf.mkdir()
+    (pdf / "doc.txt").write_text((TASKS / "glass-museum" / "doc.txt").read_text())
+    (pdf / "ground_truth.json").write_text(
+        json.dumps({"question": "Write a PDF summary of the museum's chandelier.", "answer": "files/summary.pdf"})
+    )
+    group = ProcessGroup(tmp_path / "logs")
+    try:
+        with web_server(settings, group):
+            start(settings, group)
+            asked = asyncio.run(MeshNetwork(settings, load_task(web), tmp_path / "web", quiet=True).run())
+            written = asyncio.run(MeshNetwork(settings, load_task(pdf), tmp_path / "pdf", quiet=True).run())
+    finally:
+        group.stop_all()
+    assert (asked.status, asked.prediction) == ("ok", "1814"), asked.error
+    tools = [json.loads(base64.b64decode(r.b64))["payload"]["tool_name"]
+             for r in read_log(tmp_path / "web" / "frames.jsonl") if r.type == "subtask"]  # fmt: skip
+    assert tools == ["web_search", "read_webpage", "answer_question"]
+    assert (written.status, written.prediction) == ("ok", "files/summary.pdf"), written.error
+    with tarfile.open(tmp_path / "pdf" / "run_artifacts.tar.gz") as tar:
+        reader = pypdf.PdfReader(io.BytesIO(tar.extractfile("workspaces/0/files/summary.pdf").read()))  # type: ignore[union-attr]
+    text = " ".join(" ".join(p.extract_text() for p in reader.pages).split())
+    assert text.startswith("Summary: the museum's chandelier") and "chandelier" in text.lower()[40:]
+    for run in ("web", "pdf"):
+        audited(tmp_path / run)

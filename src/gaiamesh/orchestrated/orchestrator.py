@@ -15,12 +15,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import httpx
+from pydantic import ValidationError
+
 from ..frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, PacketType, SubTask
 from ..tools import ToolContext, register
 from ..tools.followup import resolve as resolve_followup
 from ..tools.registry import Tool
-from .catalog import ORCHESTRATOR, TOOLS
+from .catalog import ORCHESTRATOR, TOOLS, Download, FileOperation
+from .download import DownloadError, download
 from .executor import Dispatch
+from .files import Files, WorkspaceError
 from .journal import Journal, WorkingContext, save_state
 from .plan import Step, StepOutput, Template, load_templates
 from .planner import PlanManager
@@ -40,15 +45,48 @@ def templates(folder: Path) -> list[Template]:
     return load_templates(folder, TOOLS)
 
 
+async def run_own_tool(step: Step, resolved: dict[str, Any], ctx: ToolContext) -> StepOutput:
+    """An orchestrator-level step (files, downloads): run here, not sent to a worker."""
+    assert ctx.workspace is not None and ctx.settings is not None
+    settings = ctx.settings
+    files = Files(ctx.workspace / "files")
+    try:
+        inp = TOOLS[(ORCHESTRATOR, step.tool_name)].input_model.model_validate(resolved)
+        if isinstance(inp, FileOperation):
+            if inp.operation == "read":
+                return StepOutput("COMPLETED", files.read(inp.path), inp.path)
+            if inp.operation == "list":
+                return StepOutput("COMPLETED", "\n".join(files.list(inp.path)), inp.path)
+            if inp.operation == "create_pdf_from_text":
+                path = files.create_pdf_from_text(inp.path, inp.content, inp.title)
+            else:
+                path = getattr(files, inp.operation)(inp.path, inp.content)
+            return StepOutput("COMPLETED", f"files/{path}", path, evidence=f"{inp.operation} {path}")
+        assert isinstance(inp, Download)
+        path, size = await download(
+            inp.url, files, inp.path, settings.download_allowlist(), settings.download_max_bytes,
+            settings.download_timeout,
+        )  # fmt: skip
+        return StepOutput("COMPLETED", f"files/{path}", size, evidence=f"downloaded {inp.url} ({size} bytes)")
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return StepOutput("FAILED", error=f"BadInput: {step.tool_name} input {'.'.join(map(str, first['loc']))}: {first['msg']}")
+    except (WorkspaceError, DownloadError) as exc:
+        return StepOutput("FAILED", error=f"{type(exc).__name__}: {exc}")
+    except httpx.HTTPError as exc:
+        return StepOutput("FAILED", error=f"DownloadError: {exc!r}")
+
+
 def dispatcher(ctx: ToolContext, packet: DocInitPacket) -> Dispatch:
-    """Carry out a step: through the relay to a worker (the orchestrator's own tools later)."""
+    """Carry out a step: the orchestrator's own tools here, any other through the relay to a
+    worker of the step's role."""
     assert ctx.ask is not None and ctx.settings is not None
     ask, timeout = ctx.ask, ctx.settings.subtask_timeout
     numbers = itertools.count(1)
 
     async def dispatch(step: Step, resolved: dict[str, Any]) -> StepOutput:
         if step.assigned_agent_role == ORCHESTRATOR:
-            return StepOutput("FAILED", error=f"UnknownTool: the orchestrator has no tool {step.tool_name!r}")
+            return await run_own_tool(step, resolved, ctx)
         task = SubTask(
             sub_task_id=f"{packet.run_id}.{step.step_id}.{next(numbers)}",
             parent_task_id=packet.run_id,

@@ -11,11 +11,14 @@ with the reason, and the orchestrator's plan decides what happens next.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+from urllib.parse import urlencode, urljoin
 
+import httpx
 from pydantic import BaseModel, ValidationError
 
 from ..frames import (
@@ -28,8 +31,10 @@ from ..frames import (
     SubTaskPacket,
     SubTaskResult,
     TriplesPacket,
+    chunk_document,
 )
 from ..llm import LLMError
+from ..settings import Settings
 from ..tools import ToolContext, register
 from ..tools import extract as extract_stage
 from ..tools import reason as reason_stage
@@ -37,9 +42,21 @@ from ..tools import search as search_stage
 from ..tools import triple as triple_stage
 from ..tools.answer_type import AnswerType, spans, typed_rank
 from ..tools.registry import Tool
-from ..tools.text import sentences, terms
+from ..tools.text import rank, sentences, terms
+from ..web.reader import html_to_text
 from .calculator import CalculatorError, calculate, format_number, to_number
-from .catalog import RESEARCH, TOOLS, UTILITY, AnswerQuestion, Calculate, FindFact
+from .catalog import (
+    RESEARCH,
+    TOOLS,
+    UTILITY,
+    AnswerQuestion,
+    Calculate,
+    FindFact,
+    ReadWebpage,
+    Summarize,
+    WebSearch,
+)
+from .download import DownloadError, fetch
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
 
@@ -125,9 +142,52 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     raise LookupError(f"no {atype.value} for {task.query!r} in the document")
 
 
+async def summarize(ctx: ToolContext, task: Summarize) -> tuple[Any, Any, str | None]:
+    """``(the summary, how many sentences, None)``: the best sentences for the topic (BM25 and
+    proximity, as retrieval ranks them), put back in the document's order."""
+    sents = sentences("".join(_document(ctx).chunks))
+    chosen = sorted(i for i, score in rank(task.topic, sents)[: task.sentences] if score > 0)
+    if not chosen:
+        raise LookupError(f"the document says nothing about {task.topic!r}")
+    return " ".join(sents[i] for i in chosen), len(chosen), None
+
+
+def _settings(ctx: ToolContext) -> Settings:
+    if ctx.settings is None:
+        raise LookupError("this worker has no settings (WEB_URL)")
+    return ctx.settings
+
+
+async def web_search(ctx: ToolContext, task: WebSearch) -> tuple[Any, Any, str | None]:
+    """``(hits, the first hit's URL, their titles)`` from the offline web's search."""
+    settings = _settings(ctx)
+    url = f"{settings.web_url.rstrip('/')}/search?{urlencode({'q': task.query, 'limit': task.limit})}"
+    chunks: list[bytes] = []
+    await fetch(url, settings.download_allowlist(), settings.download_max_bytes, settings.download_timeout, chunks.append)
+    hits = [
+        {**hit, "url": urljoin(settings.web_url, hit["url"])} for hit in json.loads(b"".join(chunks))["results"]
+    ]
+    if not hits:
+        raise LookupError(f"the web has no page for {task.query!r}")
+    return hits, hits[0]["url"], "; ".join(h["title"] for h in hits)
+
+
+async def read_webpage(ctx: ToolContext, task: ReadWebpage) -> tuple[Any, Any, str | None]:
+    """``(the page's text, its title, its URL)``; a relative URL is on the offline web."""
+    settings = _settings(ctx)
+    url = urljoin(settings.web_url, task.url)
+    chunks: list[bytes] = []
+    final, _ = await fetch(url, settings.download_allowlist(), settings.download_max_bytes, settings.download_timeout, chunks.append)
+    title, text = html_to_text(b"".join(chunks).decode("utf-8", errors="replace"))
+    if not text:
+        raise LookupError(f"{final} has no readable text")
+    return text, title, final
+
+
 async def answer_question(ctx: ToolContext, task: AnswerQuestion) -> tuple[Any, Any, str | None]:
-    """The pipeline's answer to ``task.question``: search, extract, triple and reason in turn."""
-    doc = _document(ctx)
+    """The pipeline's answer to ``task.question``: search, extract, triple and reason in turn,
+    over the run's document or over ``task.text``."""
+    doc = DocInit(chunks=chunk_document(task.text)) if task.text else _document(ctx)
     # The stages' packets, built here and never sent: the four stages run inside this worker.
     envelope: dict[str, Any] = {"run_id": "local", "src": "research", "seq": 0, "question": task.question}
     ctx.question = task.question
@@ -145,7 +205,13 @@ async def calculator(ctx: ToolContext, task: Calculate) -> tuple[Any, Any, str |
 
 
 HANDLERS: dict[str, dict[str, tuple[type[BaseModel], Handler]]] = {
-    RESEARCH: {"find_fact": (FindFact, find_fact), "answer_question": (AnswerQuestion, answer_question)},
+    RESEARCH: {
+        "find_fact": (FindFact, find_fact),
+        "answer_question": (AnswerQuestion, answer_question),
+        "summarize": (Summarize, summarize),
+        "web_search": (WebSearch, web_search),
+        "read_webpage": (ReadWebpage, read_webpage),
+    },
     UTILITY: {"calculator": (Calculate, calculator)},
 }
 # Every worker tool of the catalog has a handler, and no handler is missing from the catalog.
@@ -173,6 +239,10 @@ def worker(role: str) -> Callable[[ToolContext, SubTaskPacket], Awaitable[SubTas
             return _failed(reply, f"{task.tool_name}: input {where}: {first['msg']}", "BadInput")
         except CalculatorError as exc:
             return _failed(reply, f"{task.tool_name}: {exc}", "CalculatorError")
+        except DownloadError as exc:
+            return _failed(reply, f"{task.tool_name}: {exc}", "FetchFailed")
+        except httpx.HTTPError as exc:
+            return _failed(reply, f"{task.tool_name}: {exc!r}", "FetchFailed")
         except (LookupError, ValueError) as exc:
             return _failed(reply, f"{task.tool_name}: {exc}", "NotFound")
         except LLMError as exc:
