@@ -325,6 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("task", help="task folder (doc.txt + ground_truth.json)")
     run.add_argument("--out", help="output folder (default runs/<task id>)")
     run.add_argument("--base-port", type=int, default=9000, help="first agent port (default 9000)")
+    run.add_argument(
+        "--replay-plan", dest="replay_plan", help="orchestrated: run the plan saved in this task_state.json again"
+    )
     common(run)
     run.set_defaults(func=_cmd_run)
 

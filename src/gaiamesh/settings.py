@@ -126,6 +126,7 @@ class Settings(BaseSettings):
     # Let the model write a plan when no template matches. Off by default: the bundled 270M model
     # writes valid plans that answer worse than the default template (README, "Strategies").
     model_plans: bool = False
+    replay_plan: Path | None = None  # a saved task_state.json: the orchestrator runs its plan again
     web_url: str = "http://127.0.0.1:8090"  # the offline web (`gaiamesh serve-web`; compose: web)
     download_allow_hosts: str = ""  # hosts file_downloader may reach besides public ones; "" = WEB_URL's
     download_max_bytes: int = 5_242_880

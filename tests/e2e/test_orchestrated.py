@@ -158,3 +158,31 @@ def test_a_web_question_and_a_pdf_summary(tmp_path: Path, model_server: str) -> 
     assert text.startswith("Summary: the museum's chandelier") and "chandelier" in text.lower()[40:]
     for run in ("web", "pdf"):
         audited(tmp_path / run)
+
+
+def test_a_saved_task_state_runs_its_plan_again(tmp_path: Path, model_server: str) -> None:
+    task = load_task(ARITHMETIC / "canal-reopened")
+    first = team(tmp_path / "a", model_server, ["orchestrator", "research", "utility"])
+    group = ProcessGroup(tmp_path / "logs")
+    start(first, group)
+    try:
+        before = asyncio.run(MeshNetwork(first, task, tmp_path / "first", quiet=True).run())
+    finally:
+        group.stop_all()
+    with tarfile.open(tmp_path / "first" / "run_artifacts.tar.gz") as tar:
+        (tmp_path / "task_state.json").write_bytes(tar.extractfile("workspaces/0/task_state.json").read())  # type: ignore[union-attr]
+    again = team(tmp_path / "b", model_server, ["orchestrator", "research", "utility"]).model_copy(
+        update={"replay_plan": tmp_path / "task_state.json"}
+    )
+    group = ProcessGroup(tmp_path / "logs2")
+    start(again, group)
+    try:
+        after = asyncio.run(MeshNetwork(again, task, tmp_path / "again", quiet=True).run())
+    finally:
+        group.stop_all()
+    assert before.status == after.status == "ok" and after.prediction == before.prediction
+    with tarfile.open(tmp_path / "again" / "run_artifacts.tar.gz") as tar:
+        journal = [json.loads(x) for x in tar.extractfile("workspaces/0/journal.jsonl").read().splitlines()]  # type: ignore[union-attr]
+    assert journal[0]["event"] == "plan_loaded" and journal[1]["source"] == "replay:task_state.json"
+    assert "plan_chosen" not in [e["event"] for e in journal]  # no planning: the saved plan ran
+    audited(tmp_path / "again")

@@ -20,7 +20,7 @@ CORE = ["ollama", "agent-search", "agent-extract", "agent-triple", "agent-reason
 KEY = "integration-access-key-0123456789"
 SECRET = "integration-session-secret-0123456789-abcdef"
 WIDE = ["agent-search-2", "agent-extract-2", "agent-triple-2", "agent-reason-2"]
-ORCHESTRATED = ["agent-orchestrator", "agent-research", "agent-utility"]
+ORCHESTRATED = ["web", "agent-orchestrator", "agent-research", "agent-utility"]
 
 
 @dataclass

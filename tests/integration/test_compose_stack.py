@@ -107,21 +107,28 @@ def test_orchestrated_profile_answers_an_arithmetic_question_through_the_queues(
     task = ROOT / "tasks-dev" / "arithmetic" / "lighthouse-keepers"
     truth = json.loads((task / "ground_truth.json").read_text())
     body = {"document": (task / "doc.txt").read_text(), **truth, "strategy": "orchestrated"}
-    with api(stack) as http:
-        run_id = http.post("/api/runs", json=body).json()["id"]
+    def finished(http: httpx.Client, run_id: str) -> dict:
         deadline = time.monotonic() + 240
         while (view := http.get(f"/api/runs/{run_id}").json())["state"] not in ("finished", "cancelled", "interrupted"):
             assert time.monotonic() < deadline, view
             time.sleep(0.5)  # polling the API of another process
+        return view
+
+    with api(stack) as http:
+        run_id = http.post("/api/runs", json=body).json()["id"]
+        view = finished(http, run_id)
         m = view["metrics"]
         assert m["status"] == "ok" and m["strategy"] == "orchestrated", view
         assert (m["prediction"], m["exact_match"]) == (truth["answer"], 1)
         assert set(m["agents"]) == {"8", "9", "10"}  # the orchestrated team only
         # the default strategy on the same stack still runs the four-agent pipeline
-        plain = http.post("/api/runs", json={"task": "solar-farm"}).json()["id"]
-        while (view := http.get(f"/api/runs/{plain}").json())["state"] not in ("finished", "cancelled", "interrupted"):
-            time.sleep(0.5)
-        assert view["metrics"]["strategy"] == "pipeline" and set(view["metrics"]["agents"]) == {"0", "1", "2", "3"}
+        plain = finished(http, http.post("/api/runs", json={"task": "solar-farm"}).json()["id"])
+        assert plain["metrics"]["strategy"] == "pipeline" and set(plain["metrics"]["agents"]) == {"0", "1", "2", "3"}
+        # the research worker reads the `web` service, which only the compose network reaches
+        web = {"document": "Nothing here about mills.", "question": "When was Tollard Windmill built, according to the web?",
+               "answer": "1814", "strategy": "orchestrated"}  # fmt: skip
+        asked = finished(http, http.post("/api/runs", json=web).json()["id"])["metrics"]
+        assert (asked["status"], asked["prediction"]) == ("ok", "1814"), asked
     lines = [json.loads(x) for x in (stack.results / "runs" / run_id / "frames.jsonl").read_text().splitlines()]
     assert [x["type"] for x in lines].count("subtask") == 3 == [x["type"] for x in lines].count("result")
     stack.compose("stop", *ORCHESTRATED, profile="orchestrated", timeout=120)

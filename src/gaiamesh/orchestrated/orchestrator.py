@@ -26,8 +26,8 @@ from .catalog import ORCHESTRATOR, TOOLS, Download, FileOperation
 from .download import DownloadError, download
 from .executor import Dispatch
 from .files import Files, WorkspaceError
-from .journal import Journal, WorkingContext, save_state
-from .plan import Step, StepOutput, Template, load_templates
+from .journal import Journal, WorkingContext, load_state, save_state
+from .plan import Step, StepOutput, Template, load_templates, validate_plan
 from .planner import PlanManager
 from .task import run_task
 
@@ -123,7 +123,16 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
         TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE,
         write if settings.model_plans else None,
     )  # fmt: skip
-    outcome = await run_task(question, manager, dispatcher(ctx, packet), journal, cwc, settings.max_revisions)
+    plan = None
+    if settings.replay_plan is not None:
+        saved, plan = load_state(settings.replay_plan)
+        if plan is None:
+            raise TaskFailed(f"{settings.replay_plan} holds no plan to run again")
+        plan = validate_plan(plan.to_json(), TOOLS, source=f"replay:{settings.replay_plan.name}")
+        journal.add("plan_loaded", path=str(settings.replay_plan), saved_question=saved.question)
+    outcome = await run_task(
+        question, manager, dispatcher(ctx, packet), journal, cwc, settings.max_revisions, plan=plan
+    )
     save_state(ctx.workspace, outcome.state(question), cwc)
     ctx.memory["task"] = {"status": outcome.status, "answer": outcome.answer, "revisions": outcome.revisions}
     if outcome.status != "COMPLETED":
