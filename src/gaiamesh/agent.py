@@ -75,6 +75,8 @@ class MeshAgent:
         self.settings = settings
         self.node_id = settings.node_id
         self.tool = get_tool(settings.tool)
+        if self.tool.setup is not None:
+            self.tool.setup(settings)
         self.adapter = get_adapter(settings.protocol, settings.node_id, settings.keys_dir)
         self._adapters: dict[str, ProtocolAdapter | None] = {settings.protocol: self.adapter}
         self.llm = llm or LLMClient(

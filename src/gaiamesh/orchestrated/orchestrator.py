@@ -19,6 +19,7 @@ import httpx
 from pydantic import ValidationError
 
 from ..frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, PacketType, SubTask
+from ..settings import Settings
 from ..tools import ToolContext, register
 from ..tools.followup import resolve as resolve_followup
 from ..tools.registry import Tool
@@ -27,7 +28,7 @@ from .download import DownloadError, download
 from .executor import Dispatch
 from .files import Files, WorkspaceError
 from .journal import Journal, WorkingContext, load_state, save_state
-from .plan import Step, StepOutput, Template, load_templates, validate_plan
+from .plan import PlanError, Step, StepOutput, Template, load_templates, validate_plan
 from .planner import PlanManager
 from .task import run_task
 
@@ -148,10 +149,18 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
     )
 
 
+def setup(settings: Settings) -> None:
+    """Load and validate the plan templates when the agent starts (raises PlanError naming the
+    file), and check that a plan to replay exists."""
+    templates(settings.templates_dir or BUNDLED_TEMPLATES)
+    if settings.replay_plan is not None and not settings.replay_plan.is_file():
+        raise PlanError([f"REPLAY_PLAN {settings.replay_plan} does not exist"])
+
+
 TOOL = register(
     Tool(
         "orchestrator", PacketType.DOC_INIT, PacketType.DATA_EVENT, run, tag=FINAL_ANSWER_TAG,
         description="plans, hands sub-tasks to workers, replans, answers",
-        reads=frozenset({PacketType.RESULT}),
+        reads=frozenset({PacketType.RESULT}), setup=setup,
     )
 )  # fmt: skip

@@ -45,6 +45,9 @@ class Tool:
     tag: str | None = None
     description: str = ""
     reads: frozenset[PacketType] = frozenset()  # also received, never answered (e.g. doc_init)
+    # Checks the tool's own configuration when its agent starts (e.g. plan templates), so a
+    # broken one stops the agent at once with the reason instead of failing its first run.
+    setup: Callable[[Settings], None] | None = None
 
 
 _REGISTRY: dict[str, Tool] = {}

@@ -105,6 +105,9 @@ def test_bundled_templates_load_and_match_questions_by_their_form() -> None:
     assert loaded["age_at_event"].match("How old was Ada Byrne when she won the prize?") == {
         "who": "Ada Byrne", "event": "she won the prize"}  # fmt: skip
     assert loaded["years_between"].match("Who founded the mill?") is None
+    # the main clause's auxiliary is the last one: the first event may be a clause of its own
+    assert loaded["years_after"].match("How many years after the bridge was opened was it widened?") == {
+        "a": "the bridge was opened", "b": "it widened"}  # fmt: skip
 
 
 def test_a_broken_template_is_refused_at_load_with_its_file_name(tmp_path: Path) -> None:
@@ -115,3 +118,15 @@ def test_a_broken_template_is_refused_at_load_with_its_file_name(tmp_path: Path)
     (tmp_path / "bad.json").write_text(json.dumps({"pattern": "(unclosed", "plan": good()}))
     with pytest.raises(PlanError, match="template bad.json: error"):
         load_templates(tmp_path, TOOLS)
+
+
+def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -> None:
+    from gaiamesh.agent import MeshAgent
+    from gaiamesh.settings import load_settings
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "broken.json").write_text('{"pattern": "(?P<a>.+)", "plan": {"stages": []}}')
+    settings = load_settings(tool="orchestrator", templates_dir=tmp_path / "t", workspace_root=tmp_path / "ws")
+    with pytest.raises(PlanError, match="template broken.json: a plan needs a non-empty list 'stages'"):
+        MeshAgent(settings)
+    templates.cache_clear()
