@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .phrases import split_subject
 
 STEP_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 REFERENCE = re.compile(r"@\{outputs\.([A-Za-z][A-Za-z0-9_]{0,63})\.(result_data|processed_result_data)\}")
@@ -238,12 +240,23 @@ class Template:
     plan: dict[str, Any]
     priority: int = 0
     description: str = ""
+    # A group to split into subject and predicate slots: {"clause": ["whole", "part"]}.
+    split: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    def slot_names(self) -> set[str]:
+        return set(self.pattern.groupindex) | {n for pair in self.split.values() for n in pair}
 
     def match(self, question: str) -> dict[str, str] | None:
         m = self.pattern.search(" ".join(question.split()))
         if m is None:
             return None
-        return {k: v.strip(" ,") for k, v in m.groupdict().items() if v is not None}
+        slots = {k: v.strip(" ,") for k, v in m.groupdict().items() if v is not None}
+        for group, (subject, predicate) in self.split.items():
+            parts = split_subject(slots.get(group, ""))
+            if parts is None:
+                return None  # the question does not have the form this template reads
+            slots[subject], slots[predicate] = parts
+        return slots
 
     def fill(self, slots: Mapping[str, str]) -> dict[str, Any]:
         """The plan with its slots filled (a slot the question did not fill is an error)."""
@@ -278,10 +291,11 @@ def load_templates(folder: Path, catalog: Catalog) -> list[Template]:
             template = Template(
                 name=data.get("name", path.stem), pattern=pattern, plan=data["plan"],
                 priority=int(data.get("priority", 0)), description=data.get("description", ""),
+                split={k: (v[0], v[1]) for k, v in data.get("split", {}).items()},
             )  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError, re.error) as exc:
             raise PlanError([f"template {path.name}: {type(exc).__name__}: {exc}"]) from exc
-        stand_in = {name: "x" for name in pattern.groupindex}
+        stand_in = {name: "x" for name in template.slot_names()}
         try:
             validate_plan(template.fill(stand_in), catalog, source=f"template:{template.name}")
         except PlanError as exc:

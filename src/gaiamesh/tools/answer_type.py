@@ -41,7 +41,7 @@ _NUMBER_WORDS = (
     "hundred thousand million billion dozen"
 ).split()
 _NUM = (
-    rf"(?:[$£€]\s?)?(?:\d[\d,]*(?:\.\d+)?|(?:{'|'.join(_NUMBER_WORDS)})(?:-(?:{'|'.join(_NUMBER_WORDS)}))?)"
+    rf"(?:[$£€]\s?)?(?:\d(?:[\d,]*\d)?(?:\.\d+)?|(?:{'|'.join(_NUMBER_WORDS)})(?:-(?:{'|'.join(_NUMBER_WORDS)}))?)"
 )
 # A quantity: a number, an optional scale word, and up to two lower-case unit words.
 _QUANTITY = re.compile(
@@ -175,7 +175,7 @@ def _quantities(sentence: str, question: str) -> list[tuple[str, bool]]:
         while len(words) > 1 and (words[-1].lower() in _TRAILERS or set(terms(words[-1])) <= qterms):
             anchored = anchored or bool(set(terms(words[-1])) & qterms)
             words.pop()
-        text = " ".join(words)
+        text = " ".join(words).rstrip(",;:")  # "in 1897, when ...": the comma is not the number's
         if _YEAR_RE.fullmatch(text) and not re.search(r"\bhow\s+old\b", question.lower()):
             continue  # a bare year is a date, not a quantity
         out.append((text, anchored))

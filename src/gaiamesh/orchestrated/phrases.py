@@ -1,0 +1,38 @@
+"""Splitting a clause into its subject and its predicate, for templates whose pattern cannot
+say where one ends ("what percentage of the visitors come on school trips": the visitors |
+come on school trips).
+
+The subject ends before the first word that can be a verb (lemminflect's lemma table knows
+each word's possible parts of speech), with two guards from English noun phrases: a word right
+after a determiner or preposition is not the verb ("the light ..."), and a word that can be a
+noun followed by a word that can only be a noun is a modifier in a compound ("rail
+passengers"), not the verb.
+"""
+
+from __future__ import annotations
+
+from lemminflect import getAllLemmas
+
+# Closed classes: words that open or link noun phrases, never the predicate's verb.
+_FUNCTION = frozenset(
+    "a an the this that these those its their his her our your my all both each every some any "
+    "no of in on at by for from to with into during per among between".split()
+)
+
+
+def _pos(word: str) -> frozenset[str]:
+    return frozenset(getAllLemmas(word.lower().strip(",.;:!?'\"")))
+
+
+def split_subject(clause: str) -> tuple[str, str] | None:
+    """``(subject, predicate)`` of ``clause``, or None when no word can start the predicate."""
+    words = clause.split()
+    for i in range(1, len(words)):
+        pos = _pos(words[i])
+        if "VERB" not in pos or words[i - 1].lower() in _FUNCTION:
+            continue
+        following = _pos(words[i + 1]) if i + 1 < len(words) else frozenset()
+        if "NOUN" in pos and following == {"NOUN"}:
+            continue  # "rail passengers": a compound noun, not a verb and its object
+        return " ".join(words[:i]), " ".join(words[i:])
+    return None

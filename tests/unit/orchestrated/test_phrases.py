@@ -1,0 +1,40 @@
+"""Subject and predicate of a clause, from the words' possible parts of speech."""
+
+from __future__ import annotations
+
+import pytest
+
+from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, templates
+from gaiamesh.orchestrated.phrases import split_subject
+
+
+@pytest.mark.parametrize(
+    ("clause", "split"),
+    [
+        ("the members live in the town", ("the members", "live in the town")),
+        ("households own cars", ("households", "own cars")),  # "own" cannot be a noun: the verb
+        ("the tram passengers ride at night", ("the tram passengers", "ride at night")),  # compound noun
+        ("the record holders come first", ("the record holders", "come first")),  # after "the": not a verb
+        ("the harbour", None),
+    ],
+)
+def test_split_subject(clause: str, split: tuple[str, str] | None) -> None:
+    assert split_subject(clause) == split
+
+
+def test_templates_read_modal_auxiliaries_clauses_and_durations() -> None:
+    loaded = {t.name: t for t in templates(BUNDLED_TEMPLATES)}
+    assert loaded["how_many_more"].match("How many more seats could the new hall hold than the old one?") == {
+        "what": "seats", "a": "the new hall hold", "b": "the old one"}  # fmt: skip
+    assert loaded["percentage_of_clause"].match("What percentage of the members live in the town?") == {
+        "clause": "the members live in the town", "whole": "the members", "part": "live in the town"}  # fmt: skip
+    assert loaded["percentage_of_clause"].match("What percentage of the harbour?") is None
+    assert loaded["years_of_activity"].match("How many years did the foundry operate?") == {"a": "the foundry operate"}
+
+
+def test_comparatives_and_totals_over_two_things() -> None:
+    loaded = {t.name: t for t in templates(BUNDLED_TEMPLATES)}
+    assert loaded["comparative"].match("How much longer is the north pier than the south pier, in metres?") == {
+        "a": "the north pier", "b": "the south pier"}  # fmt: skip
+    assert loaded["sum_of_the_two"].match("What is the combined height of the two towers?") == {
+        "what": "height", "things": "towers"}  # fmt: skip
