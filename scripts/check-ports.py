@@ -70,6 +70,9 @@ def main() -> int:
     wanted = {int(env.get("SERVICE_PORT", "8080")): "SERVICE_PORT (the network service's API and page)"}
     for n in range(8 if wide else 4):
         wanted[int(f"{prefix}0{n}")] = f"HOST_PORT_PREFIX (agents publish on {prefix}00-{prefix}0{7 if wide else 3})"
+    if "orchestrated" in env.get("COMPOSE_PROFILES", "").split(","):
+        for n in ("08", "09", "10"):  # the orchestrated team (compose profile `orchestrated`)
+            wanted[int(f"{prefix}{n}")] = f"HOST_PORT_PREFIX (the orchestrated team publishes on {prefix}08-{prefix}10)"
     mine = ours()
     bad = [(p, why) for p, why in sorted(wanted.items()) if p not in mine and taken(p)]
     for port, why in bad:

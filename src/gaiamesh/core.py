@@ -291,6 +291,19 @@ class RelayCore:
             raise FrameError(f"packet belongs to run {packet.run_id!r}, not the current run {self.run_id!r}")
         if packet.type is PacketType.DOC_INIT:
             raise FrameError("doc_init comes from the relay only")
+        if isinstance(packet, SubTaskPacket) and packet.payload.sub_task_id in self._owners:
+            raise FrameError(f"sub-task id {packet.payload.sub_task_id!r} is already used in this run")
+        if isinstance(packet, ResultPacket):
+            # A result must answer a sub-task its sender is working on: no stray, duplicate or
+            # forged results reach the orchestrator.
+            task_id = packet.payload.sub_task_id
+            assigned = self._assigned.get(task_id)
+            if task_id not in self._owners:
+                raise FrameError(f"result for unknown sub-task {task_id!r}")
+            if assigned is None:
+                raise FrameError(f"result for sub-task {task_id!r}, which no agent is working on (answered already?)")
+            if assigned.worker != src:
+                raise FrameError(f"result for sub-task {task_id!r} from agent {src!r}; it is assigned to {assigned.worker!r}")
         return packet
 
     def _deliver(

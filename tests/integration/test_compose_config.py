@@ -101,3 +101,17 @@ def test_make_up_names_a_taken_port_its_holder_and_the_variable_that_moves_it(tm
     free = subprocess.run([sys.executable, "scripts/check-ports.py"], cwd=ROOT, capture_output=True, text=True,
                           env=env, timeout=60)  # fmt: skip
     assert free.returncode == 0, free.stderr
+
+
+def test_the_orchestrated_profiles_ports_are_checked_when_it_is_on() -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 2909))  # the research agent's port with HOST_PORT_PREFIX=29
+        held.listen()
+        base = {**os.environ, "HOST_PORT_PREFIX": "29", "SERVICE_PORT": "0", "COMPOSE_PROJECT_NAME": "gm-ports-test"}
+        on = subprocess.run([sys.executable, "scripts/check-ports.py"], cwd=ROOT, capture_output=True, text=True,
+                            env={**base, "COMPOSE_PROFILES": "orchestrated"}, timeout=60)  # fmt: skip
+        off = subprocess.run([sys.executable, "scripts/check-ports.py"], cwd=ROOT, capture_output=True, text=True,
+                             env={**base, "COMPOSE_PROFILES": ""}, timeout=60)  # fmt: skip
+    assert on.returncode == 1 and "port 127.0.0.1:2909 is taken" in on.stderr
+    assert "the orchestrated team publishes on 2908-2910" in on.stderr
+    assert off.returncode == 0, off.stderr

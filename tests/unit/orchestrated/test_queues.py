@@ -105,3 +105,24 @@ def test_a_worker_dying_before_any_subtask_does_not_end_the_run() -> None:
     c.start("doc", "q?", 400, 0.0)
     out = c.lost("u", "killed", 1.0)
     assert out.end is None and c.end is None and not out.sends
+
+
+def test_stray_duplicate_and_forged_queue_frames_are_rejected_and_counted() -> None:
+    c = core()
+    outs = [c.start("doc", "q?", 400, 0.0), c.receive("o", subtask(c, "s1"), 1.0)]
+    (worker,) = outs[-1].sends[0].dst
+    other = "r2" if worker == "r1" else "r1"
+    cases = [
+        (c.receive("o", subtask(c, "s1"), 1.1), "sub-task id 's1' is already used in this run"),
+        (c.receive(worker, result(c, "nope", worker), 1.2), "result for unknown sub-task 'nope'"),
+        (c.receive(other, result(c, "s1", other), 1.3), f"result for sub-task 's1' from agent '{other}'; it is assigned to '{worker}'"),
+    ]  # fmt: skip
+    for out, message in cases:
+        (record,) = out.records
+        assert record.status == "rejected" and record.error == message and not out.sends
+    ok = c.receive(worker, result(c, "s1", worker), 1.4)
+    again = c.receive(worker, result(c, "s1", worker), 1.5)
+    assert ok.sends[0].dst == ("o",)
+    assert again.records[0].error == "result for sub-task 's1', which no agent is working on (answered already?)"
+    assert c.totals.rejected_cnt == 4 and c.end is None
+    assert folded([*outs, *(o for o, _ in cases), ok, again]) == c.totals
