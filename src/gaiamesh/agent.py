@@ -93,7 +93,8 @@ class MeshAgent:
             node_id=self.node_id, tool=self.tool.name, consumes=frozenset({self.tool.consumes.value}),
             reads=frozenset(t.value for t in self.tool.reads),
         )  # fmt: skip
-        self._waiting: dict[str, asyncio.Future[SubTaskResult]] = {}  # sub-tasks this agent handed out
+        # Sub-tasks this agent handed out, with the connection they went out on.
+        self._waiting: dict[str, tuple[ServerConnection, asyncio.Future[SubTaskResult]]] = {}
         self.listening = asyncio.Event()  # set once the WebSocket server accepts connections
 
     # --- runs ------------------------------------------------------------------------------
@@ -156,7 +157,8 @@ class MeshAgent:
             PacketType.SUBTASK, task, run_id=parent.run_id, src=self.node_id, seq=state.next_seq(),
             question=parent.question,
         )  # fmt: skip
-        waiting = self._waiting[task.sub_task_id] = asyncio.get_running_loop().create_future()
+        waiting: asyncio.Future[SubTaskResult] = asyncio.get_running_loop().create_future()
+        self._waiting[task.sub_task_id] = (ws, waiting)
         try:
             await self._emit(ws, state, packet)
             async with asyncio.timeout(self.settings.subtask_timeout):
@@ -165,9 +167,9 @@ class MeshAgent:
             self._waiting.pop(task.sub_task_id, None)
 
     def _result(self, packet: ResultPacket) -> None:
-        waiting = self._waiting.get(packet.payload.sub_task_id)
-        if waiting is not None and not waiting.done():
-            waiting.set_result(packet.payload)
+        entry = self._waiting.get(packet.payload.sub_task_id)
+        if entry is not None and not entry[1].done():
+            entry[1].set_result(packet.payload)
 
     async def handle(self, packet: Packet, ws: ServerConnection) -> None:
         """Filter by type, run the tool, emit its result (or an ``error`` packet)."""
@@ -241,6 +243,11 @@ class MeshAgent:
                         tasks.create_task(self.handle(packet, ws))
             except ConnectionClosed:
                 pass
+            # The relay is gone: no result will come back on this connection, so the work that
+            # waits for one stops now instead of at SUBTASK_TIMEOUT.
+            for conn, waiting in list(self._waiting.values()):
+                if conn is ws:
+                    waiting.cancel()
         log.info("agent %s: relay %s disconnected", self.node_id, peer)
 
     @staticmethod
