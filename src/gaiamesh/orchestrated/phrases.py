@@ -11,6 +11,8 @@ passengers"), not the verb.
 
 from __future__ import annotations
 
+import re
+
 from lemminflect import getAllLemmas
 
 # Closed classes: words that open or link noun phrases, never the predicate's verb.
@@ -36,3 +38,19 @@ def split_subject(clause: str) -> tuple[str, str] | None:
             continue  # "rail passengers": a compound noun, not a verb and its object
         return " ".join(words[:i]), " ".join(words[i:])
     return None
+
+
+_SCALE = re.compile(r"\bin (?:(thousand|million|billion)s?\b)", re.IGNORECASE)
+_SCALES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_UNIT_TAIL = re.compile(r",\s*in\s+[\w ]+$")
+
+
+def answer_scale(question: str) -> int:
+    """The scale the question wants its number in: "in million cubic metres" -> 1,000,000."""
+    m = _SCALE.search(question)
+    return _SCALES[m.group(1).lower()] if m else 1
+
+
+def drop_unit(slot: str) -> str:
+    """A slot without the unit phrase the question appended to it (", in tonnes")."""
+    return _UNIT_TAIL.sub("", slot).strip()

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .phrases import split_subject
+from .phrases import drop_unit, split_subject
 
 STEP_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 REFERENCE = re.compile(r"@\{outputs\.([A-Za-z][A-Za-z0-9_]{0,63})\.(result_data|processed_result_data)\}")
@@ -250,7 +250,7 @@ class Template:
         m = self.pattern.search(" ".join(question.split()))
         if m is None:
             return None
-        slots = {k: v.strip(" ,") for k, v in m.groupdict().items() if v is not None}
+        slots = {k: drop_unit(v.strip(" ,")) for k, v in m.groupdict().items() if v is not None}
         for group, (subject, predicate) in self.split.items():
             parts = split_subject(slots.get(group, ""))
             if parts is None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from .executor import Execution
 from .journal import Journal, WorkingContext
+from .phrases import answer_scale
 from .plan import Catalog, Plan, PlanError, Template, validate_plan
 
 WritePlan = Callable[[str], Awaitable[str]]  # prompt -> the model's completion
@@ -88,8 +89,16 @@ class PlanManager:
         self.write = write
         self.num_predict = num_predict
 
-    def from_template(self, template: Template, slots: dict[str, str]) -> Plan:
-        return validate_plan(template.fill(slots), self.catalog, source=f"template:{template.name}")
+    def from_template(self, template: Template, slots: dict[str, str], question: str = "") -> Plan:
+        raw = template.fill(slots)
+        scale = answer_scale(question)
+        if scale != 1:
+            # "in million cubic metres": the final calculation is expressed in that scale.
+            for stage in raw["stages"]:
+                for step in stage["steps"]:
+                    if step.get("isFinalAnswer") and step.get("tool_name") == "calculator":
+                        step["sub_task_input"]["expression"] = f"({step['sub_task_input']['expression']}) / {scale}"
+        return validate_plan(raw, self.catalog, source=f"template:{template.name}")
 
     def _default_plan(self, question: str) -> Plan:
         return self.from_template(self.default, self.default.match(question) or {"question": question})
@@ -102,7 +111,7 @@ class PlanManager:
             slots = template.match(question)
             if slots is not None:
                 try:
-                    plan = self.from_template(template, slots)
+                    plan = self.from_template(template, slots, question)
                 except PlanError as exc:
                     journal.add("template_rejected", template=template.name, reasons=exc.reasons)
                     continue

@@ -48,3 +48,18 @@ def test_ages_changes_and_ratios() -> None:
         "what": "the population", "a": "1901", "b": "1951"}  # fmt: skip
     assert loaded["how_many_times"].match("How many times larger was the new hall than the old one?") == {
         "a": "the new hall", "b": "the old one"}  # fmt: skip
+
+
+async def test_a_unit_phrase_leaves_the_slot_and_a_scale_divides_the_answer() -> None:
+    from gaiamesh.orchestrated.catalog import TOOLS
+    from gaiamesh.orchestrated.journal import Journal
+    from gaiamesh.orchestrated.orchestrator import DEFAULT_TEMPLATE
+    from gaiamesh.orchestrated.phrases import answer_scale, drop_unit
+    from gaiamesh.orchestrated.planner import PlanManager
+
+    assert drop_unit("1950, in tonnes") == "1950" and drop_unit("the lock in the town") == "the lock in the town"
+    assert answer_scale("What is the total, in million cubic metres?") == 1_000_000 and answer_scale("How many?") == 1
+    manager = PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE)
+    plan = await manager.plan("What is the combined volume of the two tanks in millions of litres?", Journal())
+    final = [s for s in plan.steps() if s.is_final_answer][0]
+    assert final.sub_task_input["expression"].endswith(") / 1000000")
