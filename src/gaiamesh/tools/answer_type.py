@@ -48,7 +48,7 @@ _QUANTITY = re.compile(
     rf"(?<![\w.])(?i:{_NUM}(?:\s+(?:hundred|thousand|million|billion))?)"
     r"(?:\s*(?:%|per\s?cent|percent))?(?:\s+[a-z][a-z-]*){0,2}"  # units are lower-case words
 )
-# Capitalised runs: "Lowenna Pellow", "Saint-Clair-de-Maurienne", "Port Ellery", "Anna van Dijk".
+# Capitalised runs: "Mara Quist", "Saint-Jean-de-Luz", "Port Vell", "Jan van Veen".
 _NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:de|van|von|da|del|der|la|le|du|di|al)\s+)?[A-Z][\w'’-]*)*")
 _TITLES = frozenset(
     "dr mr mrs ms prof sir dame lord lady captain capt professor president minister prime king queen "

@@ -51,7 +51,7 @@ def sentences(text: str) -> list[str]:
         if not piece:
             continue
         if out and _ABBREV.search(out[-1]):
-            out[-1] = f"{out[-1]} {piece}"  # "Dr. Rupert Ashcombe" is one sentence
+            out[-1] = f"{out[-1]} {piece}"  # "Dr. Ann Lee" is one sentence
         else:
             out.append(piece)
     return out
