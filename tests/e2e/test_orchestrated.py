@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import io
 import json
 import signal
+import subprocess
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pypdf
 import pytest
@@ -18,7 +22,7 @@ from gaiamesh.metrics import FrameRecord, RunMetrics, audit, read_log
 from gaiamesh.relay import MeshNetwork
 from gaiamesh.runner import ProcessGroup, child_env, web_server
 from gaiamesh.settings import Settings, load_settings
-from gaiamesh.tasks import load_task
+from gaiamesh.tasks import Task, load_task
 
 from ..conftest import ROOT, TASKS, free_port, free_port_block
 
@@ -35,12 +39,24 @@ def team(tmp_path: Path, model_server: str, tools: list[str]) -> Settings:
     )  # fmt: skip
 
 
-def start(settings: Settings, group: ProcessGroup) -> None:
-    for spec in settings.agent_specs():
-        group.start(
-            f"agent-{spec.node_id}", ["agent"],
-            child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)),
-        )  # fmt: skip
+@contextlib.contextmanager
+def running(settings: Settings, logs: Path) -> Iterator[ProcessGroup]:
+    """The team's agents as processes, stopped afterwards whatever happens."""
+    group = ProcessGroup(logs)
+    try:
+        for spec in settings.agent_specs():
+            group.start(
+                f"agent-{spec.node_id}", ["agent"],
+                child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)),
+            )  # fmt: skip
+        yield group
+    finally:
+        group.stop_all()
+
+
+def ask(settings: Settings, task: Task, out: Path, **kw: Any) -> RunMetrics:
+    """One run through the real relay."""
+    return asyncio.run(MeshNetwork(settings, task, out, quiet=True, **kw).run())
 
 
 def audited(run_dir: Path) -> None:
@@ -49,13 +65,9 @@ def audited(run_dir: Path) -> None:
 
 def test_arithmetic_and_plain_questions_through_the_queues(tmp_path: Path, model_server: str) -> None:
     settings = team(tmp_path, model_server, ["orchestrator", "research", "utility"])
-    group = ProcessGroup(tmp_path / "logs")
-    start(settings, group)
     tasks = [load_task(ARITHMETIC / "lighthouse-keepers"), load_task(TASKS / "solar-farm")]
-    try:
-        results = [asyncio.run(MeshNetwork(settings, t, tmp_path / t.task_id, quiet=True).run()) for t in tasks]
-    finally:
-        group.stop_all()
+    with running(settings, tmp_path / "logs"):
+        results = [ask(settings, t, tmp_path / t.task_id) for t in tasks]
     arithmetic, plain = results
     assert arithmetic.status == plain.status == "ok", (arithmetic.error, plain.error)
     assert (arithmetic.prediction, arithmetic.exact_match, arithmetic.strategy) == ("146", 1, "orchestrated")
@@ -78,22 +90,19 @@ def test_arithmetic_and_plain_questions_through_the_queues(tmp_path: Path, model
 
 def test_a_killed_worker_s_subtask_is_redelivered_and_the_run_completes(tmp_path: Path, model_server: str) -> None:
     settings = team(tmp_path, model_server, ["orchestrator", "research", "utility", "research"])
-    group = ProcessGroup(tmp_path / "logs")
-    start(settings, group)
     killed: list[str] = []
+    procs: dict[str, subprocess.Popen[bytes]] = {}
 
     def kill_first_worker(event: FrameRecord | str) -> None:
         # The research worker that receives the first sub-task dies while it works on it.
         if isinstance(event, FrameRecord) and event.type == "subtask" and not killed and event.dst:
             killed.append(event.dst[0])
-            group.procs[f"agent-{event.dst[0]}"].send_signal(signal.SIGKILL)
+            procs[f"agent-{event.dst[0]}"].send_signal(signal.SIGKILL)
 
     task = load_task(TASKS / "solar-farm")  # answer_question: the worker is busy with the model for seconds
-    try:
-        net = MeshNetwork(settings, task, tmp_path / "run", quiet=True, observer=kill_first_worker)
-        metrics: RunMetrics = asyncio.run(net.run())
-    finally:
-        group.stop_all()
+    with running(settings, tmp_path / "logs") as group:
+        procs.update(group.procs)
+        metrics = ask(settings, task, tmp_path / "run", observer=kill_first_worker)
     assert killed and metrics.status == "ok" and metrics.exact_match == 1, metrics.error
     records = read_log(tmp_path / "run" / "frames.jsonl")
     (again,) = [r for r in records if r.status == "redelivered"]
@@ -105,14 +114,8 @@ def test_a_killed_worker_s_subtask_is_redelivered_and_the_run_completes(tmp_path
 def test_no_worker_of_a_role_fails_the_step_and_the_run_explains_why(tmp_path: Path, model_server: str) -> None:
     # A team without a utility agent: the calculator step cannot run anywhere.
     settings = team(tmp_path, model_server, ["orchestrator", "research"])
-    group = ProcessGroup(tmp_path / "logs")
-    start(settings, group)
-    try:
-        metrics = asyncio.run(
-            MeshNetwork(settings, load_task(ARITHMETIC / "lighthouse-keepers"), tmp_path / "run", quiet=True).run()
-        )
-    finally:
-        group.stop_all()
+    with running(settings, tmp_path / "logs"):
+        metrics = ask(settings, load_task(ARITHMETIC / "lighthouse-keepers"), tmp_path / "run")
     assert metrics.status == "agent_error" and metrics.error is not None
     assert "could not answer" in metrics.error and "no live 'utility' agent in this run" in metrics.error
     records = read_log(tmp_path / "run" / "frames.jsonl")
@@ -139,14 +142,9 @@ def test_a_web_question_and_a_pdf_summary(tmp_path: Path, model_server: str) -> 
     (pdf / "ground_truth.json").write_text(
         json.dumps({"question": "Write a PDF summary of the museum's chandelier.", "answer": "files/summary.pdf"})
     )
-    group = ProcessGroup(tmp_path / "logs")
-    try:
-        with web_server(settings, group):
-            start(settings, group)
-            asked = asyncio.run(MeshNetwork(settings, load_task(web), tmp_path / "web", quiet=True).run())
-            written = asyncio.run(MeshNetwork(settings, load_task(pdf), tmp_path / "pdf", quiet=True).run())
-    finally:
-        group.stop_all()
+    with running(settings, tmp_path / "logs") as group, web_server(settings, group):
+        asked = ask(settings, load_task(web), tmp_path / "web")
+        written = ask(settings, load_task(pdf), tmp_path / "pdf")
     assert (asked.status, asked.prediction) == ("ok", "1814"), asked.error
     tools = [json.loads(base64.b64decode(r.b64))["payload"]["tool_name"]
              for r in read_log(tmp_path / "web" / "frames.jsonl") if r.type == "subtask"]  # fmt: skip
@@ -163,23 +161,15 @@ def test_a_web_question_and_a_pdf_summary(tmp_path: Path, model_server: str) -> 
 def test_a_saved_task_state_runs_its_plan_again(tmp_path: Path, model_server: str) -> None:
     task = load_task(ARITHMETIC / "canal-reopened")
     first = team(tmp_path / "a", model_server, ["orchestrator", "research", "utility"])
-    group = ProcessGroup(tmp_path / "logs")
-    start(first, group)
-    try:
-        before = asyncio.run(MeshNetwork(first, task, tmp_path / "first", quiet=True).run())
-    finally:
-        group.stop_all()
+    with running(first, tmp_path / "logs"):
+        before = ask(first, task, tmp_path / "first")
     with tarfile.open(tmp_path / "first" / "run_artifacts.tar.gz") as tar:
         (tmp_path / "task_state.json").write_bytes(tar.extractfile("workspaces/0/task_state.json").read())  # type: ignore[union-attr]
     again = team(tmp_path / "b", model_server, ["orchestrator", "research", "utility"]).model_copy(
         update={"replay_plan": tmp_path / "task_state.json"}
     )
-    group = ProcessGroup(tmp_path / "logs2")
-    start(again, group)
-    try:
-        after = asyncio.run(MeshNetwork(again, task, tmp_path / "again", quiet=True).run())
-    finally:
-        group.stop_all()
+    with running(again, tmp_path / "logs2"):
+        after = ask(again, task, tmp_path / "again")
     assert before.status == after.status == "ok" and after.prediction == before.prediction
     with tarfile.open(tmp_path / "again" / "run_artifacts.tar.gz") as tar:
         journal = [json.loads(x) for x in tar.extractfile("workspaces/0/journal.jsonl").read().splitlines()]  # type: ignore[union-attr]
