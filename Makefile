@@ -12,7 +12,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF
 export GAIAMESH_VERSION := $(VERSION)
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+.PHONY: browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -53,7 +53,11 @@ images: compose-v2 wheelhouse dist
 env:
 	@scripts/env-secrets.sh .env
 
-setup: compose-v2 env venv images
+# Debian's Chromium for the browser tests (tests/browser), installed where it is missing.
+browser:
+	@scripts/chromium.sh
+
+setup: compose-v2 env venv images browser
 
 dirs:
 	@mkdir -p results workspaces/{0,1,2,3,4,5,6,7,8,9,10}

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.runner import free_port, free_port_block, wait_until_answers  # noqa: F401 (shared with the tests)
+from gaiamesh.runner import ProcessGroup, child_env, free_port, free_port_block, wait_until_answers  # noqa: F401
+from gaiamesh.settings import default_agents, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,3 +47,21 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def agents(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """Four long-lived agent processes (json by default; runs pick their protocol): their
+    ``AGENTS`` line and their workspace root."""
+    tmp = tmp_path_factory.mktemp("agents")
+    settings = load_settings(
+        ollama_host=model_server, agents=default_agents(free_port_block(4)), workspace_root=tmp / "ws"
+    )
+    group = ProcessGroup(tmp / "logs")
+    for spec in settings.agent_specs():
+        group.start(f"agent-{spec.node_id}", ["agent"],
+                    child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+    try:
+        yield settings.agents, tmp / "ws"
+    finally:
+        group.stop_all()

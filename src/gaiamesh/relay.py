@@ -16,8 +16,9 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
@@ -34,7 +35,21 @@ from .settings import AgentSpec, Settings
 from .tasks import Task
 
 Reporter = Callable[[str], None]
-Observer = Callable[[FrameRecord | str], None]  # each frame record, and each progress note
+
+
+@dataclass(frozen=True)
+class AgentStatus:
+    """One agent of the run's team as the relay sees it (for the live view)."""
+
+    node_id: str
+    tool: str
+    state: Literal["connected", "unreachable", "lost"]
+    reason: str | None = None
+
+
+Team = tuple[AgentStatus, ...]
+# Each frame record, each progress note, and the team whenever an agent joins or is lost.
+Observer = Callable[[FrameRecord | str | Team], None]
 
 
 def subprotocol(protocol: str) -> Subprotocol:
@@ -102,6 +117,7 @@ class MeshNetwork:
         self._pending: list[Outcome] = []
         self._closing = False
         self._wall0 = time.monotonic()
+        self._lost: dict[str, str] = {}  # node id -> why it left (the live view greys it out)
 
     # --- connecting ------------------------------------------------------------------------
     async def _present(self, spec: AgentSpec) -> bool:
@@ -166,6 +182,7 @@ class MeshNetwork:
                 ws, said = result
                 self.conns[spec.node_id] = ws
                 core.register(spec.node_id, said.consumes if said else None, said.reads if said else frozenset())
+        self._show_team()
         if failures:
             await self._close_all()
             first = failures[0]
@@ -233,7 +250,25 @@ class MeshNetwork:
             reason = f"connection closed ({exc.rcvd.code if exc.rcvd else 'no close frame'})"
         if not self._closing:
             self.conns.pop(node_id, None)
+            self._lost[node_id] = reason
             self._apply(core.lost(node_id, reason, time.monotonic()))
+            self._show_team()
+
+    def team(self) -> Team:
+        """Every agent of the run and whether the relay holds its connection."""
+
+        def status(spec: AgentSpec) -> AgentStatus:
+            if spec.node_id in self.conns:
+                return AgentStatus(spec.node_id, spec.tool, "connected")
+            if spec.node_id in self._lost:
+                return AgentStatus(spec.node_id, spec.tool, "lost", self._lost[spec.node_id])
+            return AgentStatus(spec.node_id, spec.tool, "unreachable")
+
+        return tuple(status(s) for s in self.specs)
+
+    def _show_team(self) -> None:
+        if self.observer is not None:
+            self.observer(self.team())
 
     # --- the run ---------------------------------------------------------------------------
     async def run(self) -> RunMetrics:

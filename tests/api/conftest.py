@@ -16,10 +16,9 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from gaiamesh.runner import ProcessGroup, child_env, wait_until_answers
-from gaiamesh.settings import default_agents, load_settings
+from gaiamesh.runner import wait_until_answers
 
-from ..conftest import ROOT, TASKS, free_port, free_port_block
+from ..conftest import ROOT, TASKS, free_port
 
 KEY = "test-access-key-0123456789"
 SECRET = "test-session-secret-0123456789-abcdefgh"
@@ -72,24 +71,6 @@ class Service:
         ws_url = self.url.replace("http", "ws") + f"/api/runs/{run_id}/events?token={token}"
         with connect(ws_url, open_timeout=10) as ws:
             return [json.loads(m) for m in ws]
-
-
-@pytest.fixture(scope="session")
-def agents(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """Four long-lived agent processes (json by default; runs pick their protocol): their
-    ``AGENTS`` line and their workspace root."""
-    tmp = tmp_path_factory.mktemp("agents")
-    settings = load_settings(
-        ollama_host=model_server, agents=default_agents(free_port_block(4)), workspace_root=tmp / "ws"
-    )
-    group = ProcessGroup(tmp / "logs")
-    for spec in settings.agent_specs():
-        group.start(f"agent-{spec.node_id}", ["agent"],
-                    child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
-    try:
-        yield settings.agents, tmp / "ws"
-    finally:
-        group.stop_all()
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,9 @@ def test_session_state_machine() -> None:
     s = transition(SessionState.INIT, SessionState.RUNNING)
     s = transition(s, SessionState.STOP)
     assert transition(s, SessionState.RUNNING) is SessionState.RUNNING
+    assert transition(SessionState.INIT, SessionState.STOP) is SessionState.STOP  # ended before a question
     for current, target in [
-        (SessionState.INIT, SessionState.STOP),
+        (SessionState.INIT, SessionState.INIT),
         (SessionState.RUNNING, SessionState.RUNNING),
         (SessionState.STOP, SessionState.INIT),
         (SessionState.RUNNING, SessionState.INIT),
@@ -49,6 +50,11 @@ def test_access_key_and_session_tokens() -> None:
         auth.principal("wrong-key")
     with pytest.raises(AuthError, match="not an access key"):  # "none" algorithm is never accepted
         auth.principal(jwt.encode({"sub": "abc", "scope": "session", "exp": time.time() + 60}, None, "none"))
+    login, login_expires = auth.issue_login()  # the page's cookie: the key's holder, not a session
+    assert auth.principal(login).is_admin and login_expires > time.time()
+    assert auth.is_key("the-key") and not auth.is_key("the-key2") and not auth.is_key(None)
+    with pytest.raises(AuthError, match="signature is invalid"):  # a login token signed elsewhere
+        auth.principal(jwt.encode({"sub": "", "scope": "login", "exp": time.time() + 60}, "x" * 40, "HS256"))
     with pytest.raises(ValueError, match="GAIAMESH_ACCESS_KEY is empty"):
         Authority("", SECRET, 60)
     with pytest.raises(ValueError, match="at least 32 characters"):

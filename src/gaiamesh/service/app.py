@@ -6,15 +6,16 @@ OpenAPI page needs the access key or a session token; the work happens in ``Mesh
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from html import escape
 from importlib.metadata import version
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
 
 from ..settings import Settings
+from ..ui.page import STATIC, credential, cross_site, page_routes
 from .auth import AuthError, Authority, Principal
 from .models import (
     Ask,
@@ -67,35 +68,17 @@ def create_app(settings: Settings) -> FastAPI:
     def principal(
         request: Request, creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
     ) -> Principal:
-        credential = creds.credentials if creds else request.query_params.get("key")
+        # `creds` only documents the bearer scheme in the schema; `credential` reads it again,
+        # then the page's login cookie, then ?key=.
+        value, from_cookie = credential(request)
+        if from_cookie and cross_site(request):
+            raise HTTPException(403, "refused: the login cookie does not act for another site's page")
         try:
-            return service().authority.principal(credential)
+            return service().authority.principal(value)
         except AuthError as exc:
             raise HTTPException(401, str(exc), headers={"WWW-Authenticate": "Bearer"}) from exc
 
     Who = Annotated[Principal, Depends(principal)]
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def landing(request: Request) -> HTMLResponse:
-        # The login URL (`/?key=...`) lands here. The live page is built on this API later; for
-        # now: what is running and where the API is. Served locally, no outside asset.
-        try:
-            service().authority.principal(request.query_params.get("key"))
-        except AuthError:
-            body = "<p>Open the login URL that <code>make up</code> printed (it carries the access key).</p>"
-            return HTMLResponse(_page(body), status_code=401)
-        runs = service().list_runs(Principal(None))[-20:]
-        rows = "".join(
-            f"<tr><td>{escape(r.id)}</td><td>{escape(r.task_id)}</td><td>{r.state.value}</td>"
-            f"<td>{escape(r.metrics.prediction) if r.metrics else ''}</td>"
-            f"<td>{f'{r.metrics.quality_score:.3f}' if r.metrics else ''}</td></tr>"
-            for r in reversed(runs)
-        )
-        body = (
-            f"<p>{len(runs)} recent runs; the API's schema is at <a href='/openapi.json'>/openapi.json</a>.</p>"
-            f"<table><tr><th>run</th><th>task</th><th>state</th><th>answer</th><th>quality</th></tr>{rows}</table>"
-        )
-        return HTMLResponse(_page(body))
 
     @app.get("/api/health")
     def health() -> dict[str, object]:
@@ -128,10 +111,11 @@ def create_app(settings: Settings) -> FastAPI:
     @app.websocket("/api/runs/{run_id}/events")
     async def events(websocket: WebSocket, run_id: str) -> None:
         # Credentials are checked before the handshake is accepted: a refusal is an HTTP 403.
-        header = websocket.headers.get("authorization", "")
-        credential = header.removeprefix("Bearer ").strip() or websocket.query_params.get("token")
+        value, from_cookie = credential(websocket)
         try:
-            who = service().authority.principal(credential)
+            if from_cookie and cross_site(websocket):
+                raise AuthError("cross-site WebSocket")
+            who = service().authority.principal(value)
             service().run_view(who, run_id)
         except (AuthError, RunRefused):
             await websocket.close(code=1008)
@@ -176,14 +160,9 @@ def create_app(settings: Settings) -> FastAPI:
     def history(session_id: str, who: Who) -> History:
         return service().history(who, session_id)
 
+    app.include_router(page_routes(service, settings))
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
-
-
-def _page(body: str) -> str:
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>Gaia Mesh</title></head>"
-        f"<body style='font-family:sans-serif;margin:2em'><h1>Gaia Mesh network service</h1>{body}</body></html>"
-    )
 
 
 def serve(settings: Settings) -> None:

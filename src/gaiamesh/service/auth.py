@@ -15,6 +15,7 @@ import jwt
 
 ALGORITHM = "HS256"
 SCOPE = "session"
+LOGIN_SCOPE = "login"
 
 
 class AuthError(ValueError):
@@ -54,11 +55,22 @@ class Authority:
         claims = {"sub": session_id, "scope": SCOPE, "iat": int(now), "exp": int(exp)}
         return jwt.encode(claims, self._secret, algorithm=ALGORITHM), float(int(exp))
 
+    def issue_login(self) -> tuple[str, float]:
+        """A login token for the page (the access key's holder), and the time it expires."""
+        now = time.time()
+        exp = int(now + self.ttl)
+        claims = {"sub": "", "scope": LOGIN_SCOPE, "iat": int(now), "exp": exp}
+        return jwt.encode(claims, self._secret, algorithm=ALGORITHM), float(exp)
+
+    def is_key(self, credential: str | None) -> bool:
+        """Whether ``credential`` is the access key itself (compared in constant time)."""
+        return bool(credential) and hmac.compare_digest(str(credential).encode(), self._key)
+
     def principal(self, credential: str | None) -> Principal:
         """The caller behind a bearer credential; raises :class:`AuthError` saying what is wrong."""
         if not credential:
             raise AuthError("no credentials: send 'Authorization: Bearer <access key or session token>'")
-        if hmac.compare_digest(credential.encode(), self._key):
+        if self.is_key(credential):
             return Principal(None)
         try:
             claims = jwt.decode(
@@ -70,6 +82,8 @@ class Authority:
             raise AuthError("session token signature is invalid") from exc
         except jwt.InvalidTokenError as exc:
             raise AuthError(f"not an access key or a valid session token ({exc})") from exc
+        if claims.get("scope") == LOGIN_SCOPE:
+            return Principal(None)
         if claims.get("scope") != SCOPE:
             raise AuthError(f"token scope {claims.get('scope')!r} is not {SCOPE!r}")
         return Principal(str(claims["sub"]))

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..frames import Turn
 from ..metrics import FrameRecord, RunMetrics
+from ..relay import AgentStatus
 from ..routing import RoutingMode
 
 
@@ -111,13 +112,24 @@ class NoteEvent(BaseModel):
     text: str
 
 
+class TeamEvent(BaseModel):
+    """The run's agents and whether the relay holds each one's connection: sent when the relay
+    has connected, and again whenever an agent is lost."""
+
+    kind: Literal["team"] = "team"
+    seq: int
+    agents: list[AgentStatus]
+
+
 class MetricsEvent(BaseModel):
     kind: Literal["metrics"] = "metrics"
     seq: int
     metrics: RunMetrics
 
 
-RunEvent = Annotated[FrameEvent | StateEvent | NoteEvent | MetricsEvent, Field(discriminator="kind")]
+RunEvent = Annotated[
+    FrameEvent | StateEvent | NoteEvent | TeamEvent | MetricsEvent, Field(discriminator="kind")
+]
 
 
 # --- sessions ---------------------------------------------------------------------------------

@@ -21,10 +21,20 @@ from pathlib import Path
 from ..artifacts import write_archive
 from ..metrics import FrameRecord, RunMetrics, Totals, read_log
 from ..protocols import available
-from ..relay import MeshNetwork
+from ..relay import AgentStatus, MeshNetwork, Team
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
-from .models import FrameEvent, MetricsEvent, NoteEvent, RunEvent, RunRequest, RunState, RunView, StateEvent
+from .models import (
+    FrameEvent,
+    MetricsEvent,
+    NoteEvent,
+    RunEvent,
+    RunRequest,
+    RunState,
+    RunView,
+    StateEvent,
+    TeamEvent,
+)
 from .store import Store
 
 EVENT_BACKLOG = 1000  # events a subscriber may fall behind by before it is dropped
@@ -176,9 +186,11 @@ class RunManager:
         self.store.set_run(live.id, state=RunState.RUNNING.value, started=_now())
         live.publish(lambda seq: StateEvent(seq=seq, state=RunState.RUNNING))
 
-        def observe(item: FrameRecord | str) -> None:
+        def observe(item: FrameRecord | str | Team) -> None:
             if isinstance(item, str):
                 live.publish(lambda seq: NoteEvent(seq=seq, text=item))
+            elif isinstance(item, tuple):
+                live.publish(lambda seq: TeamEvent(seq=seq, agents=list(item)))
             else:
                 live.publish(lambda seq: FrameEvent.of(seq, item))
 
@@ -264,9 +276,13 @@ class RunManager:
             return sub
         view = self.view(run_id)
         events: list[RunEvent] = []
+        if view.metrics is not None and view.metrics.agents:
+            team = [AgentStatus(n, a.tool, "lost" if a.status == "dead" else "connected")
+                    for n, a in view.metrics.agents.items()]  # fmt: skip
+            events.append(TeamEvent(seq=0, agents=team))
         log = self.runs_dir / run_id / "frames.jsonl"
         if log.is_file():
-            events += [FrameEvent.of(i, r) for i, r in enumerate(read_log(log))]
+            events += [FrameEvent.of(len(events) + i, r) for i, r in enumerate(read_log(log))]
         if view.metrics is not None:
             events.append(MetricsEvent(seq=len(events), metrics=view.metrics))
         events.append(StateEvent(seq=len(events), state=view.state, error=view.error))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .models import SessionState
 
 _ALLOWED: dict[SessionState, frozenset[SessionState]] = {
-    SessionState.INIT: frozenset({SessionState.RUNNING}),
+    SessionState.INIT: frozenset({SessionState.RUNNING, SessionState.STOP}),  # ended unused
     SessionState.RUNNING: frozenset({SessionState.STOP}),
     SessionState.STOP: frozenset({SessionState.RUNNING}),
 }
@@ -16,7 +16,7 @@ class IllegalTransition(ValueError):
 
 
 def transition(current: SessionState, target: SessionState) -> SessionState:
-    """``INIT -> RUNNING -> STOP -> RUNNING ...``; anything else raises :class:`IllegalTransition`."""
+    """``INIT -> RUNNING -> STOP -> RUNNING ...`` (or ``INIT -> STOP``: ended before a question); anything else raises :class:`IllegalTransition`."""
     if target not in _ALLOWED[current]:
         allowed = ", ".join(sorted(_ALLOWED[current])) or "nothing"
         raise IllegalTransition(f"session is {current}: it cannot go to {target} (allowed: {allowed})")

@@ -1,0 +1,331 @@
+"""The live web page: server-rendered Jinja2 pages and htmx fragments over :class:`MeshService`.
+
+The person holding the access key logs in once (the login URL ``/?key=…`` or the key typed into
+the login form); from then on a signed login token travels in an HttpOnly, SameSite=Strict
+cookie. Fragments take the API's own bodies as JSON (the page's htmx sends JSON), so every
+schema stays the one in :mod:`gaiamesh.service.models`; errors come back as the API's
+``{"detail": …}`` and the page puts them into words.
+"""
+
+# No `from __future__ import annotations`: FastAPI resolves the routes' annotations.
+import json
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.templating import Jinja2Templates
+from pydantic import ConfigDict, Field
+from starlette.requests import HTTPConnection
+
+from ..protocols import available
+from ..routing import RoutingMode
+from ..service.auth import AuthError, Principal
+from ..service.models import (
+    Ask,
+    AutoChat,
+    Queued,
+    RunOptions,
+    RunRequest,
+    RunState,
+    RunView,
+    SessionRequest,
+    SessionState,
+)
+from ..service.runs import RunRefused
+from ..service.service import MeshService
+from ..settings import Settings
+
+COOKIE = "gaiamesh_login"
+HERE = Path(__file__).parent
+STATIC = HERE / "static"
+templates = Jinja2Templates(directory=HERE / "templates")
+
+
+class NotLoggedIn(Exception):
+    """A page was asked for without a valid login (the login form is shown instead)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Batch(RunOptions):
+    """``POST /ui/runs``: one run, or a batch of bundled tasks that one session runs one after
+    another (AutoChat)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tasks: list[str] = Field(min_length=1, max_length=100, description="bundled task names")
+
+
+def credential(request: HTTPConnection) -> tuple[str | None, bool]:
+    """The caller's credential and whether it came from the login cookie: a bearer header
+    first (programs), then the cookie (the page), then ``?key=``/``?token=``."""
+    header = request.headers.get("authorization", "")
+    if header.startswith("Bearer ") and header[7:].strip():
+        return header[7:].strip(), False
+    if cookie := request.cookies.get(COOKIE):
+        return cookie, True
+    return request.query_params.get("key") or request.query_params.get("token"), False
+
+
+def cross_site(request: HTTPConnection) -> bool:
+    """A browser request sent from another site's page (the Origin does not match the Host):
+    the cookie must not act for it, whatever SameSite the browser honours."""
+    origin = request.headers.get("origin")
+    if not origin or origin == "null":
+        return origin == "null"
+    return origin.split("://", 1)[-1] != request.headers.get("host", "")
+
+
+def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRouter:
+    """The page (``/``, ``/runs``, ``/runs/{id}``), login and logout, and htmx fragments."""
+    router = APIRouter(include_in_schema=False)
+
+    def login(request: Request) -> Principal:
+        value, from_cookie = credential(request)
+        if not value:
+            raise NotLoggedIn("")
+        if from_cookie and cross_site(request):
+            raise NotLoggedIn("a request from another site's page was refused")
+        try:
+            return service().authority.principal(value)
+        except AuthError as exc:
+            raise NotLoggedIn(str(exc)) from exc
+
+    def fragment_login(request: Request) -> Principal:
+        try:
+            return login(request)
+        except NotLoggedIn as exc:
+            raise RunRefused(
+                401, exc.reason or "not logged in: open the login URL that make up printed"
+            ) from exc
+
+    Who = Annotated[Principal, Depends(fragment_login)]
+
+    def base(request: Request, who: Principal, **extra: Any) -> dict[str, Any]:
+        svc = service()
+        return {
+            "request": request,
+            "who": who,
+            "sessions": list(reversed(svc.sessions(who))),
+            "tasks": task_names(settings),
+            "protocols": available(),
+            "routings": [m.value for m in RoutingMode],
+            "strategies": ["pipeline", "orchestrated"],
+            "defaults": {
+                "protocol": settings.protocol,
+                "routing": settings.routing.value,
+                "strategy": settings.strategy,
+            },  # fmt: skip
+            "max_doc_bytes": settings.max_doc_bytes,
+            **extra,
+        }
+
+    def login_page(request: Request, reason: str) -> HTMLResponse:
+        return templates.TemplateResponse(request, "login.html", {"reason": reason}, status_code=401)
+
+    # --- pages -----------------------------------------------------------------------------
+    @router.get("/", response_class=HTMLResponse)
+    def ask_page(request: Request, session: str | None = None, key: str | None = None) -> Response:
+        if key is not None:  # the login URL: trade the key for a cookie, and drop it from the address
+            if not service().authority.is_key(key):
+                return login_page(
+                    request, "that is not the access key: copy the login URL again from make up"
+                )
+            token, expires = service().authority.issue_login()
+            target = f"/?session={session}" if session else "/"
+            response = RedirectResponse(target, status_code=303)
+            response.set_cookie(
+                COOKIE, token, max_age=int(settings.session_ttl), httponly=True, samesite="strict"
+            )
+            return response
+        try:
+            who = login(request)
+        except NotLoggedIn as exc:
+            return login_page(request, exc.reason)
+        current = None
+        if session:
+            try:
+                current = service().session(who, session)
+            except RunRefused:
+                current = None
+        context = base(request, who, current=current, page="ask")
+        if current is not None:
+            context |= conversation(who, current.id)
+        return templates.TemplateResponse(request, "ask.html", context)
+
+    @router.get("/runs", response_class=HTMLResponse)
+    def runs_page(request: Request) -> Response:
+        try:
+            who = login(request)
+        except NotLoggedIn as exc:
+            return login_page(request, exc.reason)
+        return templates.TemplateResponse(
+            request, "runs.html", base(request, who, page="runs", runs=recent(who))
+        )
+
+    @router.get("/runs/{run_id}", response_class=HTMLResponse)
+    def run_page(request: Request, run_id: str) -> Response:
+        try:
+            who = login(request)
+        except NotLoggedIn as exc:
+            return login_page(request, exc.reason)
+        try:
+            run = service().run_view(who, run_id)
+        except RunRefused as exc:
+            return templates.TemplateResponse(
+                request,
+                "problem.html",
+                base(request, who, page="runs", problem=str(exc)),
+                status_code=exc.status,
+            )
+        return templates.TemplateResponse(request, "run.html", base(request, who, page="runs", run=run))
+
+    @router.post("/logout")
+    def logout() -> Response:
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(COOKIE, httponly=True, samesite="strict")
+        return response
+
+    # --- fragments: sessions ---------------------------------------------------------------
+    def conversation(who: Principal, session_id: str) -> dict[str, Any]:
+        svc = service()
+        view = svc.session(who, session_id)
+        history = svc.history(who, session_id)
+        runs = {r: svc.run_view(who, r) for r in view.runs}
+        turns = group_turns(history.messages, runs)
+        last = history.messages[-1].id if history.messages else 0
+        latest = view.runs[-1] if view.runs else None
+        # what the page shows changes with a new message, the session's state or its run's state
+        version = f"{last}-{view.state.value}-{runs[latest].state.value if latest else ''}"
+        return {
+            "current": view,
+            "turns": turns,
+            "dropped": history.dropped,
+            "version": version,
+            "latest_run": latest,
+        }
+
+    @router.post("/ui/sessions", status_code=201)
+    def new_session(body: SessionRequest, who: Who) -> Response:
+        created = service().create_session(who, body)
+        return Response(status_code=201, headers={"HX-Redirect": f"/?session={created.id}"})
+
+    @router.get("/ui/sessions/{session_id}/conversation", response_class=HTMLResponse)
+    def get_conversation(request: Request, session_id: str, who: Who, version: str = "") -> Response:
+        context = conversation(who, session_id)
+        if version and version == context["version"]:
+            return Response(status_code=204)  # nothing new: htmx keeps what is shown
+        return conversation_fragment(request, who, context)
+
+    @router.post("/ui/sessions/{session_id}/messages", response_class=HTMLResponse)
+    def ask(request: Request, session_id: str, body: Ask, who: Who) -> Response:
+        service().ask(who, session_id, body)
+        return conversation_fragment(request, who, conversation(who, session_id))
+
+    def conversation_fragment(request: Request, who: Principal, context: dict[str, Any]) -> Response:
+        # the sessions list rides along (out of band): its states change with the conversation
+        sessions = list(reversed(service().sessions(who)))
+        extra = {"request": request, "oob": True, "sessions": sessions}
+        return templates.TemplateResponse(request, "_conversation.html", {**context, **extra})
+
+    @router.post("/ui/sessions/{session_id}/end")
+    def end(session_id: str, who: Who) -> Response:
+        svc = service()
+        view = svc.session(who, session_id)
+        if view.autochat is not None and view.autochat.enabled:
+            svc.switch_autochat(who, session_id, False)  # first, or it would send the next message
+        if view.state is SessionState.RUNNING:
+            for run_id in view.runs:
+                if svc.run_view(who, run_id).state in (RunState.QUEUED, RunState.RUNNING):
+                    svc.runs.cancel(run_id)  # the session goes STOP when its run has ended
+        elif view.state is SessionState.INIT:
+            svc.change_state(who, session_id, SessionState.STOP)
+        return Response(status_code=204, headers={"HX-Refresh": "true"})
+
+    # --- fragments: runs -------------------------------------------------------------------
+    def recent(who: Principal) -> list[RunView]:
+        return list(reversed(service().list_runs(who)))[:200]
+
+    @router.get("/ui/runs", response_class=HTMLResponse)
+    def runs_table(request: Request, who: Who) -> Response:
+        return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
+
+    @router.post("/ui/runs", response_class=HTMLResponse)
+    def start(request: Request, body: Batch, who: Who) -> Response:
+        svc = service()
+        options = body.model_dump(exclude={"tasks"}, exclude_none=True)
+        if len(body.tasks) == 1:
+            svc.submit(who, RunRequest(task=body.tasks[0], **options))
+        else:  # a batch: one session whose AutoChat sends each task in turn
+            autochat = AutoChat(queue=[Queued(task=t) for t in body.tasks], max_turns=len(body.tasks))
+            svc.create_session(who, SessionRequest(task=body.tasks[0], autochat=autochat, **options))
+        return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
+
+    @router.post("/ui/runs/{run_id}/cancel", response_class=HTMLResponse)
+    def cancel(request: Request, run_id: str, who: Who) -> Response:
+        service().run_view(who, run_id)
+        service().runs.cancel(run_id)
+        return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
+
+    @router.get("/ui/compare")
+    def compare(who: Who) -> JSONResponse:
+        return JSONResponse(comparison(service().list_runs(who)))
+
+    return router
+
+
+def task_names(settings: Settings) -> list[str]:
+    """The bundled tasks a run may name (folders with a document)."""
+    root = Path(settings.tasks_dir)
+    return sorted(p.name for p in root.iterdir() if (p / "doc.txt").is_file()) if root.is_dir() else []
+
+
+def group_turns(messages: list[Any], runs: dict[str, RunView]) -> list[dict[str, Any]]:
+    """A session's history as the page shows it: system notes, and one turn per run (its
+    question, answer or error, metrics and how many frames it took); frames are counted, not
+    listed (the run's page lists them)."""
+    items: list[dict[str, Any]] = []
+    by_run: dict[str, dict[str, Any]] = {}
+    for m in messages:
+        if m.run_id is None:
+            items.append({"kind": m.type.value, "text": m.content.get("text", json.dumps(m.content))})
+            continue
+        turn = by_run.get(m.run_id)
+        if turn is None:
+            run = runs.get(m.run_id)
+            turn = by_run[m.run_id] = {"kind": "turn", "run": run, "frames": 0, "question": None,
+                                       "answer": None, "metrics": None, "error": None}  # fmt: skip
+            items.append(turn)
+        if m.type.value == "frame":
+            turn["frames"] += 1
+        elif m.type.value in ("question", "answer", "metrics", "error"):
+            turn[m.type.value] = m.content
+    return items
+
+
+def comparison(runs: list[RunView]) -> dict[str, Any]:
+    """Finished runs that answered, grouped by strategy and protocol: the mean of what the
+    comparison plots show."""
+    groups: dict[str, list[Any]] = {}
+    for run in runs:
+        m = run.metrics
+        if run.state is RunState.FINISHED and m is not None and m.status == "ok":
+            groups.setdefault(f"{m.strategy or 'pipeline'} · {m.protocol}", []).append(m)
+    labels = sorted(groups)
+
+    def mean(f: Callable[[Any], float]) -> list[float]:
+        return [round(statistics.fmean(f(m) for m in groups[g]), 4) for g in labels]
+
+    return {
+        "labels": labels,
+        "runs": [len(groups[g]) for g in labels],
+        "bytes": mean(lambda m: m.bytes_tx + m.bytes_rx),
+        "header_share": mean(lambda m: m.header_overhead / max(1, m.bytes_tx + m.bytes_rx)),
+        "seconds": mean(lambda m: m.elapsed_ms / 1000),
+        "quality": mean(lambda m: m.quality_score),
+    }

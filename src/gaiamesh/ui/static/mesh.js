@@ -1,0 +1,328 @@
+// The live mesh view: the relay at the centre, the run's agents around it, every frame drawn
+// as it travels from its source through the relay to its destinations. It reads the run's
+// event stream (/api/runs/{id}/events, the same the API serves; the login cookie goes along).
+"use strict";
+
+(function () {
+  const SVG = "http://www.w3.org/2000/svg";
+  const W = 640, H = 420, CX = W / 2, CY = H / 2, R = 160;
+  const HOP_MS = 380;          // one hop (agent -> relay, relay -> agent) on screen
+  const MAX_FLYING = 48;       // frames in flight on screen at once; more are counted, not drawn
+  const MAX_ROWS = 400;        // rows kept in the frame list
+  const COLORS = { doc_init: "#6a4c93", question: "#1982c4", chunk: "#8ac926", facts: "#ff924c",
+    triples: "#ffca3a", answer: "#2a9d8f", subtask: "#5f0f40", result: "#0f4c5c" };
+
+  function el(name, attrs, parent) {
+    const node = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  function html(tag, text, cls) {
+    const node = document.createElement(tag);
+    if (text !== undefined) node.textContent = text;
+    if (cls) node.className = cls;
+    return node;
+  }
+
+  class MeshView {
+    constructor(root, runId) {
+      this.root = root;
+      this.runId = runId;
+      this.detail = root.dataset.detail === "1";
+      this.agents = new Map();   // node id -> {tool, state, g, stats}
+      this.flying = 0;
+      this.skipped = 0;
+      this.ended = false;
+      this.build();
+      this.connect();
+    }
+
+    build() {
+      this.root.replaceChildren();
+      const head = html("p", "", "mesh-status");
+      head.innerHTML = 'Run <a></a> · <strong class="run-state">connecting…</strong> · <span class="frame-count">0</span> frames';
+      head.querySelector("a").textContent = this.runId.slice(0, 8);
+      head.querySelector("a").href = `/runs/${this.runId}`;
+      this.status = head.querySelector(".run-state");
+      this.count = head.querySelector(".frame-count");
+      this.svg = el("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "agents around the relay, frames moving between them", class: "mesh-svg" });
+      this.links = el("g", {}, this.svg);
+      this.nodes = el("g", {}, this.svg);
+      this.dots = el("g", {}, this.svg);
+      const relay = el("g", { class: "relay", "data-node": "network" }, this.nodes);
+      el("circle", { cx: CX, cy: CY, r: 34 }, relay);
+      el("text", { x: CX, y: CY + 5, "text-anchor": "middle" }, relay).textContent = "relay";
+      const answer = html("p", "", "mesh-answer");
+      answer.hidden = true;
+      this.answer = answer;
+      const cols = html("div", "", "mesh-cols");
+      const frames = html("div", "", "mesh-frames");
+      frames.append(html("h3", "Frames"));
+      const scroll = html("div", "", "scroll");
+      const table = html("table", "", "frames");
+      table.innerHTML = "<thead><tr><th>#</th><th>t (s)</th><th>from → to</th><th>type</th><th>bytes</th><th>status</th></tr></thead>";
+      this.rows = html("tbody");
+      table.append(this.rows);
+      scroll.append(table);
+      frames.append(scroll);
+      const notes = html("div", "", "mesh-notes");
+      notes.append(html("h3", "Events"));
+      this.notes = html("ol", "", "notes");
+      notes.append(this.notes);
+      cols.append(frames, notes);
+      this.root.append(head, this.svg, answer, cols);
+    }
+
+    connect() {
+      const scheme = location.protocol === "https:" ? "wss" : "ws";
+      this.ws = new WebSocket(`${scheme}://${location.host}/api/runs/${this.runId}/events`);
+      this.ws.onmessage = (msg) => this.event(JSON.parse(msg.data));
+      this.ws.onclose = (evt) => {
+        if (!this.ended && evt.code !== 1000) {
+          this.note(evt.code === 1013 ? "the view fell behind; reload to replay the run" : "the event stream closed (not logged in, or the service stopped)", "error");
+        }
+      };
+    }
+
+    close() {
+      this.ended = true;
+      if (this.ws) this.ws.close();
+    }
+
+    // --- agents ------------------------------------------------------------------------------
+    layout() {
+      const ids = Array.from(this.agents.keys());
+      ids.forEach((id, i) => {
+        const a = this.agents.get(id);
+        const angle = -Math.PI / 2 + (2 * Math.PI * i) / ids.length;
+        a.x = CX + R * Math.cos(angle);
+        a.y = CY + R * Math.sin(angle) * 0.85;
+        a.g.setAttribute("transform", `translate(${a.x},${a.y})`);
+        a.link.setAttribute("x2", a.x);
+        a.link.setAttribute("y2", a.y);
+      });
+    }
+
+    agent(id, tool) {
+      let a = this.agents.get(id);
+      if (a) {
+        if (tool && a.tool !== tool) { a.tool = tool; a.label.textContent = tool; }
+        return a;
+      }
+      const link = el("line", { x1: CX, y1: CY, x2: CX, y2: CY, class: "link" }, this.links);
+      const g = el("g", { class: "agent state-connected", "data-node": id, tabindex: "0" }, this.nodes);
+      el("circle", { r: 30 }, g);
+      const label = el("text", { y: -2, "text-anchor": "middle", class: "tool" }, g);
+      label.textContent = tool || "?";
+      el("text", { y: 12, "text-anchor": "middle", class: "node" }, g).textContent = `node ${id}`;
+      const stats = el("text", { y: 46, "text-anchor": "middle", class: "stats" }, g);
+      const title = el("title", {}, g);
+      a = { tool: tool || "?", state: "connected", g, link, label, stats, title, sent: 0, received: 0, bytes: 0, tokens: 0 };
+      this.agents.set(id, a);
+      this.layout();
+      this.paint(id);
+      return a;
+    }
+
+    paint(id) {
+      const a = this.agents.get(id);
+      a.stats.textContent = `↑${a.sent} ↓${a.received} · ${a.bytes} B · ${a.tokens} tok`;
+      a.title.textContent = `${a.tool} (node ${id}): ${a.state}; ${a.sent} frames sent, ${a.received} received, ${a.bytes} bytes, ${a.tokens} tokens`;
+      a.g.setAttribute("class", `agent state-${a.state}`);
+      a.g.dataset.state = a.state;
+      a.g.dataset.sent = a.sent;
+      a.g.dataset.received = a.received;
+    }
+
+    team(agents) {
+      for (const s of agents) {
+        const a = this.agent(s.node_id, s.tool);
+        a.state = s.state;  // the relay's own note says when and why an agent left
+        this.paint(s.node_id);
+      }
+    }
+
+    // --- frames ------------------------------------------------------------------------------
+    point(id) {
+      if (id === "network") return { x: CX, y: CY };
+      const a = this.agent(id);
+      return { x: a.x, y: a.y };
+    }
+
+    frame(f) {
+      this.frames = (this.frames || 0) + 1;
+      this.count.textContent = String(this.frames);
+      if (f.src !== "network") {
+        const a = this.agent(f.src);
+        if (f.status !== "redelivered") { a.sent += 1; a.bytes += f.bytes; a.tokens += f.token_used; }
+        this.paint(f.src);
+      }
+      for (const d of f.dst) {
+        const a = this.agent(d);
+        a.received += 1;
+        a.bytes += f.bytes;
+        this.paint(d);
+      }
+      this.row(f);
+      if (f.status === "rejected") this.note(`rejected a frame from ${f.src}: ${f.error}`, "error");
+      if (f.status === "redelivered") this.note(`redelivered ${f.type} to ${f.dst.join(", ")}`, "warn");
+      this.fly(f);
+    }
+
+    row(f) {
+      const tr = html("tr");
+      tr.dataset.type = f.type || "";
+      tr.dataset.status = f.status;
+      tr.dataset.src = f.src;
+      tr.className = `status-${f.status}`;
+      const cells = [this.frames, (f.t_ms / 1000).toFixed(2),
+        `${f.src} → ${f.dst.join(", ") || "—"}`, f.type || "?", f.bytes, f.status + (f.error ? `: ${f.error}` : "")];
+      for (const c of cells) tr.append(html("td", String(c)));
+      this.rows.append(tr);
+      while (this.rows.children.length > MAX_ROWS) this.rows.firstChild.remove();
+      const scroll = this.rows.closest(".scroll");
+      scroll.scrollTop = scroll.scrollHeight;
+    }
+
+    fly(f) {
+      if (this.flying >= MAX_FLYING || document.hidden) { this.skipped += 1; return; }
+      const color = f.status === "rejected" ? "#d62828" : f.status === "redelivered" ? "#f77f00" : (COLORS[f.type] || "#555");
+      const legs = [];
+      const from = this.point(f.src);
+      if (f.src !== "network") legs.push([from, { x: CX, y: CY }]);
+      if (f.status !== "rejected") for (const d of f.dst) legs.push([{ x: CX, y: CY }, this.point(d)]);
+      if (!legs.length) return;
+      const g = el("g", { class: "dot", "data-type": f.type || "" }, this.dots);
+      el("circle", { r: 6 + Math.min(6, Math.log10(1 + f.bytes)), fill: color }, g);
+      el("text", { x: 10, y: -8, class: "dot-label" }, g).textContent = `${f.type || "?"} ${f.bytes} B`;
+      this.flying += 1;
+      const start = performance.now();
+      const firstLeg = f.src !== "network" ? 1 : 0;
+      const total = (firstLeg + (legs.length > firstLeg ? 1 : 0)) * HOP_MS;
+      const step = (now) => {
+        const t = now - start;
+        if (t >= total) {
+          if (f.status === "rejected") { this.mark(CX, CY, "✕", "#d62828"); }
+          g.remove();
+          this.flying -= 1;
+          return;
+        }
+        // the first hop goes to the relay; then the frame fans out to every destination at once
+        const hop = firstLeg && t < HOP_MS ? 0 : 1;
+        const k = (t - (hop && firstLeg ? HOP_MS : 0)) / HOP_MS;
+        const pair = hop === 0 ? legs[0] : legs[firstLeg];
+        const x = pair[0].x + (pair[1].x - pair[0].x) * k, y = pair[0].y + (pair[1].y - pair[0].y) * k;
+        g.setAttribute("transform", `translate(${x},${y})`);
+        if (hop === 1 && legs.length - firstLeg > 1 && !g.dataset.fanned) {
+          g.dataset.fanned = "1";
+          for (const extra of legs.slice(firstLeg + 1)) this.ghost(extra, color, HOP_MS - (t - firstLeg * HOP_MS));
+        }
+        requestAnimationFrame(step);
+      };
+      requestAnimationFrame(step);
+    }
+
+    ghost(leg, color, ms) {
+      const c = el("circle", { r: 6, fill: color, opacity: "0.8" }, this.dots);
+      const start = performance.now();
+      const step = (now) => {
+        const k = Math.min(1, (now - start) / Math.max(1, ms));
+        c.setAttribute("cx", leg[0].x + (leg[1].x - leg[0].x) * k);
+        c.setAttribute("cy", leg[0].y + (leg[1].y - leg[0].y) * k);
+        if (k < 1) requestAnimationFrame(step); else c.remove();
+      };
+      requestAnimationFrame(step);
+    }
+
+    mark(x, y, glyph, color) {
+      const t = el("text", { x: x + 28, y: y - 26, fill: color, class: "mark" }, this.dots);
+      t.textContent = glyph;
+      setTimeout(() => t.remove(), 1500);
+    }
+
+    note(text, cls) {
+      const li = html("li", text, cls);
+      this.notes.append(li);
+      while (this.notes.children.length > 200) this.notes.firstChild.remove();
+    }
+
+    // --- the stream --------------------------------------------------------------------------
+    event(e) {
+      if (e.kind === "team") this.team(e.agents);
+      else if (e.kind === "frame") this.frame(e);
+      else if (e.kind === "note") {
+        const text = e.text.replace(/^\[\s*[\d.]+s\]\s*/, "");
+        this.note(text, /disconnected|failed|rejected|timed out/.test(text) ? "error" : /redelivered/.test(text) ? "warn" : "");
+      }
+      else if (e.kind === "state") {
+        this.status.textContent = e.state + (e.error ? ` (${e.error})` : "");
+        this.root.dataset.state = e.state;
+        if (["finished", "cancelled", "interrupted"].includes(e.state)) this.ended = true;
+      } else if (e.kind === "metrics") this.metrics(e.metrics);
+    }
+
+    metrics(m) {
+      this.answer.hidden = false;
+      this.answer.replaceChildren();
+      if (m.status === "ok") {
+        this.answer.append("Answer: ", html("strong", m.prediction, "final-answer"));
+        if (m.answer) this.answer.append(` · right answer ${m.answer} · quality ${m.quality_score.toFixed(3)} · exact ${m.exact_match}`);
+      } else {
+        this.answer.append(html("span", `The run ended ${m.status}: ${m.error || ""}`, "error"));
+      }
+      this.answer.append(` · ${m.pkt_cnt} packets · ${m.bytes_tx + m.bytes_rx} bytes · ${m.token_sum} tokens · ${(m.elapsed_ms / 1000).toFixed(1)} s`);
+      const holder = document.getElementById("metrics");
+      if (holder && holder.dataset.run === this.runId) metricsTable(holder, m, this.runId);
+    }
+  }
+
+  function metricsTable(holder, m, runId) {
+    holder.replaceChildren();
+    const table = html("table", "", "metrics");
+    table.id = "metrics-table";
+    const body = html("tbody");
+    for (const [k, v] of Object.entries(m)) {
+      if (k === "agents") continue;
+      const tr = html("tr");
+      tr.dataset.key = k;
+      tr.append(html("th", k), html("td", v === null ? "" : String(v)));
+      body.append(tr);
+    }
+    table.append(body);
+    const agents = html("table", "", "metrics");
+    agents.id = "agents-table";
+    const cols = ["node_id", "tool", "status", "pkts_sent", "bytes_sent", "pkts_received", "bytes_received", "rejected", "token_used", "llm_ms"];
+    const head = html("tr");
+    for (const c of cols) head.append(html("th", c));
+    agents.append(html("thead"));
+    agents.tHead.append(head);
+    const ab = html("tbody");
+    for (const a of Object.values(m.agents || {})) {
+      const tr = html("tr");
+      for (const c of cols) tr.append(html("td", String(a[c])));
+      ab.append(tr);
+    }
+    agents.append(ab);
+    const wrap1 = html("div", "", "scroll"); wrap1.append(table);
+    const wrap2 = html("div", "", "scroll"); wrap2.append(agents);
+    holder.append(wrap1, html("h3", "Per agent"), wrap2);
+    const link = document.getElementById("archive");
+    if (link) link.hidden = false;
+  }
+
+  const views = new WeakMap();
+
+  function follow(root, runId) {
+    const old = views.get(root);
+    if (old) old.close();
+    root.dataset.run = runId;
+    if (runId) views.set(root, new MeshView(root, runId));
+  }
+
+  window.gaiaMesh = { follow };
+  document.addEventListener("DOMContentLoaded", () => {
+    document.querySelectorAll(".mesh[data-run]").forEach((root) => { if (root.dataset.run) follow(root, root.dataset.run); });
+  });
+})();

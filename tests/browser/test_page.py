@@ -1,0 +1,240 @@
+"""The live page in real Chromium over the real service, agents and model: log in, ask, watch
+the frames travel, read the answer and the metrics, follow up, run a batch, lose an agent."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from gaiamesh.runner import ProcessGroup, child_env
+from gaiamesh.settings import load_settings
+from gaiamesh.tasks import load_task
+
+from ..api.conftest import KEY, Service
+from ..conftest import TASKS, free_port_block
+from .conftest import Visit
+
+pytestmark = [pytest.mark.e2e, pytest.mark.model]
+PIPELINE = ["doc_init", "search_docs", "events", "triples", "data_event"]  # one stage after another
+RUN = 180_000  # ms a run may take on two cores
+
+
+def log_in(page: Page, service: Service) -> None:
+    page.goto(f"{service.url}/?key={KEY}")
+    expect(page).to_have_url(f"{service.url}/")  # the key is traded for the cookie and leaves the address
+
+
+def start_session(page: Page, task: str) -> None:
+    page.get_by_label("Bundled task").select_option(task)
+    page.get_by_role("button", name="Start session").click()
+    expect(page.locator("#session-state")).to_have_text("INIT")
+
+
+def ask(page: Page, question: str, answer: str) -> None:
+    page.get_by_label("Question", exact=True).fill(question)
+    page.get_by_label("Right answer, if you know it (scores the run)").fill(answer)
+    page.get_by_role("button", name="Ask").click()
+
+
+def metrics_of(service: Service, run_id: str) -> dict[str, Any]:
+    return json.loads((service.state / "runs" / run_id / "metrics.json").read_text())
+
+
+def same(shown: str, value: object) -> bool:
+    """A value of metrics.json as the page prints it (JavaScript writes 1.0 as "1")."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return shown == ("" if value is None else str(value))
+    return float(shown) == float(value)
+
+
+def test_without_the_key_the_page_shows_no_data(visit: Visit) -> None:
+    page, url = visit.page, visit.service.url
+    response = page.goto(f"{url}/runs")
+    assert response is not None and response.status == 401
+    expect(page.get_by_label("Access key")).to_be_visible()
+    assert page.request.get(f"{url}/api/runs").status == 401
+    assert page.request.get(f"{url}/ui/runs").status == 401
+    closed = page.evaluate(
+        """url => new Promise(done => { const ws = new WebSocket(url);
+             ws.onopen = () => done("open"); ws.onclose = () => done("closed"); })""",
+        url.replace("http", "ws") + "/api/runs/anything/events",
+    )
+    assert closed == "closed"
+    page.goto(f"{url}/?key=not-the-key")
+    expect(page.locator("#login-reason")).to_contain_text("not the access key")
+    # typed into the form, the key logs in; the cookie is out of the page's scripts' reach
+    page.get_by_label("Access key").fill(KEY)
+    page.get_by_label("Access key").press("Enter")
+    expect(page.get_by_role("heading", name="Sessions")).to_be_visible()
+    cookie = next(c for c in visit.context.cookies() if c["name"] == "gaiamesh_login")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and KEY not in cookie["value"]
+    assert page.evaluate("document.cookie") == ""
+
+
+def test_ask_watch_the_frames_read_the_metrics_and_follow_up(visit: Visit) -> None:
+    page, service = visit.page, visit.service
+    turns = json.loads((TASKS / "mountain-town" / "conversation.json").read_text())["turns"]
+    log_in(page, service)
+    start_session(page, "mountain-town")
+    ask(page, turns[2]["question"], turns[2]["answer"])
+
+    rows = page.locator(".mesh-frames tbody tr")
+    expect(rows.first).to_be_visible()  # frames show up while the run is still in flight
+    assert page.locator(".mesh").get_attribute("data-state") in (None, "queued", "running")
+    expect(page.locator(".mesh[data-state='finished']")).to_be_attached(timeout=RUN)
+    types: list[str] = rows.evaluate_all("rs => rs.map(r => r.dataset.type)")
+    firsts = [types.index(t) for t in PIPELINE]
+    assert firsts == sorted(firsts), types  # every pipeline stage spoke, in order
+
+    run_id = page.locator("#mesh").get_attribute("data-run")
+    assert run_id
+    metrics = metrics_of(service, run_id)
+    assert metrics["status"] == "ok" and rows.count() == metrics["frames"]
+    expect(page.locator(".final-answer")).to_have_text(metrics["prediction"])
+    expect(page.locator("#session-state")).to_have_text("STOP")
+    expect(page.locator(".turn .answer-text").last).to_have_text(metrics["prediction"])
+    expect(page.locator(".turn .quality").last).to_have_text(f"{metrics['quality_score']:.3f}")
+    # per-agent counters drawn from the frames agree with the relay's
+    for node, agent in metrics["agents"].items():
+        g = page.locator(f".mesh-svg g.agent[data-node='{node}']")
+        assert int(g.get_attribute("data-sent") or -1) == agent["pkts_sent"], node
+        assert int(g.get_attribute("data-received") or -1) == agent["pkts_received"], node
+    visit.shot("page-run")
+
+    # the run's own page: metrics.json as a table, and its archive
+    page.get_by_role("link", name=run_id[:8]).last.click()
+    expect(page.locator("#metrics-table")).to_be_visible(timeout=RUN)
+    for key, value in metrics.items():
+        if key != "agents":
+            shown = page.locator(f"#metrics-table tr[data-key='{key}'] td").inner_text()
+            assert same(shown, value), (key, shown, value)
+    expect(page.locator("#agents-table tbody tr")).to_have_count(len(metrics["agents"]))
+    archive = page.request.get(f"{service.url}/api/runs/{run_id}/artifacts")
+    assert archive.status == 200 and archive.body()[:2] == b"\x1f\x8b"
+
+    # a follow-up question leans on the session's memory ("it" is the series asked about)
+    page.go_back()
+    ask(page, turns[3]["question"], turns[3]["answer"])
+    expect(page.locator(".turn")).to_have_count(2)
+    expect(page.locator(".turn").nth(1).locator(".answer-text")).to_have_text(turns[3]["answer"], timeout=RUN)
+    expect(page.locator("#session-state")).to_have_text("STOP")
+
+
+def test_a_batch_of_two_tasks_runs_one_after_the_other_and_is_compared(visit: Visit) -> None:
+    page, service = visit.page, visit.service
+    log_in(page, service)
+    page.get_by_role("link", name="Run & compare").click()
+    before = set(page.locator("#runs-table tbody tr").evaluate_all("rs => rs.map(r => r.dataset.run)")) if page.locator(
+        "#runs-table").count() else set()  # fmt: skip
+    page.get_by_label("solar-farm").check()
+    page.get_by_label("glass-museum").check()
+    page.locator("#start-form select[name=protocol]").select_option("binary")
+    page.get_by_role("button", name="Start", exact=True).click()
+    page.wait_for_function(
+        """before => { const rows = [...document.querySelectorAll('#runs-table tbody tr')]
+                         .filter(r => !before.includes(r.dataset.run));
+                       return rows.length === 2 && rows.every(r => r.dataset.state === 'finished'); }""",
+        arg=sorted(before),
+        timeout=2 * RUN,
+    )
+    new = [r for r in page.locator("#runs-table tbody tr").evaluate_all("rs => rs.map(r => r.dataset.run)")
+           if r not in before]  # fmt: skip
+    runs = [metrics_of(service, r) for r in new]
+    assert sorted(m["task_id"] for m in runs) == ["glass-museum", "solar-farm"]
+    assert all(m["protocol"] == "binary" and m["status"] == "ok" for m in runs)
+    expect(page.locator("#compare-note")).to_contain_text("pipeline · binary")
+    visit.shot("page-results")
+
+
+def test_keyboard_alone_and_phone_width(browser: Browser, page_service: Service) -> None:
+    phone = Visit(browser, page_service, width=390, height=844)
+    try:
+        page = phone.page
+        page.goto(f"{page_service.url}/")
+        page.keyboard.type(KEY)  # the key field has the focus
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("heading", name="Sessions")).to_be_visible()
+        for path in ["/", "/runs"]:
+            page.goto(page_service.url + path)
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
+        page.goto(page_service.url + "/")
+
+        def tab_to(text: str) -> None:  # Tab through the page until ``text`` has the focus
+            for _ in range(40):
+                page.keyboard.press("Tab")
+                if page.evaluate("document.activeElement.textContent.trim()").startswith(text):
+                    return
+            raise AssertionError(f"Tab never reached {text!r}")
+
+        tab_to("New session")
+        if not page.evaluate("document.getElementById('new-session').open"):  # open when no session exists
+            page.keyboard.press("Enter")  # opens the form
+        page.keyboard.press("Tab")  # the task picker
+        page.keyboard.press("ArrowDown")  # the first bundled task
+        assert page.get_by_label("Bundled task").input_value() != ""
+        tab_to("Start session")
+        page.keyboard.press("Enter")
+        expect(page.locator("#session-state")).to_have_text("INIT")
+        assert phone.outside() == []
+    finally:
+        phone.close()
+
+
+@pytest.fixture(scope="module")
+def wide(
+    model_server: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Service, ProcessGroup]]:
+    """The `wide` line-up (two agents per tool, work shared) and a service of its own."""
+    tmp = tmp_path_factory.mktemp("wide")
+    port = free_port_block(8)
+    tools = ["search", "extract", "triple", "reason"] * 2
+    line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(tools))
+    settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws")
+    group = ProcessGroup(tmp / "logs")
+    for spec in settings.agent_specs():
+        group.start(f"agent-{spec.node_id}", ["agent"],
+                    child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+    svc = Service(tmp / "state", model_server, (line, tmp / "ws"), ROUTING="share")
+    svc.start()
+    try:
+        yield svc, group
+    finally:
+        svc.stop()
+        group.stop_all()
+
+
+def test_a_killed_agent_is_greyed_out_and_the_run_still_finishes(
+    browser: Browser, wide: tuple[Service, ProcessGroup]
+) -> None:
+    service, group = wide
+    v = Visit(browser, service)
+    try:
+        page = v.page
+        log_in(page, service)
+        start_session(page, "solar-farm")
+        expect(page.locator(".mesh-svg g.agent")).to_have_count(0)
+        task = load_task(TASKS / "solar-farm")
+        ask(page, task.question, task.answer)
+        expect(page.locator(".mesh-svg g.agent")).to_have_count(8)
+        expect(page.locator(".mesh-frames tbody tr").first).to_be_visible()
+        group.procs["agent-6"].send_signal(signal.SIGKILL)  # a triple replica, mid-run
+        lost = page.locator(".mesh-svg g.agent[data-node='6']")
+        expect(lost).to_have_attribute("data-state", "lost", timeout=RUN)
+        expect(page.locator(".mesh-notes li.error")).to_contain_text("agent 6 (triple) disconnected")
+        expect(page.locator(".mesh[data-state='finished']")).to_be_attached(timeout=RUN)
+        run_id = page.locator("#mesh").get_attribute("data-run")
+        assert run_id
+        metrics = metrics_of(service, run_id)
+        assert metrics["status"] == "ok" and metrics["agents"]["6"]["status"] == "dead"
+        expect(page.locator(".final-answer")).to_have_text(metrics["prediction"])
+        assert page.locator(".mesh-svg g.agent[data-state='connected']").count() == 7
+        expect(page.locator("#session-state")).to_have_text("STOP")
+        v.shot("page-agent-lost")
+        assert v.outside() == []
+    finally:
+        v.close()
