@@ -4,6 +4,7 @@ the frames travel, read the answer and the metrics, follow up, run a batch, lose
 from __future__ import annotations
 
 import json
+import re
 import signal
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +17,7 @@ from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 
 from ..api.conftest import KEY, Service
-from ..conftest import TASKS, free_port_block
+from ..conftest import ROOT, TASKS, free_port_block
 from .conftest import Visit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
@@ -235,6 +236,71 @@ def test_a_killed_agent_is_greyed_out_and_the_run_still_finishes(
         assert page.locator(".mesh-svg g.agent[data-state='connected']").count() == 7
         expect(page.locator("#session-state")).to_have_text("STOP")
         v.shot("page-agent-lost")
+        assert v.outside() == []
+    finally:
+        v.close()
+
+
+@pytest.fixture(scope="module")
+def orchestrated(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """The orchestrated team (orchestrator, research, utility) and a service of its own."""
+    tmp = tmp_path_factory.mktemp("orchestrated")
+    port = free_port_block(3)
+    line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(["orchestrator", "research", "utility"]))
+    settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws", strategy="orchestrated")
+    group = ProcessGroup(tmp / "logs")
+    for spec in settings.agent_specs():
+        group.start(f"agent-{spec.node_id}", ["agent"],
+                    child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+    svc = Service(tmp / "state", model_server, (line, tmp / "ws"), STRATEGY="orchestrated", SUBTASK_TIMEOUT="60")
+    svc.start()
+    try:
+        yield svc
+    finally:
+        svc.stop()
+        group.stop_all()
+
+
+def test_a_pasted_document_with_the_orchestrated_plan_drawn_live(browser: Browser, orchestrated: Service) -> None:
+    task = load_task(ROOT / "tasks-dev" / "arithmetic" / "lighthouse-keepers")
+    v = Visit(browser, orchestrated)
+    try:
+        page = v.page
+        log_in(page, orchestrated)
+        page.get_by_label("or a document").fill(task.doc)
+        expect(page.locator("[data-size-for='document']")).to_contain_text(f"{len(task.doc.encode())} of")
+        page.locator("#new-session select[name=strategy]").select_option("orchestrated")
+        page.get_by_role("button", name="Start session").click()
+        expect(page.locator("#session-state")).to_have_text("INIT")
+        ask(page, task.question, task.answer)
+        steps = page.locator(".plan-svg g.step")
+        expect(steps.first).to_be_visible(timeout=RUN)  # the plan is drawn while the run is in flight
+        expect(page.locator(".mesh[data-state='finished']")).to_be_attached(timeout=RUN)
+        run_id = page.locator("#mesh").get_attribute("data-run")
+        assert run_id
+        metrics = metrics_of(orchestrated, run_id)
+        assert metrics["status"] == "ok" and metrics["strategy"] == "orchestrated"
+        expect(page.locator(".final-answer")).to_have_text(metrics["prediction"])
+        # the drawing is the plan the orchestrator journaled: its steps, their references, their states
+        journal = [json.loads(x) for x in (orchestrated.state.parent / "ws" / "0" / run_id / "journal.jsonl").read_text().splitlines()]
+        attempts = [e for e in journal if e["event"] == "attempt_started"]
+        plan = attempts[-1]["plan"]
+        ids = [s["stepId"] for stage in plan["stages"] for s in stage["steps"]]
+        last = page.locator(".attempt").last
+        assert last.locator("g.step").evaluate_all("gs => gs.map(g => g.dataset.step)") == ids
+        refs = {(m[0], s["stepId"]) for stage in plan["stages"] for s in stage["steps"]
+                for m in re.findall(r"@\{outputs\.(\w+)\.(result_data|processed_result_data)\}", json.dumps(s))}  # fmt: skip
+        drawn = last.locator("path.ref").evaluate_all("ps => ps.map(p => [p.dataset.from, p.dataset.to])")
+        assert {tuple(d) for d in drawn} == refs and refs  # a multi-stage plan, its references drawn
+        done = {e["step"] for e in journal if e["event"] == "step_completed"}
+        for sid in ids:
+            expect(last.locator(f"g.step[data-step='{sid}']")).to_have_attribute(
+                "data-state", "completed" if sid in done else "failed"
+            )
+        expect(page.locator(".journal-list li")).to_have_count(len(journal))
+        expect(page.locator(".mesh-frames tbody tr[data-type='subtask']").first).to_be_visible()
+        expect(page.locator("#session-state")).to_have_text("STOP")
+        v.shot("page-orchestrated")
         assert v.outside() == []
     finally:
         v.close()

@@ -13,7 +13,7 @@ from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
 from ..metrics import RunMetrics
-from .models import FrameEvent, NoteEvent, RunEvent, RunRequest, RunView, StateEvent, TeamEvent
+from .models import FrameEvent, JournalEvent, NoteEvent, RunEvent, RunRequest, RunView, StateEvent, TeamEvent
 
 EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 
@@ -22,7 +22,7 @@ class SubmitError(RuntimeError):
     """The service refused the run or could not be reached (the message says which)."""
 
 
-def describe(event: FrameEvent | StateEvent | NoteEvent | TeamEvent) -> str:
+def describe(event: FrameEvent | StateEvent | NoteEvent | TeamEvent | JournalEvent) -> str:
     """One progress line for an event."""
     if isinstance(event, FrameEvent):
         where = f"{event.src} -> {','.join(event.dst) or '-'}"
@@ -33,6 +33,8 @@ def describe(event: FrameEvent | StateEvent | NoteEvent | TeamEvent) -> str:
         )
     if isinstance(event, StateEvent):
         return f"run {event.state.value}" + (f": {event.error}" if event.error else "")
+    if isinstance(event, JournalEvent):
+        return f"orchestrator {event.node_id}: {event.entry.get('event', '?')}"
     if isinstance(event, TeamEvent):
         return "agents: " + ", ".join(f"{a.node_id}={a.tool} ({a.state})" for a in event.agents)
     return event.text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -121,6 +121,15 @@ class TeamEvent(BaseModel):
     agents: list[AgentStatus]
 
 
+class JournalEvent(BaseModel):
+    """One line of an orchestrator's ``journal.jsonl`` (plans, steps, revisions), as written."""
+
+    kind: Literal["journal"] = "journal"
+    seq: int
+    node_id: str
+    entry: dict[str, Any]
+
+
 class MetricsEvent(BaseModel):
     kind: Literal["metrics"] = "metrics"
     seq: int
@@ -128,7 +137,7 @@ class MetricsEvent(BaseModel):
 
 
 RunEvent = Annotated[
-    FrameEvent | StateEvent | NoteEvent | TeamEvent | MetricsEvent, Field(discriminator="kind")
+    FrameEvent | StateEvent | NoteEvent | TeamEvent | JournalEvent | MetricsEvent, Field(discriminator="kind")
 ]
 
 

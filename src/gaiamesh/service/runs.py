@@ -24,8 +24,10 @@ from ..protocols import available
 from ..relay import AgentStatus, MeshNetwork, Team
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
+from .journals import follow, read_all
 from .models import (
     FrameEvent,
+    JournalEvent,
     MetricsEvent,
     NoteEvent,
     RunEvent,
@@ -194,9 +196,19 @@ class RunManager:
             else:
                 live.publish(lambda seq: FrameEvent.of(seq, item))
 
+        def journal(node_id: str, entry: dict[str, object]) -> None:
+            live.publish(lambda seq: JournalEvent(seq=seq, node_id=node_id, entry=entry))
+
         live.net = MeshNetwork(live.settings, live.task, live.out, run_id=live.id, quiet=True, observer=observe)
+        done = asyncio.Event()
         try:
-            metrics = await live.net.run()
+            async with asyncio.TaskGroup() as tasks:
+                if journals := self._journals(live.settings, live.id):
+                    tasks.create_task(follow(journals, journal, done), name=f"journal-{live.id}")
+                try:
+                    metrics = await live.net.run()
+                finally:
+                    done.set()  # the follower reads what is left, then ends
             final = live.net.core.final if live.net.core else None
             live.answered = final.payload.question if final else None
         except Exception as exc:  # noqa: BLE001 (a failed run is recorded, never the service's end)
@@ -206,6 +218,13 @@ class RunManager:
             RunState.CANCELLED if metrics.status == "cancelled" else RunState.FINISHED
         )  # fmt: skip
         self._end(live, state, metrics, metrics.error)
+
+    def _journals(self, settings: Settings, run_id: str) -> dict[str, Path]:
+        """The journals the run's orchestrators write (in their workspaces, which the service
+        mounts), by node id."""
+        root = Path(settings.workspace_root)
+        return {s.node_id: root / s.node_id / run_id / "journal.jsonl" for s in settings.team_specs()
+                if s.tool == "orchestrator"}  # fmt: skip
 
     def _end(self, live: LiveRun, state: RunState, metrics: RunMetrics | None, error: str | None) -> None:
         self.store.set_run(
@@ -284,6 +303,11 @@ class RunManager:
         if log.is_file():
             events += [FrameEvent.of(len(events) + i, r) for i, r in enumerate(read_log(log))]
         if view.metrics is not None:
+            root = Path(self.settings.workspace_root)
+            for node, agent in view.metrics.agents.items():
+                if agent.tool == "orchestrator":
+                    for entry in read_all(root / node / run_id / "journal.jsonl"):
+                        events.append(JournalEvent(seq=len(events), node_id=node, entry=entry))
             events.append(MetricsEvent(seq=len(events), metrics=view.metrics))
         events.append(StateEvent(seq=len(events), state=view.state, error=view.error))
         return Subscriber(events, closed=True)

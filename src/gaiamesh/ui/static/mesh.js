@@ -261,6 +261,13 @@
         this.root.dataset.state = e.state;
         if (["finished", "cancelled", "interrupted"].includes(e.state)) this.ended = true;
       } else if (e.kind === "metrics") this.metrics(e.metrics);
+      else if (e.kind === "journal") this.journal(e.node_id, e.entry);
+    }
+
+    // --- the orchestrated strategy: its plan, steps changing state, revisions, the journal ---
+    journal(node, entry) {
+      if (!this.planView) this.planView = new PlanView(this.root);
+      this.planView.entry(node, entry);
     }
 
     metrics(m) {
@@ -275,6 +282,98 @@
       this.answer.append(` · ${m.pkt_cnt} packets · ${m.bytes_tx + m.bytes_rx} bytes · ${m.token_sum} tokens · ${(m.elapsed_ms / 1000).toFixed(1)} s`);
       const holder = document.getElementById("metrics");
       if (holder && holder.dataset.run === this.runId) metricsTable(holder, m, this.runId);
+    }
+  }
+
+  const REF = /@\{outputs\.([A-Za-z][A-Za-z0-9_]*)\.(result_data|processed_result_data)\}/g;
+  const BOX_W = 150, BOX_H = 46, COL = 190, ROW = 64;
+
+  class PlanView {
+    constructor(root) {
+      const cols = html("div", "", "plan-cols");
+      const plan = html("div", "", "plan");
+      plan.append(html("h3", "Plan"));
+      this.attempts = html("div", "", "attempts");
+      plan.append(this.attempts);
+      const journal = html("div", "", "journal");
+      journal.append(html("h3", "Journal"));
+      this.list = html("ol", "", "notes journal-list");
+      journal.append(this.list);
+      cols.append(plan, journal);
+      root.insertBefore(cols, root.querySelector(".mesh-answer"));
+      this.steps = new Map();
+    }
+
+    entry(node, e) {
+      const fields = Object.entries(e).filter(([k]) => !["t", "event", "plan"].includes(k))
+        .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ");
+      const li = html("li", `${e.event}${fields ? ": " + fields.slice(0, 240) : ""}`,
+        /failed|rejected|unreadable|max_revisions/.test(e.event) ? "error" : /replan/.test(e.event) ? "warn" : "");
+      li.dataset.event = e.event;
+      this.list.append(li);
+      this.list.scrollTop = this.list.scrollHeight;
+      if (e.event === "attempt_started" && e.plan) this.draw(e.attempt, e.source, e.plan);
+      else if (e.event === "step_started") this.state(e.step, "running");
+      else if (e.event === "step_completed") this.state(e.step, "completed", e.result);
+      else if (e.event === "step_failed") this.state(e.step, "failed", e.error);
+    }
+
+    draw(attempt, source, plan) {
+      for (const old of this.attempts.querySelectorAll(".attempt")) old.classList.add("superseded");
+      const block = html("div", "", "attempt");
+      block.dataset.attempt = attempt;
+      block.append(html("p", `Attempt ${attempt}${attempt > 1 ? " (revision " + (attempt - 1) + ")" : ""} · plan from ${source}`, "small"));
+      const stages = plan.stages || [];
+      const rows = Math.max(1, ...stages.map((st) => st.steps.length));
+      const w = 20 + stages.length * COL, h = 20 + rows * ROW;
+      const svg = el("svg", { viewBox: `0 0 ${w} ${h}`, class: "plan-svg", role: "img", "aria-label": `plan of attempt ${attempt}` });
+      svg.style.maxWidth = `${w}px`;
+      const defs = el("defs", {}, svg);
+      const marker = el("marker", { id: `arrow-${attempt}`, viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto" }, defs);
+      el("path", { d: "M0,0 L10,5 L0,10 z", fill: "#6b7785" }, marker);
+      const lines = el("g", {}, svg);
+      const boxes = el("g", {}, svg);
+      const where = new Map();
+      this.steps = new Map();
+      stages.forEach((stage, i) => {
+        el("text", { x: 10 + i * COL, y: 12, class: "stage-label" }, boxes).textContent = `stage ${i + 1}`;
+        stage.steps.forEach((step, j) => {
+          const x = 10 + i * COL, y = 20 + j * ROW;
+          where.set(step.stepId, { x, y });
+          const g = el("g", { class: "step state-pending", "data-step": step.stepId, "data-state": "pending", tabindex: "0" }, boxes);
+          el("rect", { x, y, width: BOX_W, height: BOX_H, rx: 6, class: step.isFinalAnswer ? "final" : "" }, g);
+          el("text", { x: x + 8, y: y + 18, class: "step-id" }, g).textContent = step.stepId + (step.isFinalAnswer ? " ★" : "");
+          el("text", { x: x + 8, y: y + 35, class: "step-tool" }, g).textContent = `${step.assigned_agent_role} · ${step.tool_name}`;
+          const title = el("title", {}, g);
+          title.textContent = `${step.stepId}: ${step.tool_name} ${JSON.stringify(step.sub_task_input)}`;
+          this.steps.set(step.stepId, { g, title, base: title.textContent });
+        });
+      });
+      for (const stage of stages) {
+        for (const step of stage.steps) {
+          const to = where.get(step.stepId);
+          const seen = new Set();
+          for (const m of JSON.stringify(step.sub_task_input).matchAll(REF)) {
+            const from = where.get(m[1]);
+            if (!from || seen.has(m[1])) continue;
+            seen.add(m[1]);
+            el("path", {
+              d: `M${from.x + BOX_W},${from.y + BOX_H / 2} C${from.x + BOX_W + 25},${from.y + BOX_H / 2} ${to.x - 25},${to.y + BOX_H / 2} ${to.x},${to.y + BOX_H / 2}`,
+              class: "ref", "data-from": m[1], "data-to": step.stepId, "marker-end": `url(#arrow-${attempt})`,
+            }, lines);
+          }
+        }
+      }
+      block.append(svg);
+      this.attempts.append(block);
+    }
+
+    state(stepId, state, detail) {
+      const s = this.steps.get(stepId);
+      if (!s) return;
+      s.g.setAttribute("class", `step state-${state}`);
+      s.g.dataset.state = state;
+      if (detail !== undefined && detail !== null) s.title.textContent = `${s.base}\n→ ${typeof detail === "string" ? detail : JSON.stringify(detail)}`;
     }
   }
 
