@@ -9,6 +9,6 @@ cat <<EOT
 
 results:   $results/metrics.json, $results/run_artifacts.tar.gz (every run: $results/runs/<run id>/)
 API:       http://127.0.0.1:$port/openapi.json  (bearer token: GAIAMESH_ACCESS_KEY from .env)
-login URL: http://127.0.0.1:$port/?key=$key
+login URL: http://127.0.0.1:$port/?key=$key  (open it: the live page, logged in)
 The stack keeps running: \`gaiamesh submit\` (or POST /api/runs) starts more runs; \`make down\` stops it.
 EOT

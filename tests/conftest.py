@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Playwright, sync_playwright
 
 from gaiamesh.runner import ProcessGroup, child_env, free_port, free_port_block, wait_until_answers  # noqa: F401
 from gaiamesh.settings import default_agents, load_settings
@@ -65,3 +67,29 @@ def agents(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         yield settings.agents, tmp / "ws"
     finally:
         group.stop_all()
+
+
+def chromium_path() -> str:
+    """Debian's Chromium binary (``make setup`` installs the package where it is missing)."""
+    for candidate in (os.environ.get("CHROMIUM"), "/usr/lib/chromium/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    raise RuntimeError("Chromium is not installed: run `make setup` (it runs apt-get install chromium)")
+
+
+# Module scope: Playwright's sync API runs its own event loop while it is open, and the asyncio
+# tests that run later in the same process need the thread to themselves.
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    args = ["--no-sandbox"] if os.geteuid() == 0 else []  # Chromium's sandbox refuses to run as root
+    b = playwright.chromium.launch(executable_path=chromium_path(), args=args, headless=True)
+    try:
+        yield b
+    finally:
+        b.close()

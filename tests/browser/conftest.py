@@ -3,44 +3,16 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext
 
 from ..api.conftest import Service
 from ..conftest import ROOT
 
 SHOTS = ROOT / "build" / "screenshots"  # the README's screenshots are copied from here
-
-
-def chromium_path() -> str:
-    """Debian's Chromium binary (``make setup`` installs the package where it is missing)."""
-    for candidate in (os.environ.get("CHROMIUM"), "/usr/lib/chromium/chromium", shutil.which("chromium")):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    raise RuntimeError("Chromium is not installed: run `make setup` (it runs apt-get install chromium)")
-
-
-# Module scope: Playwright's sync API runs its own event loop while it is open, and the asyncio
-# tests that run later in the same process need the thread to themselves.
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright) -> Iterator[Browser]:
-    args = ["--no-sandbox"] if os.geteuid() == 0 else []  # Chromium's sandbox refuses to run as root
-    b = playwright.chromium.launch(executable_path=chromium_path(), args=args, headless=True)
-    try:
-        yield b
-    finally:
-        b.close()
 
 
 class Visit:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import re
 import signal
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from websockets.sync.server import ServerConnection, serve
 
 from gaiamesh.runner import ProcessGroup, child_env
 from gaiamesh.settings import load_settings
@@ -87,6 +89,8 @@ def test_ask_watch_the_frames_read_the_metrics_and_follow_up(visit: Visit) -> No
     rows = page.locator(".mesh-frames tbody tr")
     expect(rows.first).to_be_visible()  # frames show up while the run is still in flight
     assert page.locator(".mesh").get_attribute("data-state") in (None, "queued", "running")
+    expect(rows.nth(1)).to_be_visible()
+    visit.shot("page-during-run")  # the README's picture of a run in flight
     expect(page.locator(".mesh[data-state='finished']")).to_be_attached(timeout=RUN)
     types: list[str] = rows.evaluate_all("rs => rs.map(r => r.dataset.type)")
     firsts = [types.index(t) for t in PIPELINE]
@@ -304,3 +308,62 @@ def test_a_pasted_document_with_the_orchestrated_plan_drawn_live(browser: Browse
         assert v.outside() == []
     finally:
         v.close()
+
+
+def naughty_search(ws: ServerConnection) -> None:
+    """A search agent that answers doc_init with six bad frames, then a good one (the whole
+    document as its passage), so the run goes on with the real agents after it."""
+    for message in ws:
+        doc = json.loads(message)
+        if doc.get("type") != "doc_init":
+            continue
+        good = {"type": "search_docs", "run_id": doc["run_id"], "src": "0", "seq": 1, "question": doc["question"],
+                "payload": {"passages": [{"chunk": 0, "score": 1.0, "text": "".join(doc["payload"]["chunks"])}],
+                            "n_chunks": 1}}  # fmt: skip
+        for bad in (b"{this is not json", json.dumps({**good, "type": "gossip"}).encode(),
+                    json.dumps({**good, "src": "3"}).encode(), json.dumps({**good, "run_id": "old-run"}).encode()):  # fmt: skip
+            ws.send(bad)
+        ws.send(json.dumps(good).encode())
+
+
+def test_rejected_frames_are_marked_with_their_reason(
+    browser: Browser, model_server: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tmp = tmp_path_factory.mktemp("naughty")
+    port = free_port_block(4)
+    line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(["search", "extract", "triple", "reason"]))
+    settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws")
+    group = ProcessGroup(tmp / "logs")
+    for spec in settings.agent_specs()[1:]:  # the real extract, triple and reason
+        group.start(f"agent-{spec.node_id}", ["agent"],
+                    child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+    fake = serve(naughty_search, "127.0.0.1", port, max_size=None)
+    threading.Thread(target=fake.serve_forever, daemon=True).start()
+    svc = Service(tmp / "state", model_server, (line, tmp / "ws"))
+    v = Visit(browser, svc)
+    try:
+        svc.start()
+        page = v.page
+        log_in(page, svc)
+        start_session(page, "solar-farm")
+        task = load_task(TASKS / "solar-farm")
+        ask(page, task.question, task.answer)
+        expect(page.locator(".mesh[data-state='finished']")).to_be_attached(timeout=RUN)
+        rejected = page.locator(".mesh-frames tbody tr[data-status='rejected']")
+        expect(rejected).to_have_count(4)
+        expect(rejected.nth(0)).to_contain_text("malformed JSON")
+        expect(rejected.nth(1)).to_contain_text("unknown packet type 'gossip'")
+        expect(rejected.nth(2)).to_contain_text("claims src '3' but arrived from agent '0'")
+        expect(rejected.nth(3)).to_contain_text("belongs to run 'old-run'")
+        expect(page.locator(".mesh-notes li.error")).to_have_count(4)  # one note per rejection, in red
+        run_id = page.locator("#mesh").get_attribute("data-run")
+        assert run_id
+        metrics = metrics_of(svc, run_id)
+        assert metrics["status"] == "ok" and metrics["rejected_cnt"] == 4
+        expect(page.locator(".final-answer")).to_have_text(metrics["prediction"])
+        assert v.outside() == []
+    finally:
+        v.close()
+        svc.stop()
+        fake.shutdown()
+        group.stop_all()

@@ -10,6 +10,7 @@ import time
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, expect
 from websockets.sync.client import connect
 
 from ..conftest import ROOT
@@ -73,6 +74,29 @@ def test_the_bundled_task_through_the_api_as_make_up_runs_it(stack: Stack) -> No
     assert [e["type"] for e in events if e["kind"] == "frame"] == [
         "doc_init", "search_docs", "events", "triples", "data_event"
     ]
+
+
+def test_the_page_in_chromium_shows_a_finished_run_of_the_stack(stack: Stack, browser: Browser) -> None:
+    # the page as make up serves it: login URL, the run's frames and metrics, nothing from outside
+    runs = [r for r in api(stack).get("/api/runs").json() if r["state"] == "finished" and r["metrics"]]
+    assert runs, "no finished run on the stack"
+    run = runs[-1]
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    asked: list[str] = []
+    context.on("request", lambda r: asked.append(r.url))
+    try:
+        page = context.new_page()
+        assert httpx.get(f"{stack.api}/", timeout=10).status_code == 401  # no key: the login form only
+        page.goto(f"{stack.api}/?key={KEY}")
+        expect(page.get_by_role("heading", name="Sessions")).to_be_visible()
+        page.goto(f"{stack.api}/runs/{run['id']}")
+        rows = page.locator(".mesh-frames tbody tr")
+        expect(rows).to_have_count(run["metrics"]["frames"], timeout=30_000)
+        expect(page.locator("#metrics-table tr[data-key='prediction'] td")).to_have_text(run["metrics"]["prediction"])
+        expect(page.locator(".mesh-svg g.agent")).to_have_count(len(run["metrics"]["agents"]))
+    finally:
+        context.close()
+    assert [u for u in asked if not u.startswith(stack.api)] == []
 
 
 def test_another_task_in_the_signed_protocol_without_restarting_agents(stack: Stack) -> None:
