@@ -154,6 +154,30 @@ def test_a_batch_of_two_tasks_runs_one_after_the_other_and_is_compared(visit: Vi
     assert all(m["protocol"] == "binary" and m["status"] == "ok" for m in runs)
     expect(page.locator("#compare-note")).to_contain_text("pipeline · binary")
     visit.shot("page-results")
+    # a run cancelled from the table ends `cancelled`
+    page.get_by_label("glass-museum").uncheck()
+    page.get_by_role("button", name="Start", exact=True).click()
+    row = page.locator("#runs-table tbody tr").first
+    expect(row).to_have_attribute("data-state", re.compile("queued|running"))
+    row.get_by_role("button", name="Cancel").click()
+    expect(page.locator("#runs-table tbody tr").first).to_have_attribute("data-state", "cancelled", timeout=RUN)
+
+
+def test_api_errors_are_put_into_words(visit: Visit) -> None:
+    page = visit.page
+    log_in(page, visit.service)
+    page.get_by_text("New session").click() if not page.locator("#new-session[open]").count() else None
+    too_long = "word " * 60_000  # 300,000 bytes, past MAX_DOC_BYTES (262,144)
+    page.get_by_label("or a document").fill(too_long)
+    expect(page.locator("[data-size-for='document']")).to_contain_text("at most 262144 are accepted")
+    page.get_by_role("button", name="Start session").click()
+    flash = page.locator("#flash")
+    expect(flash).to_contain_text("What went wrong: document is 300000 bytes; MAX_DOC_BYTES is 262144")
+    expect(flash).to_contain_text("The document is too long")
+    page.get_by_role("button", name="Dismiss").click()
+    expect(flash).to_be_hidden()
+    page.goto(f"{visit.service.url}/runs/no-such-run")
+    expect(page.locator(".error")).to_contain_text("no run no-such-run")  # words, not a stack trace
 
 
 def test_keyboard_alone_and_phone_width(browser: Browser, page_service: Service) -> None:
@@ -207,7 +231,7 @@ def wide(
     svc = Service(tmp / "state", model_server, (line, tmp / "ws"), ROUTING="share")
     svc.start()
     try:
-        yield svc, group
+        yield svc
     finally:
         svc.stop()
         group.stop_all()
@@ -251,7 +275,8 @@ def orchestrated(model_server: str, tmp_path_factory: pytest.TempPathFactory) ->
     tmp = tmp_path_factory.mktemp("orchestrated")
     port = free_port_block(3)
     line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(["orchestrator", "research", "utility"]))
-    settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws", strategy="orchestrated")
+    settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws", strategy="orchestrated",
+                             web_url="http://127.0.0.1:9")  # no web here: a web question fails and is revised
     group = ProcessGroup(tmp / "logs")
     for spec in settings.agent_specs():
         group.start(f"agent-{spec.node_id}", ["agent"],
@@ -305,6 +330,19 @@ def test_a_pasted_document_with_the_orchestrated_plan_drawn_live(browser: Browse
         expect(page.locator(".mesh-frames tbody tr[data-type='subtask']").first).to_be_visible()
         expect(page.locator("#session-state")).to_have_text("STOP")
         v.shot("page-orchestrated")
+
+        # a web question with no web to reach: the search step fails, the plan is revised, and each
+        # attempt is drawn as it happens (the last one answers from the document)
+        ask(page, "Search the web for the year the lighthouse was automated", "1987")
+        expect(page.locator("#mesh")).not_to_have_attribute("data-run", run_id)  # the view follows the new run
+        expect(page.locator(".mesh[data-state='finished']")).to_be_attached(timeout=RUN)
+        attempts = page.locator(".attempt")
+        assert attempts.count() >= 2
+        first = attempts.first
+        expect(first).to_have_class(re.compile("superseded"))
+        expect(first.locator("g.step[data-state='failed']")).to_have_count(1)
+        expect(page.locator(".journal-list li[data-event='replan_started']").first).to_be_visible()
+        v.shot("page-orchestrated-revised")
         assert v.outside() == []
     finally:
         v.close()

@@ -41,6 +41,7 @@
 
     build() {
       this.root.replaceChildren();
+      delete this.root.dataset.state;  // the run followed before may have ended; this one has not
       const head = html("p", "", "mesh-status");
       head.innerHTML = 'Run <a></a> · <strong class="run-state">connecting…</strong> · <span class="frame-count">0</span> frames';
       head.querySelector("a").textContent = this.runId.slice(0, 8);
