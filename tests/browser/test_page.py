@@ -84,6 +84,14 @@ def test_ask_watch_the_frames_read_the_metrics_and_follow_up(visit: Visit) -> No
     turns = json.loads((TASKS / "mountain-town" / "conversation.json").read_text())["turns"]
     log_in(page, service)
     start_session(page, "mountain-town")
+    # every frame row the view adds is noted with the run's state at that moment: live, not replayed
+    page.evaluate(
+        """() => { window.inserted = [];
+             new MutationObserver(ms => ms.forEach(m => m.addedNodes.forEach(n => {
+               if (n.tagName === "TR" && n.dataset.type !== undefined)
+                 window.inserted.push([n.dataset.type, document.querySelector(".mesh").dataset.state || ""]);
+             }))).observe(document.getElementById("mesh"), {childList: true, subtree: true}); }"""
+    )
     ask(page, turns[2]["question"], turns[2]["answer"])
 
     rows = page.locator(".mesh-frames tbody tr")
@@ -95,6 +103,9 @@ def test_ask_watch_the_frames_read_the_metrics_and_follow_up(visit: Visit) -> No
     types: list[str] = rows.evaluate_all("rs => rs.map(r => r.dataset.type)")
     firsts = [types.index(t) for t in PIPELINE]
     assert firsts == sorted(firsts), types  # every pipeline stage spoke, in order
+    inserted = page.evaluate("window.inserted")
+    assert [t for t, _ in inserted] == types  # each row drawn once, as its frame came
+    assert all(state != "finished" for _, state in inserted), inserted  # all before the run had ended
 
     run_id = page.locator("#mesh").get_attribute("data-run")
     assert run_id
@@ -231,7 +242,7 @@ def wide(
     svc = Service(tmp / "state", model_server, (line, tmp / "ws"), ROUTING="share")
     svc.start()
     try:
-        yield svc
+        yield svc, group
     finally:
         svc.stop()
         group.stop_all()
