@@ -122,6 +122,18 @@ def test_a_full_queue_says_429_and_queued_runs_can_be_cancelled(service: Service
     assert service.http.delete(f"/api/runs/{queued[0]}").status_code == 409  # already ended
     for run_id in ids:
         assert finished(service, run_id)["state"] in ("finished", "cancelled")
+    # a running run cancelled ends at once as `cancelled` (not when RUN_TIMEOUT runs out)
+    run_id = service.http.post("/api/runs", json={"task": "solar-farm"}).json()["id"]
+    with connect(service.url.replace("http", "ws") + f"/api/runs/{run_id}/events?token={KEY}") as ws:
+        for message in ws:  # the first frame: the relay is running the run
+            if json.loads(message)["kind"] == "frame":
+                break
+        r = service.http.delete(f"/api/runs/{run_id}")
+        assert r.status_code == 200, r.text
+        last = [json.loads(m) for m in ws][-1]  # the stream ends with the run
+    assert last["kind"] == "state" and last["state"] == "cancelled" and "cancelled through the API" in last["error"]
+    metrics = service.http.get(f"/api/runs/{run_id}").json()["metrics"]
+    assert metrics["status"] == "cancelled" and metrics["elapsed_ms"] < 60_000
 
 
 def test_sessions_tokens_and_the_state_machine(service: Service) -> None:

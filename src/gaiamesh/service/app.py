@@ -80,30 +80,34 @@ def create_app(settings: Settings) -> FastAPI:
 
     Who = Annotated[Principal, Depends(principal)]
 
+    # The routes are `async def`: they run on the event loop that owns the run queue, the relays
+    # and the event streams. A plain `def` route runs in a worker thread, where asyncio's objects
+    # are not safe (cancelling a running run from one raised "no running event loop").
+
     @app.get("/api/health")
     def health() -> dict[str, object]:
         s = service()
         return {"status": "ok", "version": __version__, "queued": s.runs.queued}
 
     @app.post("/api/runs", status_code=202)
-    def submit(body: RunRequest, who: Who) -> RunView:
+    async def submit(body: RunRequest, who: Who) -> RunView:
         return service().submit(who, body)
 
     @app.get("/api/runs")
-    def list_runs(who: Who) -> list[RunView]:
+    async def list_runs(who: Who) -> list[RunView]:
         return service().list_runs(who)
 
     @app.get("/api/runs/{run_id}")
-    def get_run(run_id: str, who: Who) -> RunView:
+    async def get_run(run_id: str, who: Who) -> RunView:
         return service().run_view(who, run_id)
 
     @app.delete("/api/runs/{run_id}")
-    def cancel_run(run_id: str, who: Who) -> RunView:
+    async def cancel_run(run_id: str, who: Who) -> RunView:
         service().run_view(who, run_id)
         return service().runs.cancel(run_id)
 
     @app.get("/api/runs/{run_id}/artifacts", response_class=FileResponse)
-    def artifacts(run_id: str, who: Who) -> FileResponse:
+    async def artifacts(run_id: str, who: Who) -> FileResponse:
         service().run_view(who, run_id)
         path = service().runs.artifacts(run_id)
         return FileResponse(path, media_type="application/gzip", filename=f"run_artifacts-{run_id}.tar.gz")
@@ -133,31 +137,31 @@ def create_app(settings: Settings) -> FastAPI:
             pass
 
     @app.post("/api/sessions", status_code=201)
-    def create_session(body: SessionRequest, who: Who) -> SessionCreated:
+    async def create_session(body: SessionRequest, who: Who) -> SessionCreated:
         return service().create_session(who, body)
 
     @app.get("/api/sessions")
-    def list_sessions(who: Who) -> list[SessionView]:
+    async def list_sessions(who: Who) -> list[SessionView]:
         return service().sessions(who)
 
     @app.get("/api/sessions/{session_id}")
-    def get_session(session_id: str, who: Who) -> SessionView:
+    async def get_session(session_id: str, who: Who) -> SessionView:
         return service().session(who, session_id)
 
     @app.post("/api/sessions/{session_id}/state")
-    def change_state(session_id: str, body: StateChange, who: Who) -> SessionView:
+    async def change_state(session_id: str, body: StateChange, who: Who) -> SessionView:
         return service().change_state(who, session_id, body.state)
 
     @app.post("/api/sessions/{session_id}/autochat")
-    def autochat(session_id: str, body: AutoChatSwitch, who: Who) -> SessionView:
+    async def autochat(session_id: str, body: AutoChatSwitch, who: Who) -> SessionView:
         return service().switch_autochat(who, session_id, body.enabled)
 
     @app.post("/api/sessions/{session_id}/messages", status_code=202)
-    def ask(session_id: str, body: Ask, who: Who) -> RunView:
+    async def ask(session_id: str, body: Ask, who: Who) -> RunView:
         return service().ask(who, session_id, body)
 
     @app.get("/api/sessions/{session_id}/messages")
-    def history(session_id: str, who: Who) -> History:
+    async def history(session_id: str, who: Who) -> History:
         return service().history(who, session_id)
 
     app.include_router(page_routes(service, settings))

@@ -130,7 +130,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
 
     # --- pages -----------------------------------------------------------------------------
     @router.get("/", response_class=HTMLResponse)
-    def ask_page(request: Request, session: str | None = None, key: str | None = None) -> Response:
+    async def ask_page(request: Request, session: str | None = None, key: str | None = None) -> Response:
         if key is not None:  # the login URL: trade the key for a cookie, and drop it from the address
             if not service().authority.is_key(key):
                 return login_page(
@@ -159,7 +159,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         return templates.TemplateResponse(request, "ask.html", context)
 
     @router.get("/runs", response_class=HTMLResponse)
-    def runs_page(request: Request) -> Response:
+    async def runs_page(request: Request) -> Response:
         try:
             who = login(request)
         except NotLoggedIn as exc:
@@ -169,7 +169,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         )
 
     @router.get("/runs/{run_id}", response_class=HTMLResponse)
-    def run_page(request: Request, run_id: str) -> Response:
+    async def run_page(request: Request, run_id: str) -> Response:
         try:
             who = login(request)
         except NotLoggedIn as exc:
@@ -186,7 +186,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         return templates.TemplateResponse(request, "run.html", base(request, who, page="runs", run=run))
 
     @router.post("/logout")
-    def logout() -> Response:
+    async def logout() -> Response:
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
@@ -211,19 +211,19 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         }
 
     @router.post("/ui/sessions", status_code=201)
-    def new_session(body: SessionRequest, who: Who) -> Response:
+    async def new_session(body: SessionRequest, who: Who) -> Response:
         created = service().create_session(who, body)
         return Response(status_code=201, headers={"HX-Redirect": f"/?session={created.id}"})
 
     @router.get("/ui/sessions/{session_id}/conversation", response_class=HTMLResponse)
-    def get_conversation(request: Request, session_id: str, who: Who, version: str = "") -> Response:
+    async def get_conversation(request: Request, session_id: str, who: Who, version: str = "") -> Response:
         context = conversation(who, session_id)
         if version and version == context["version"]:
             return Response(status_code=204)  # nothing new: htmx keeps what is shown
         return conversation_fragment(request, who, context)
 
     @router.post("/ui/sessions/{session_id}/messages", response_class=HTMLResponse)
-    def ask(request: Request, session_id: str, body: Ask, who: Who) -> Response:
+    async def ask(request: Request, session_id: str, body: Ask, who: Who) -> Response:
         service().ask(who, session_id, body)
         return conversation_fragment(request, who, conversation(who, session_id))
 
@@ -234,7 +234,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         return templates.TemplateResponse(request, "_conversation.html", {**context, **extra})
 
     @router.post("/ui/sessions/{session_id}/end")
-    def end(session_id: str, who: Who) -> Response:
+    async def end(session_id: str, who: Who) -> Response:
         svc = service()
         view = svc.session(who, session_id)
         if view.autochat is not None and view.autochat.enabled:
@@ -252,11 +252,11 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         return list(reversed(service().list_runs(who)))[:200]
 
     @router.get("/ui/runs", response_class=HTMLResponse)
-    def runs_table(request: Request, who: Who) -> Response:
+    async def runs_table(request: Request, who: Who) -> Response:
         return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
 
     @router.post("/ui/runs", response_class=HTMLResponse)
-    def start(request: Request, body: Batch, who: Who) -> Response:
+    async def start(request: Request, body: Batch, who: Who) -> Response:
         svc = service()
         options = body.model_dump(exclude={"tasks"}, exclude_none=True)
         if len(body.tasks) == 1:
@@ -267,13 +267,13 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
 
     @router.post("/ui/runs/{run_id}/cancel", response_class=HTMLResponse)
-    def cancel(request: Request, run_id: str, who: Who) -> Response:
+    async def cancel(request: Request, run_id: str, who: Who) -> Response:
         service().run_view(who, run_id)
         service().runs.cancel(run_id)
         return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
 
     @router.get("/ui/compare")
-    def compare(who: Who) -> JSONResponse:
+    async def compare(who: Who) -> JSONResponse:
         return JSONResponse(comparison(service().list_runs(who)))
 
     return router
