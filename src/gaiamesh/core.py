@@ -112,6 +112,7 @@ class RelayCore:
         self.final: DataEventPacket | None = None
         self._in_flight: dict[str, _Work] = {}  # pipeline work, one per agent
         self._tools_done: set[str] = set()
+        self._init: _Work | None = None  # doc_init, for an agent that comes back mid-run
         self._owners: dict[str, str] = {}  # sub_task_id -> the orchestrator that sent it
         self._assigned: dict[str, _Assigned] = {}  # sub_task_id -> worker working on it
         self._seq = 0  # sequence numbers of the relay's own packets (doc_init is 0)
@@ -138,7 +139,29 @@ class RelayCore:
         blob = self.adapter.encode(packet.to_dict())
         header = self.adapter.header_bytes(blob, packet)
         dst = self.router.destinations(packet.type.value, NETWORK_SRC)
+        self._init = _Work(blob, packet, header)
         self._deliver(out, NETWORK_SRC, blob, packet, header, dst, now, received=False)
+        return out
+
+    def rejoin(
+        self, node_id: str, now: float, consumes: frozenset[str] | None = None, reads: frozenset[str] = frozenset()
+    ) -> Outcome:
+        """Agent ``node_id`` is back (restarted, reconnected): register it again and route to it.
+        It gets the run's ``doc_init`` again (marked ``redelivered``) so it knows the run, unless
+        its tool works on ``doc_init`` and has already answered (it would answer twice)."""
+        out = Outcome()
+        stats = self.agents[node_id]
+        self.register(node_id, consumes, reads)
+        self.router.restore(node_id)
+        stats.note = f"rejoined at {self._ms(now):.0f} ms"
+        if self.end is not None or self._init is None:
+            return out
+        tool = stats.tool
+        out.notes.append(f"[{self._s(now):7.2f}s] agent {node_id} ({tool}) rejoined the run")
+        init = self._init
+        if not (self.router.consumes(node_id, init.packet.type.value) and tool in self._tools_done):
+            self._deliver(out, NETWORK_SRC, init.blob, init.packet, init.header, [node_id], now, received=False,
+                          status="redelivered")  # fmt: skip
         return out
 
     def receive(self, src: str, blob: bytes, now: float) -> Outcome:

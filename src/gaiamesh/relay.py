@@ -35,6 +35,7 @@ from .settings import AgentSpec, Settings
 from .tasks import Task
 
 Reporter = Callable[[str], None]
+REJOIN_ATTEMPT_S = 2.0  # one round of connection attempts to a lost agent (repeated until the run ends)
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ class MeshNetwork:
         self._closing = False
         self._wall0 = time.monotonic()
         self._lost: dict[str, str] = {}  # node id -> why it left (the live view greys it out)
+        self._readers: dict[str, asyncio.Task[None]] = {}
 
     # --- connecting ------------------------------------------------------------------------
     async def _present(self, spec: AgentSpec) -> bool:
@@ -197,6 +199,9 @@ class MeshNetwork:
 
     async def _close_all(self) -> None:
         self._closing = True
+        for node_id in self._lost:  # their readers are waiting for the agent to come back
+            if (reader := self._readers.get(node_id)) is not None:
+                reader.cancel()
         await asyncio.gather(*(ws.close() for ws in self.conns.values()), return_exceptions=True)
 
     # --- moving bytes ----------------------------------------------------------------------
@@ -241,18 +246,40 @@ class MeshNetwork:
                 self._done.set()
 
     async def _reader(self, core: RelayCore, node_id: str, ws: ClientConnection) -> None:
-        reason = "connection closed"
-        try:
-            async for message in ws:
-                blob = message.encode() if isinstance(message, str) else message
-                self._apply(core.receive(node_id, blob, time.monotonic()))
-        except ConnectionClosed as exc:
-            reason = f"connection closed ({exc.rcvd.code if exc.rcvd else 'no close frame'})"
-        if not self._closing:
+        """Carry one agent's frames for the whole run. When its connection drops, the agent is
+        reported lost and the relay keeps trying to reach it: a restarted agent rejoins the run
+        and gets traffic again (``_close_all`` cancels the trying when the run ends)."""
+        spec = next(s for s in self.specs if s.node_id == node_id)
+        while True:
+            reason = "connection closed"
+            try:
+                async for message in ws:
+                    blob = message.encode() if isinstance(message, str) else message
+                    self._apply(core.receive(node_id, blob, time.monotonic()))
+            except ConnectionClosed as exc:
+                reason = f"connection closed ({exc.rcvd.code if exc.rcvd else 'no close frame'})"
+            if self._closing:
+                return
             self.conns.pop(node_id, None)
             self._lost[node_id] = reason
             self._apply(core.lost(node_id, reason, time.monotonic()))
             self._show_team()
+            if core.end is not None:
+                return
+            ws, said = await self._reach_again(spec)
+            self.conns[node_id] = ws
+            del self._lost[node_id]
+            consumes, reads = (said.consumes, said.reads) if said else (None, frozenset[str]())
+            self._apply(core.rejoin(node_id, time.monotonic(), consumes, reads))
+            self._show_team()
+
+    async def _reach_again(self, spec: AgentSpec) -> tuple[ClientConnection, Announcement | None]:
+        """Connect to a lost agent as soon as it answers again (until cancelled)."""
+        while True:
+            try:
+                return await self._connect_one(spec, time.monotonic() + REJOIN_ATTEMPT_S)
+            except ConnectError:
+                continue  # _connect_one waited between its attempts; the agent is not back yet
 
     def team(self) -> Team:
         """Every agent of the run and whether the relay holds its connection."""
@@ -297,7 +324,9 @@ class MeshNetwork:
             else:
                 async with asyncio.TaskGroup() as tasks:
                     for node_id, ws in list(self.conns.items()):
-                        tasks.create_task(self._reader(core, node_id, ws), name=f"reader-{node_id}")
+                        self._readers[node_id] = tasks.create_task(
+                            self._reader(core, node_id, ws), name=f"reader-{node_id}"
+                        )
                     self._apply(
                         core.start(
                             self.task.doc, self.task.question, self.settings.chunk_size, time.monotonic(),

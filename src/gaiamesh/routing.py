@@ -64,6 +64,11 @@ class Router:
         """Deregister a dead agent: it receives nothing more."""
         self._live.discard(node_id)
 
+    def restore(self, node_id: str) -> None:
+        """Register a returning agent again: it receives its share of traffic from now on."""
+        if node_id in self._tools:
+            self._live.add(node_id)
+
     def subscribe(self, node_id: str, consumes: frozenset[str], reads: frozenset[str] = frozenset()) -> None:
         """Record the packet types an agent announced it consumes (overrides the configured table)
         and those it only reads."""

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from gaiamesh.llm import LLMUsage
 
 
 class FakeLLM:
     """Answers answer-prompts with ``answer`` and triple-prompts with a fixed triple."""
 
-    def __init__(self, answer: str = "148 megawatts") -> None:
+    def __init__(self, answer: str = "148 megawatts", delay: float = 0.0) -> None:
         self.answer = answer
+        self.delay = delay  # seconds each call takes, for tests that act while a run is in flight
         self.prompts: list[str] = []
 
     async def complete(
         self, prompt: str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)
     ) -> str:
         self.prompts.append(prompt)
+        if self.delay:
+            await asyncio.sleep(self.delay)  # the model's latency, not a synchronization
         usage.calls += 1
         usage.prompt_tokens += len(prompt.split())
         usage.eval_tokens += 3

@@ -170,6 +170,39 @@ def test_a_dead_agents_work_is_redelivered_to_a_live_replica() -> None:
     counters_equal_records(c, outs)
 
 
+def test_a_restarted_agent_rejoins_gets_the_run_again_and_carries_traffic() -> None:
+    c = core(EIGHT, RoutingMode.SHARE)
+    outs = [c.start("doc", "q?", 400, 0.0)]
+    outs.append(c.lost("6", "connection closed (1006)", 1.0))
+    assert "6" not in c.router.live and c.agents["6"].status == "dead"
+    outs.append(c.rejoin("6", 2.5, subscriptions()["triple"]))
+    (r,) = outs[-1].records
+    assert (r.type, r.status, r.src, r.dst) == ("doc_init", "redelivered", "network", ["6"])
+    assert outs[-1].sends[0].blob == outs[0].sends[0].blob  # the very doc_init of the run
+    assert "agent 6 (triple) rejoined the run" in outs[-1].notes[0]
+    assert "6" in c.router.live and c.agents["6"].status == "connected"
+    # share routing among the triple replicas includes it again
+    takers = set()
+    for seq in range(2, 6):
+        out = c.receive("1", frame(c, "1", seq=seq), 3.0 + seq)
+        takers |= {n for send in out.sends for n in send.dst if c.router.tool_of(n) == "triple"}
+        outs.append(out)
+    assert takers == {"2", "6"}
+    counters_equal_records(c, outs)
+
+
+def test_a_returning_agent_whose_part_is_done_is_not_asked_again() -> None:
+    c = core(EIGHT, RoutingMode.SHARE)
+    c.start("doc", "q?", 400, 0.0)
+    c.receive("0", frame(c, "0"), 1.0)  # search has answered
+    c.lost("4", "connection closed", 2.0)
+    out = c.rejoin("4", 3.0, subscriptions()["search"])
+    assert out.records == [] and "4" in c.router.live  # no second doc_init: it would search again
+    c.expire(4.0, 4)
+    late = c.rejoin("5", 5.0)  # after the end: registered, nothing sent
+    assert late.records == [] and late.notes == []
+
+
 def test_a_dead_agent_without_replica_ends_the_run_when_its_tool_is_needed() -> None:
     c = core()
     c.start("doc", "q?", 400, 0.0)

@@ -246,9 +246,53 @@ async def test_share_mode_hands_a_dead_agents_work_to_its_sibling(tmp_path: Path
     m = await run(tmp_path, s, {"0": dies})
     assert m["routing"] == "share"
     assert m["status"] == "ok", m["error"]
-    assert m["agents"]["0"]["status"] == "dead"
+    assert "disconnected" in m["agents"]["0"]["note"] or "rejoined" in m["agents"]["0"]["note"]
     statuses = [json.loads(x)["status"] for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
     assert "redelivered" in statuses
+    assert_consistent(tmp_path / "out", m)
+
+
+async def test_a_restarted_agent_is_taken_back_mid_run(tmp_path: Path) -> None:
+    """Agent 6 (a triple replica) stops while the run is in flight and starts again on its port:
+    the relay notices it, reconnects, sends it the run's doc_init again and counts it live."""
+    s = settings_for(tmp_path, free_port_block(8), TOOLS * 2, routing="share")
+    stops = {spec.node_id: asyncio.Event() for spec in s.agent_specs()}
+
+    def agent(node: str) -> MeshAgent:
+        spec = next(x for x in s.agent_specs() if x.node_id == node)
+        conf = s.model_copy(update={"node_id": node, "tool": spec.tool, "port": spec.port})
+        return MeshAgent(conf, llm=FakeLLM(delay=0.3))  # type: ignore[arg-type]
+
+    teams: list[dict[str, str]] = []
+    restarted = asyncio.Event()
+
+    async with asyncio.TaskGroup() as tasks:
+        for node in stops:
+            tasks.create_task(agent(node).serve(stops[node]))
+
+        def observe(item: object) -> None:
+            if not isinstance(item, tuple):
+                return
+            states = {a.node_id: a.state for a in item}
+            teams.append(states)
+            if len(teams) == 1:
+                stops["6"].set()  # connected: stop agent 6 now, mid-run
+            elif states["6"] == "lost" and not restarted.is_set():
+                restarted.set()
+                stops["6"] = asyncio.Event()
+                tasks.create_task(agent("6").serve(stops["6"]))  # it comes back on its port
+
+        net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None,
+                          observer=observe)  # type: ignore[arg-type]  # fmt: skip
+        m = (await net.run()).model_dump()
+        for stop in stops.values():
+            stop.set()
+    assert m["status"] == "ok", m["error"]
+    assert [t["6"] for t in teams] == ["connected", "lost", "connected"]
+    assert m["agents"]["6"]["status"] == "connected" and "rejoined" in m["agents"]["6"]["note"]
+    lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    again = [x for x in lines if x["type"] == "doc_init" and x["status"] == "redelivered"]
+    assert [x["dst"] for x in again] == [["6"]]
     assert_consistent(tmp_path / "out", m)
 
 
