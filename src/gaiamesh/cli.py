@@ -198,6 +198,36 @@ def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
+    from .failstorm import run_failstorm
+    from .runner import RunError
+    from .tasks import TaskError, discover_tasks
+
+    settings = _settings(args)
+    try:
+        tasks = discover_tasks(args.tasks)[: args.limit or None]
+    except TaskError as exc:
+        errors.print(f"[red]bench-failstorm:[/red] {exc}")
+        return 2
+    if not tasks:
+        errors.print(f"[red]bench-failstorm:[/red] no task folders under {args.tasks}")
+        return 2
+    try:
+        result = run_failstorm(settings, tasks, Path(args.out), args.kill, args.every, args.down, args.seed, args.grace)
+    except RunError as exc:
+        errors.print(f"[red]bench-failstorm failed:[/red] {exc}")
+        return 1
+    table = Table(title="fail-storm")
+    table.add_column("measure")
+    table.add_column("value")
+    for key, value in result["summary"].items():
+        table.add_row(key, str(value))
+    table.add_row("audits", "all ok" if result["audits_ok"] else "MISMATCH")
+    console.print(table)
+    console.print(f"wrote {args.out}/failstorm.json, failstorm.md, failstorm.png")
+    return 0 if result["audits_ok"] else 1
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
     from .protocols import available
@@ -370,6 +400,19 @@ def build_parser() -> argparse.ArgumentParser:
     over.add_argument("--out", default="bench")
     common(over)
     over.set_defaults(func=_cmd_bench_overhead)
+
+    storm = sub.add_parser("bench-failstorm", help="agents killed and restarted during a batch: recovery, retention")
+    storm.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
+    storm.add_argument("--limit", type=int, default=0, help="use only the first N tasks")
+    storm.add_argument("--kill", type=int, default=3, help="agents killed each time (default 3 of 8)")
+    storm.add_argument("--every", type=float, default=15.0, help="seconds between kills (default 15)")
+    storm.add_argument("--down", type=float, default=3.0, help="seconds before a killed agent restarts")
+    storm.add_argument("--seed", type=int, default=1, help="which agents die (random, seeded)")
+    storm.add_argument("--grace", type=float, default=10.0,
+                       help="REJOIN_GRACE: seconds a run waits when all agents of a tool are down (default 10)")
+    storm.add_argument("--out", default="bench/failstorm")
+    common(storm)
+    storm.set_defaults(func=_cmd_bench_failstorm)
 
     conc = sub.add_parser("bench-concurrency", help="runs per minute at each MAX_CONCURRENT_RUNS, side by side")
     conc.add_argument("--levels", default="1,2,3", help="MAX_CONCURRENT_RUNS values (default 1,2,3)")

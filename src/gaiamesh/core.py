@@ -62,6 +62,7 @@ class Outcome:
     sends: list[Send] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     end: RunEnd | None = None
+    wake_at: float | None = None  # call :meth:`RelayCore.tick` at this time (a grace running out)
 
 
 @dataclass
@@ -97,8 +98,13 @@ class RelayCore:
         topics: Mapping[str, frozenset[str]] | None = None,
         max_frame_bytes: int = 1_048_576,
         origin: float = 0.0,
+        rejoin_grace: float = 0.0,
     ) -> None:
         lineup = list(agents)
+        # Seconds the run waits for an agent of a tool whose every agent is lost (0: it ends
+        # `agent_dead` at once). Work for that tool waits too, and goes to the first that returns.
+        self.rejoin_grace = rejoin_grace
+        self._waiting: dict[str, tuple[float, list[_Work]]] = {}  # tool -> (deadline, pending work)
         self.run_id = run_id
         self.adapter = adapter
         self.max_frame_bytes = max_frame_bytes
@@ -162,6 +168,25 @@ class RelayCore:
         if not (self.router.consumes(node_id, init.packet.type.value) and tool in self._tools_done):
             self._deliver(out, NETWORK_SRC, init.blob, init.packet, init.header, [node_id], now, received=False,
                           status="redelivered")  # fmt: skip
+        _, pending = self._waiting.pop(tool, (0.0, []))
+        for work in pending:  # what waited for its tool while none of its agents was alive
+            self._deliver(out, NETWORK_SRC, work.blob, work.packet, work.header, [node_id], now, received=False,
+                          status="redelivered")  # fmt: skip
+        if pending:
+            out.notes.append(f"[{self._s(now):7.2f}s] agent {node_id} takes over {len(pending)} waiting packet(s)")
+        return out
+
+    def tick(self, now: float) -> Outcome:
+        """Time passed: a tool that waited ``rejoin_grace`` for an agent in vain ends the run."""
+        out = Outcome()
+        if self.end is not None:
+            return out
+        for tool, (deadline, _) in list(self._waiting.items()):
+            if now >= deadline:
+                self._finish(out, now, "agent_dead",
+                             f"no {tool!r} agent is alive and none came back within "
+                             f"REJOIN_GRACE={self.rejoin_grace:.0f}s")  # fmt: skip
+                break
         return out
 
     def receive(self, src: str, blob: bytes, now: float) -> Outcome:
@@ -203,6 +228,9 @@ class RelayCore:
         self._tools_done.add(self.router.tool_of(src))
         dst = self.router.destinations(packet.type.value, src)
         self._deliver(out, src, blob, packet, header, dst, now, received=True)
+        for tool, (_, pending) in self._waiting.items():
+            if self.router.tool_consumes(tool, packet.type.value):
+                pending.append(_Work(blob, packet, header))  # for the first of its agents to return
         if isinstance(packet, DataEventPacket) and packet.tag == FINAL_ANSWER_TAG and self.final is None:
             self.final = packet
             self._finish(out, now, "ok")
@@ -233,6 +261,15 @@ class RelayCore:
         if work is None and tool in self._tools_done:
             return out  # its part of the pipeline is already done
         if not self.router.group_alive(tool):
+            if self.rejoin_grace > 0:
+                deadline, pending = self._waiting.get(tool, (now + self.rejoin_grace, []))
+                self._waiting[tool] = (deadline, pending + ([work] if work is not None else []))
+                out.notes.append(
+                    f"[{self._s(now):7.2f}s] no {tool!r} agent is alive: waiting up to "
+                    f"{self.rejoin_grace:.0f}s (REJOIN_GRACE) for one to come back"
+                )
+                out.wake_at = deadline
+                return out
             self._finish(
                 out,
                 now,

@@ -120,6 +120,7 @@ class MeshNetwork:
         self._wall0 = time.monotonic()
         self._lost: dict[str, str] = {}  # node id -> why it left (the live view greys it out)
         self._readers: dict[str, asyncio.Task[None]] = {}
+        self._timers: list[asyncio.TimerHandle] = []
 
     # --- connecting ------------------------------------------------------------------------
     async def _present(self, spec: AgentSpec) -> bool:
@@ -209,8 +210,12 @@ class MeshNetwork:
         """Queue the core's decision; it is carried out when this pass of the event loop ends,
         together with every other frame read in the same pass."""
         self._pending.append(outcome)
+        loop = asyncio.get_running_loop()
         if len(self._pending) == 1:
-            asyncio.get_running_loop().call_soon(self._flush)
+            loop.call_soon(self._flush)
+        if outcome.wake_at is not None and self.core is not None:
+            core = self.core  # a grace runs out then: the core decides whether the run ends
+            self._timers.append(loop.call_at(outcome.wake_at, lambda: self._apply(core.tick(time.monotonic()))))
 
     def _flush(self) -> None:
         """Carry out the queued decisions: the frame log first (one write), then the bytes (one
@@ -312,6 +317,7 @@ class MeshNetwork:
             self.settings.topic_table(),
             self.settings.max_frame_bytes,
             origin=self._wall0,
+            rejoin_grace=self.settings.rejoin_grace,
         )
         self.framelog = FrameLog(self.out_dir / "frames.jsonl")
         try:
@@ -340,6 +346,8 @@ class MeshNetwork:
                         self._apply(core.expire(time.monotonic(), self.settings.run_timeout))
                     await self._close_all()  # the readers end with their connections
         finally:
+            for timer in self._timers:
+                timer.cancel()
             self._flush()
             self.framelog.close()
         return self.finalize(core)

@@ -86,6 +86,10 @@ class Router:
             subs = self._subs.get(self._tools[node_id], frozenset())
         return ptype in subs
 
+    def tool_consumes(self, tool: str, ptype: str) -> bool:
+        """Whether agents of ``tool`` work on ``ptype`` (from any of them, live or not)."""
+        return any(self.consumes(n, ptype) for n, t in self._tools.items() if t == tool)
+
     def group_alive(self, tool: str) -> bool:
         return any(self._tools[n] == tool for n in self._live)
 

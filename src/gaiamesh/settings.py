@@ -113,6 +113,7 @@ class Settings(BaseSettings):
     chunk_size: int = 400
     run_timeout: float = 300.0
     connect_timeout: float = 60.0
+    rejoin_grace: float = 0.0  # seconds a run waits for a tool whose agents are all lost (0: end at once)
     max_frame_bytes: int = 1_048_576
     # Packet types each tool consumes, for agents that do not announce theirs when the relay
     # connects: "TOOL=TYPE|TYPE,TOOL=TYPE". Agents of this package announce, so it stays empty.

@@ -203,6 +203,35 @@ def test_a_returning_agent_whose_part_is_done_is_not_asked_again() -> None:
     assert late.records == [] and late.notes == []
 
 
+def test_with_a_grace_the_run_waits_for_a_lost_tool_and_hands_it_the_waiting_work() -> None:
+    c = core(EIGHT, RoutingMode.SHARE, rejoin_grace=10.0)
+    outs = [c.start("doc", "q?", 400, 0.0), c.lost("2", "gone", 0.5), c.lost("6", "gone", 0.6)]
+    assert outs[-1].end is None and outs[-1].wake_at == 10.6 and "waiting up to 10s" in outs[-1].notes[-1]
+    outs.append(c.receive("0", frame(c, "0"), 1.0))  # search_docs -> extract
+    outs.append(c.receive(outs[-1].sends[0].dst[0], frame(c, outs[-1].sends[0].dst[0]), 2.0))  # events: no triple
+    assert all(c.router.tool_of(n) != "triple" for send in outs[-1].sends for n in send.dst)
+    assert c.tick(5.0).end is None  # still within the grace
+    outs.append(c.rejoin("6", 6.0, subscriptions()["triple"]))
+    types = [(r.type, r.status, r.dst) for r in outs[-1].records]
+    assert types == [("doc_init", "redelivered", ["6"]), ("events", "redelivered", ["6"])]
+    assert "takes over 1 waiting packet(s)" in outs[-1].notes[-1]
+    outs.append(c.tick(11.0))
+    assert outs[-1].end is None and c.end is None  # it came back: no end
+    outs.append(c.receive("6", frame(c, "6"), 7.0))  # the run goes on through it
+    assert outs[-1].sends and c.end is None
+    counters_equal_records(c, outs)
+
+
+def test_a_grace_that_runs_out_ends_the_run_with_the_reason() -> None:
+    c = core(FOUR, rejoin_grace=3.0)
+    c.start("doc", "q?", 400, 0.0)
+    assert c.lost("2", "gone", 1.0).wake_at == 4.0
+    assert c.tick(3.9).end is None
+    out = c.tick(4.0)
+    assert out.end is not None and out.end.status == "agent_dead"
+    assert out.end.error == "no 'triple' agent is alive and none came back within REJOIN_GRACE=3s"
+
+
 def test_a_dead_agent_without_replica_ends_the_run_when_its_tool_is_needed() -> None:
     c = core()
     c.start("doc", "q?", 400, 0.0)

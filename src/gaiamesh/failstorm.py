@@ -1,0 +1,303 @@
+"""``gaiamesh bench-failstorm``: agents killed and restarted while a batch runs, and what it cost.
+
+Eight agents (two per tool, work shared) answer a batch of tasks twice: once calm, once in a
+storm where every ``every`` seconds ``kill`` agents get SIGKILL and each comes back ``down``
+seconds later. The relay runs in this process, so every frame, every lost and every returning
+agent is seen with its time.
+
+:func:`analyse` is the pure part (tested by plain calls): from the kills, the restarts, the
+frames and the team changes it measures, per kill, the time to detect (the relay reports the
+agent lost), to recover (the next packet for that tool delivered to a live agent) and until the
+restarted agent carries traffic again; and over the batch the quality kept (retention), the
+runs that did not end ``ok``, and the frames lost: accepted frames whose consumer died holding
+them and that were never redelivered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import signal
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+
+from .metrics import FrameRecord, RunMetrics, audit
+from .relay import MeshNetwork, Team
+from .routing import RoutingMode
+from .runner import ProcessGroup, child_env, free_port_block, model_server
+from .settings import Settings
+from .tasks import Task
+from .tools import subscriptions
+
+console = Console()
+TOOLS = ["search", "extract", "triple", "reason"]
+
+
+@dataclass
+class Kill:
+    t: float  # seconds since the storm began
+    node: str
+    tool: str
+    restarted: float | None = None
+    detect_s: float | None = None  # the relay reported it lost (None: it died between runs)
+    recover_s: float | None = None  # the next packet for its tool delivered to a live agent
+    back_s: float | None = None  # from its restart to the first frame it received again
+
+
+@dataclass
+class RunTrace:
+    """One run as the relay saw it: frames and team changes with their times."""
+
+    task_id: str
+    phase: str  # calm | storm
+    out: Path
+    frames: list[tuple[float, FrameRecord]] = field(default_factory=list)
+    teams: list[tuple[float, dict[str, str]]] = field(default_factory=list)
+    metrics: RunMetrics | None = None
+
+
+def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> dict[str, Any]:
+    """Per-kill times and the batch summary (pure: everything comes in as data)."""
+    storm = [r for r in runs if r.phase == "storm"]
+    frames = sorted(((t, rec) for r in storm for t, rec in r.frames), key=lambda x: x[0])
+    teams = sorted(((t, team) for r in storm for t, team in r.teams), key=lambda x: x[0])
+    for k in kills:
+        # only a loss reported before its restart is this kill's (one reported later is another's)
+        until = k.restarted if k.restarted is not None else float("inf")
+        k.detect_s = next(
+            (round(t - k.t, 3) for t, team in teams if k.t <= t <= until and team.get(k.node) == "lost"), None
+        )
+        k.recover_s = next(
+            (round(t - k.t, 3) for t, rec in frames
+             if t >= k.t and rec.status != "rejected" and any(tools.get(d) == k.tool for d in rec.dst)),
+            None,
+        )  # fmt: skip
+        if k.restarted is not None:
+            restarted = k.restarted
+            k.back_s = next(
+                (round(t - restarted, 3) for t, rec in frames if t >= restarted and k.node in rec.dst), None
+            )
+
+    def quality(phase: str) -> tuple[float, float, int]:
+        ms = [r.metrics for r in runs if r.phase == phase and r.metrics is not None]
+        if not ms:
+            return 0.0, 0.0, 0
+        return statistics.fmean(m.quality_score for m in ms), statistics.fmean(m.exact_match for m in ms), len(ms)
+
+    calm_q, calm_em, _ = quality("calm")
+    storm_q, storm_em, n_storm = quality("storm")
+
+    def med(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return round(statistics.median(known), 3) if known else None
+
+    return {
+        "kills": len(kills),
+        "median_detect_s": med([k.detect_s for k in kills]),
+        "median_recover_s": med([k.recover_s for k in kills]),
+        "max_recover_s": max((k.recover_s for k in kills if k.recover_s is not None), default=None),
+        "median_back_s": med([k.back_s for k in kills]),
+        "calm_quality": round(calm_q, 4),
+        "storm_quality": round(storm_q, 4),
+        "calm_exact_match": round(calm_em, 4),
+        "storm_exact_match": round(storm_em, 4),
+        "retention": round(storm_q / calm_q, 4) if calm_q else None,
+        "em_retention": round(storm_em / calm_em, 4) if calm_em else None,
+        "storm_runs": n_storm,
+        "runs_not_ok": {r.task_id: r.metrics.status for r in storm if r.metrics and r.metrics.status != "ok"},
+        "frames_lost": sum(frames_lost(r, tools) for r in runs),
+    }
+
+
+def frames_lost(run: RunTrace, tools: dict[str, str]) -> int:
+    """Accepted frames whose consumer was lost before it answered, and that were not redelivered
+    before the run ended."""
+    subs = subscriptions()
+    lost_at: dict[str, list[float]] = {}
+    for t, team in run.teams:
+        for node, state in team.items():
+            if state == "lost" and (not lost_at.get(node) or lost_at[node][-1] < t):
+                lost_at.setdefault(node, []).append(t)
+    lost = 0
+    for i, (t, rec) in enumerate(run.frames):
+        if rec.status == "rejected" or rec.type is None:
+            continue
+        later = run.frames[i + 1 :]
+        for node in rec.dst:
+            if rec.type not in subs.get(tools.get(node, ""), frozenset()):
+                continue  # it only reads this type: nothing to lose
+            died = next((x for x in lost_at.get(node, []) if x >= t), None)
+            if died is None or any(r.src == node for tt, r in later if tt <= died):
+                continue  # it answered (or never died holding it)
+            if not any(r.status == "redelivered" and r.type == rec.type for tt, r in later if tt >= died):
+                lost += 1
+    return lost
+
+
+# --- the storm, for real -------------------------------------------------------------------
+async def _batch(
+    settings: Settings, tasks: list[Task], out: Path, phase: str, clock0: float, progress: Progress
+) -> list[RunTrace]:
+    traces = []
+    bar = progress.add_task(f"{phase} runs", total=len(tasks))
+    for task in tasks:
+        trace = RunTrace(task.task_id, phase, out / phase / task.task_id)
+
+        def observe(item: FrameRecord | str | Team, trace: RunTrace = trace) -> None:
+            now = time.monotonic() - clock0
+            if isinstance(item, tuple):
+                trace.teams.append((now, {a.node_id: a.state for a in item}))
+            elif not isinstance(item, str):
+                trace.frames.append((now, item))
+
+        net = MeshNetwork(settings, task, trace.out, quiet=True, observer=observe)
+        trace.metrics = await net.run()
+        traces.append(trace)
+        progress.advance(bar)
+    return traces
+
+
+async def _storm(
+    group: ProcessGroup, settings: Settings, kills: list[Kill], kill: int, every: float, down: float,
+    clock0: float, rng: random.Random,
+) -> None:  # fmt: skip
+    """Every ``every`` s kill ``kill`` live agents; each comes back ``down`` s later."""
+    specs = {s.node_id: s for s in settings.agent_specs()}
+
+    async def restart(k: Kill) -> None:
+        await asyncio.sleep(down)  # the outage the storm imposes, not a synchronization
+        spec = specs[k.node]
+        group.start(f"agent-{k.node}", ["agent"],
+                    child_env(settings, node_id=k.node, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+        k.restarted = time.monotonic() - clock0
+
+    async with asyncio.TaskGroup() as restarts:
+        while True:
+            await asyncio.sleep(every)  # the storm's period
+            alive = [n for n, p in group.procs.items() if p.poll() is None and n.startswith("agent-")]
+            for name in rng.sample(alive, min(kill, len(alive))):
+                node = name.removeprefix("agent-")
+                group.procs[name].send_signal(signal.SIGKILL)
+                k = Kill(round(time.monotonic() - clock0, 3), node, specs[node].tool)
+                kills.append(k)
+                restarts.create_task(restart(k))
+
+
+async def failstorm(
+    settings: Settings, tasks: list[Task], out: Path, kill: int, every: float, down: float, seed: int,
+    group: ProcessGroup,
+) -> dict[str, Any]:  # fmt: skip
+    """The calm batch, then the same batch in the storm; returns what ``failstorm.json`` holds."""
+    clock0 = time.monotonic()
+    kills: list[Kill] = []
+    with Progress(console=console, transient=False) as progress:
+        calm = await _batch(settings, tasks, out, "calm", clock0, progress)
+        storm_start = time.monotonic() - clock0
+        storm = asyncio.create_task(_storm(group, settings, kills, kill, every, down, clock0, random.Random(seed)))
+        try:
+            stormy = await _batch(settings, tasks, out, "storm", clock0, progress)
+        finally:
+            storm.cancel()
+            try:
+                await storm
+            except asyncio.CancelledError:
+                pass
+    for k in kills:
+        k.t = round(k.t, 3)
+    tools = {s.node_id: s.tool for s in settings.agent_specs()}
+    runs = calm + stormy
+    summary = analyse(kills, runs, tools)
+    audits = {f"{r.phase}/{r.task_id}": all(a == b for _, a, b in audit(r.out)) for r in runs}
+    return {
+        "config": {"agents": settings.agents, "routing": settings.routing.value, "kill": kill, "every_s": every,
+                   "down_s": down, "seed": seed, "rejoin_grace_s": settings.rejoin_grace,
+                   "tasks": [t.task_id for t in tasks],
+                   "storm_started_s": round(storm_start, 3)},  # fmt: skip
+        "summary": summary,
+        "audits_ok": all(audits.values()),
+        "audits": audits,
+        "kills": [asdict(k) for k in kills],
+        "runs": [
+            {"phase": r.phase, "task_id": r.task_id, "status": r.metrics.status if r.metrics else "none",
+             "quality_score": r.metrics.quality_score if r.metrics else 0.0,
+             "exact_match": r.metrics.exact_match if r.metrics else 0,
+             "ended_s": round(r.frames[-1][0], 3) if r.frames else None}
+            for r in runs
+        ],  # fmt: skip
+    }
+
+
+def write_results(result: dict[str, Any], out: Path) -> None:
+    """``failstorm.json``, ``failstorm.md`` (tables) and ``failstorm.png`` (the storm over time)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "failstorm.json").write_text(json.dumps(result, indent=2, default=str))
+    s, c = result["summary"], result["config"]
+    lines = [
+        "# gaiamesh fail-storm", "",
+        f"{len(c['tasks'])} tasks, calm then in a storm: every {c['every_s']} s, {c['kill']} of the agents "
+        f"({c['agents'].count('=')}) get SIGKILL and come back {c['down_s']} s later; routing {c['routing']}, "
+        f"REJOIN_GRACE {c['rejoin_grace_s']} s.", "",
+        "| measure | value |", "|---|---|",
+        *(f"| {k} | {v} |" for k, v in s.items()),
+        f"| audits (counters = frame log) | {'all ok' if result['audits_ok'] else 'MISMATCH'} |", "",
+        "| kill at s | node | tool | detect s | recover s | back after restart s |", "|---|---|---|---|---|---|",
+        *(f"| {k['t']} | {k['node']} | {k['tool']} | {k['detect_s']} | {k['recover_s']} | {k['back_s']} |"
+          for k in result["kills"]),
+    ]  # fmt: skip
+    (out / "failstorm.md").write_text("\n".join(lines) + "\n")
+    _plot(result, out / "failstorm.png")
+
+
+def _plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    for k in result["kills"]:
+        ax.axvline(k["t"], color="#d62828", alpha=0.5, lw=1)
+        if k["recover_s"] is not None:
+            ax.plot(k["t"] + k["recover_s"], 1.08, "v", color="#2a9d8f")
+    for r in result["runs"]:
+        if r["ended_s"] is not None:
+            color = "#3b6ea5" if r["phase"] == "calm" else ("#f77f00" if r["status"] == "ok" else "#d62828")
+            ax.plot(r["ended_s"], r["quality_score"], "o", color=color)
+    ax.axvline(result["config"]["storm_started_s"], color="#555", ls="--", lw=1)
+    ax.set_ylim(-0.05, 1.15)
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("answer quality")
+    ax.set_title("fail-storm: kills (red lines), recoveries (green), runs calm (blue) and in the storm (orange)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_failstorm(
+    settings: Settings, tasks: list[Task], out: Path, kill: int, every: float, down: float, seed: int,
+    grace: float,
+) -> dict[str, Any]:  # fmt: skip
+    """Start the model server and eight agents, run the calm and the stormy batch, write results.
+    ``grace`` is REJOIN_GRACE for these runs: how long a run waits when every agent of a tool is
+    down at once (0: it ends ``agent_dead`` then)."""
+    port = free_port_block(8)
+    line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(TOOLS * 2))
+    settings = settings.model_copy(update={"agents": line, "routing": RoutingMode.SHARE, "rejoin_grace": grace})
+    group = ProcessGroup(out / "logs")
+    try:
+        with model_server(settings, group):
+            for spec in settings.agent_specs():
+                group.start(f"agent-{spec.node_id}", ["agent"],
+                            child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+            result = asyncio.run(failstorm(settings, tasks, out, kill, every, down, seed, group))
+    finally:
+        group.stop_all()
+    write_results(result, out)
+    return result

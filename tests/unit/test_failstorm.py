@@ -1,0 +1,58 @@
+"""The fail-storm's measurements by plain calls: kills, restarts, frames and team changes in,
+detection, recovery, the way back, retention and lost frames out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gaiamesh.failstorm import Kill, RunTrace, analyse, frames_lost
+from gaiamesh.metrics import FrameRecord, RunMetrics
+
+TOOLS = {"0": "search", "1": "extract", "2": "triple", "3": "reason", "4": "search", "5": "extract",
+         "6": "triple", "7": "reason"}  # fmt: skip
+
+
+def rec(src: str, dst: list[str], ptype: str, status: str = "accepted") -> FrameRecord:
+    return FrameRecord.of(n=0, t_ms=0.0, src=src, dst=dst, blob=b"{}", received=src != "network", status=status,
+                          type=ptype)  # type: ignore[arg-type]  # fmt: skip
+
+
+def metrics(quality: float) -> RunMetrics:
+    return RunMetrics(status="ok", task_id="t", question="q", answer="a", model="m", quality_score=quality,
+                      exact_match=int(quality == 1.0))  # fmt: skip
+
+
+def test_detect_recover_and_back_are_measured_from_the_relays_view() -> None:
+    storm = RunTrace("t", "storm", Path("x"), metrics=metrics(1.0))
+    storm.teams = [(1.05, {"2": "lost", "6": "connected"}), (3.2, {"2": "connected", "6": "connected"})]
+    storm.frames = [(2.0, rec("1", ["6"], "events")), (4.0, rec("network", ["2"], "doc_init", "redelivered"))]
+    calm = RunTrace("t", "calm", Path("y"), metrics=metrics(1.0))
+    kill = Kill(t=1.0, node="2", tool="triple", restarted=3.0)
+    summary = analyse([kill], [calm, storm], TOOLS)
+    assert (kill.detect_s, kill.recover_s, kill.back_s) == (0.05, 1.0, 1.0)
+    assert summary["median_recover_s"] == 1.0 and summary["retention"] == 1.0 and summary["frames_lost"] == 0
+    assert summary["runs_not_ok"] == {}
+
+
+def test_a_frame_held_by_an_agent_that_died_counts_lost_unless_redelivered() -> None:
+    run = RunTrace("t", "storm", Path("x"))
+    run.frames = [(0.5, rec("1", ["2"], "events"))]  # triple 2 holds the events
+    run.teams = [(1.0, {"2": "lost"})]
+    assert frames_lost(run, TOOLS) == 1
+    run.frames.append((1.1, rec("network", ["6"], "events", "redelivered")))
+    assert frames_lost(run, TOOLS) == 0
+    answered = RunTrace("t", "storm", Path("x"))
+    answered.frames = [(0.5, rec("1", ["2"], "events")), (0.8, rec("2", ["3"], "triples"))]
+    answered.teams = [(1.0, {"2": "lost"})]  # it died after answering: nothing lost
+    assert frames_lost(answered, TOOLS) == 0
+    readers = RunTrace("t", "storm", Path("x"))
+    readers.frames = [(0.5, rec("network", ["2"], "doc_init"))]  # triple only reads doc_init
+    readers.teams = [(1.0, {"2": "lost"})]
+    assert frames_lost(readers, TOOLS) == 0
+
+
+def test_retention_compares_the_storm_with_the_calm_batch() -> None:
+    runs = [RunTrace("a", "calm", Path("x"), metrics=metrics(1.0)), RunTrace("b", "calm", Path("x"), metrics=metrics(1.0)),
+            RunTrace("a", "storm", Path("x"), metrics=metrics(1.0)), RunTrace("b", "storm", Path("x"), metrics=metrics(0.5))]  # fmt: skip
+    summary = analyse([], runs, TOOLS)
+    assert summary["retention"] == 0.75 and summary["em_retention"] == 0.5 and summary["median_recover_s"] is None
