@@ -49,6 +49,7 @@ class Kill:
     detect_s: float | None = None  # the relay reported it lost (None: it died between runs)
     recover_s: float | None = None  # the next packet for its tool delivered to a live agent
     back_s: float | None = None  # from its restart to the first frame it received again
+    redeliver_s: float | None = None  # the work it held handed to a live replica (None: it held none)
 
 
 @dataclass
@@ -79,6 +80,12 @@ def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> d
              if t >= k.t and rec.status != "rejected" and any(tools.get(d) == k.tool for d in rec.dst)),
             None,
         )  # fmt: skip
+        k.redeliver_s = next(
+            (round(t - k.t, 3) for t, rec in frames
+             if k.t <= t <= until and rec.status == "redelivered" and k.node not in rec.dst
+             and any(tools.get(d) == k.tool for d in rec.dst)),
+            None,
+        )  # fmt: skip
         if k.restarted is not None:
             restarted = k.restarted
             k.back_s = next(
@@ -104,6 +111,8 @@ def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> d
         "median_recover_s": med([k.recover_s for k in kills]),
         "max_recover_s": max((k.recover_s for k in kills if k.recover_s is not None), default=None),
         "median_back_s": med([k.back_s for k in kills]),
+        "median_redeliver_s": med([k.redeliver_s for k in kills]),
+        "kills_holding_work": sum(k.redeliver_s is not None for k in kills),
         "calm_quality": round(calm_q, 4),
         "storm_quality": round(storm_q, 4),
         "calm_exact_match": round(calm_em, 4),
@@ -247,8 +256,10 @@ def write_results(result: dict[str, Any], out: Path) -> None:
         "| measure | value |", "|---|---|",
         *(f"| {k} | {v} |" for k, v in s.items()),
         f"| audits (counters = frame log) | {'all ok' if result['audits_ok'] else 'MISMATCH'} |", "",
-        "| kill at s | node | tool | detect s | recover s | back after restart s |", "|---|---|---|---|---|---|",
-        *(f"| {k['t']} | {k['node']} | {k['tool']} | {k['detect_s']} | {k['recover_s']} | {k['back_s']} |"
+        "| kill at s | node | tool | detect s | work redelivered s | recover s | back after restart s |",
+        "|---|---|---|---|---|---|---|",
+        *(f"| {k['t']} | {k['node']} | {k['tool']} | {k['detect_s']} | {k['redeliver_s']} | {k['recover_s']} "
+          f"| {k['back_s']} |"
           for k in result["kills"]),
     ]  # fmt: skip
     (out / "failstorm.md").write_text("\n".join(lines) + "\n")

@@ -31,6 +31,9 @@ def test_detect_recover_and_back_are_measured_from_the_relays_view() -> None:
     summary = analyse([kill], [calm, storm], TOOLS)
     assert (kill.detect_s, kill.recover_s, kill.back_s) == (0.05, 1.0, 1.0)
     assert summary["median_recover_s"] == 1.0 and summary["retention"] == 1.0 and summary["frames_lost"] == 0
+    assert kill.redeliver_s is None and summary["kills_holding_work"] == 0  # it held no work
+    storm.frames.insert(0, (1.1, rec("network", ["6"], "events", "redelivered")))  # it held the events
+    assert analyse([kill], [calm, storm], TOOLS)["median_redeliver_s"] == 0.1 and kill.redeliver_s == 0.1
     assert summary["runs_not_ok"] == {}
 
 
