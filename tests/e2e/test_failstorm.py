@@ -20,7 +20,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.model]
 def test_a_short_storm_loses_nothing_and_restarted_agents_come_back(tmp_path: Path, model_server: str) -> None:
     settings = load_settings(ollama_host=model_server, workspace_root=tmp_path / "ws", run_timeout=120)
     tasks = [load_task(TASKS / name) for name in ("solar-farm", "glass-museum")]
-    result = run_failstorm(settings, tasks, tmp_path / "out", kill=2, every=3.0, down=1.0, seed=3, grace=10.0)
+    # One agent every 2.5 s: a tool's two agents can both be down for a moment, which the grace
+    # covers. (Two every 3 s can keep one tool down past the grace; the run then ends
+    # agent_dead, saying so: a precise status, but not what this test is about.)
+    result = run_failstorm(settings, tasks, tmp_path / "out", kill=1, every=2.5, down=1.0, seed=3, grace=10.0)
     s = result["summary"]
     assert s["kills"] >= 2 and s["storm_runs"] == 2
     assert {r["status"] for r in result["runs"]} == {"ok"}, result["runs"]  # none hangs, none fails
