@@ -11,8 +11,10 @@ VERSION := 0.1.0
 LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF
 export GAIAMESH_VERSION := $(VERSION)
 export TESTCONTAINERS_RYUK_DISABLED := true
+# The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
+export GAIAMESH_USER ?= $(shell scripts/owner.sh)
 
-.PHONY: browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+.PHONY: bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -59,14 +61,17 @@ browser:
 
 setup: compose-v2 env venv images browser
 
+# The folders the containers write into belong to the user they run as (GAIAMESH_USER).
 dirs:
 	@mkdir -p results workspaces/{0,1,2,3,4,5,6,7,8,9,10}
+	@scripts/owner.sh results workspaces
 
 # Ed25519 key pairs for the `signed` protocol (kept if present), made with the agent image.
 keys: images
 	@mkdir -p keys
-	docker run --rm --entrypoint gaiamesh -v "$(CURDIR)/keys:/keys" gaiamesh-agent:$(VERSION) \
-		keygen --keys-dir /keys --nodes network,0,1,2,3,4,5,6,7,8,9,10
+	docker run --rm --user "$$(id -u):$$(id -g)" --entrypoint gaiamesh -v "$(CURDIR)/keys:/keys" \
+		gaiamesh-agent:$(VERSION) keygen --keys-dir /keys --nodes network,0,1,2,3,4,5,6,7,8,9,10
+	@scripts/owner.sh keys
 
 # The stack stays up (make down stops it); the bundled task (TASK) runs through the API and its
 # metrics.json and run_artifacts.tar.gz land in RESULTS_DIR (./results).
@@ -101,9 +106,23 @@ test-integration: setup dirs keys
 bench: setup dirs keys
 	scripts/bench-compose.sh
 
+# The fail-storm on the compose stack: eight agents (wide profile), docker kill, restart policy.
+# KILL, EVERY, LIMIT (tasks), GRACE narrow it; results in bench/failstorm-compose/.
+bench-failstorm: env images dirs keys
+	@scripts/check-ports.py --wide
+	docker compose --profile wide up -d --wait
+	set -a && . ./.env && set +a && $(BIN)/gaiamesh bench-failstorm --compose gaiamesh \
+		--url "http://127.0.0.1:$${SERVICE_PORT:-8080}" --results "$${RESULTS_DIR:-results}" \
+		--kill $${KILL:-3} --every $${EVERY:-15} --grace $${GRACE:-10} --limit $${LIMIT:-0} \
+		--out bench/failstorm-compose
+
 # The same comparison in local mode, plus the single-call baseline.
 bench-local: venv
 	$(BIN)/gaiamesh bench --repeat $${REPEAT:-3} --baseline --out bench/local
+
+# A frame flood at the relay from one agent while the others answer (FLOOD_SECONDS=10).
+bench-flood: venv
+	$(BIN)/gaiamesh bench-flood --seconds $${FLOOD_SECONDS:-10} --out bench/flood
 
 # What the harness itself costs: relay vs plain WebSocket vs Redis pub/sub; server vs raw llama.cpp.
 bench-overhead: venv

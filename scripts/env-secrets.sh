@@ -15,4 +15,14 @@ for name in GAIAMESH_ACCESS_KEY GAIAMESH_SESSION_SECRET; do
     echo "wrote a random ${name} into $env_file"
   fi
 done
+# The non-root user the containers run as, so that plain `docker compose up` uses it too.
+if ! grep -Eq "^GAIAMESH_USER=.+" "$env_file"; then
+  owner=$("$(dirname "$0")/owner.sh")
+  if grep -Eq "^GAIAMESH_USER=" "$env_file"; then
+    sed -i "s|^GAIAMESH_USER=.*|GAIAMESH_USER=${owner}|" "$env_file"
+  else
+    printf 'GAIAMESH_USER=%s\n' "$owner" >> "$env_file"
+  fi
+  echo "wrote GAIAMESH_USER=${owner} (the containers' user) into $env_file"
+fi
 chmod 600 "$env_file"

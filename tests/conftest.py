@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -93,3 +94,32 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
         yield b
     finally:
         b.close()
+
+
+@contextlib.contextmanager
+def small_disk(path: Path, size: str) -> Iterator[Path]:
+    """A real file system of ``size`` (a tmpfs) mounted at ``path``: writes past it fail with
+    ENOSPC, as on a full disk. Mounting needs root, as CI has; elsewhere the test is skipped."""
+    path.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                          capture_output=True, text=True)  # fmt: skip
+    if proc.returncode != 0:
+        pytest.skip(f"a small disk needs `mount -t tmpfs` (root): {proc.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def fill_disk(folder: Path) -> Path:
+    """Fill the file system under ``folder`` to its last byte; returns the filler file."""
+    filler = folder / "filler.bin"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        while os.write(fd, b"\0" * 65536):
+            pass
+    except OSError:
+        pass  # ENOSPC: full
+    finally:
+        os.close(fd)
+    return filler

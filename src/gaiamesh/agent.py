@@ -36,7 +36,7 @@ from .frames import (
     ToolFailure,
     make_packet,
 )
-from .llm import LLMClient, LLMError, LLMUsage
+from .llm import LLMClient, LLMError, LLMUsage, ModelUnreachable
 from .protocols import ProtocolAdapter, get_adapter
 from .settings import Settings
 from .tools import ToolContext, get_tool
@@ -79,13 +79,7 @@ class MeshAgent:
             self.tool.setup(settings)
         self.adapter = get_adapter(settings.protocol, settings.node_id, settings.keys_dir)
         self._adapters: dict[str, ProtocolAdapter | None] = {settings.protocol: self.adapter}
-        self.llm = llm or LLMClient(
-            settings.ollama_host,
-            settings.model,
-            settings.llm_temperature,
-            settings.llm_seed,
-            settings.llm_timeout,
-        )
+        self.llm = llm or LLMClient.from_settings(settings)
         self.workspace = Path(settings.workspace_root) / self.node_id
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.runs: OrderedDict[str, RunState] = OrderedDict()
@@ -201,7 +195,10 @@ class MeshAgent:
             )  # fmt: skip
         except (LLMError, ValueError, KeyError, TypeError) as exc:
             log.error("agent %s (%s) failed on %s: %s", self.node_id, self.tool.name, packet.type, exc)
-            failure = ToolFailure(tool=self.tool.name, error=str(exc), on=packet.type.value)
+            failure = ToolFailure(
+                tool=self.tool.name, error=str(exc), on=packet.type.value,
+                kind="model_unreachable" if isinstance(exc, ModelUnreachable) else "tool",
+            )  # fmt: skip
             envelope["seq"] = state.next_seq()
             reply = make_packet(
                 PacketType.ERROR, failure, token_used=usage.tokens, llm_ms=round(usage.llm_ms, 3), **envelope

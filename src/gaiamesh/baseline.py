@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .llm import LLMClient, LLMError, LLMUsage
+from .llm import LLMClient, LLMError, LLMUsage, ModelUnreachable
 from .metrics import RunMetrics
 from .prompts import answer_prompt, clean_answer
 from .scoring import get_scorer
@@ -16,18 +16,14 @@ from .tasks import Task
 async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
     """Ask the model once; write ``metrics.json`` in the same schema as a mesh run."""
     out.mkdir(parents=True, exist_ok=True)
-    llm = LLMClient(
-        settings.ollama_host,
-        settings.model,
-        settings.llm_temperature,
-        settings.llm_seed,
-        settings.llm_timeout,
-    )
+    llm = LLMClient.from_settings(settings)
     usage = LLMUsage()
     started = time.perf_counter()
     status, error, prediction = "ok", None, ""
     try:
         prediction = clean_answer(await llm.complete(answer_prompt(task.doc, task.question), usage))
+    except ModelUnreachable as exc:
+        status, error = "model_unreachable", str(exc)
     except LLMError as exc:
         status, error = "model_error", str(exc)
     elapsed = (time.perf_counter() - started) * 1000

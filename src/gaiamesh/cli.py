@@ -213,7 +213,18 @@ def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
         errors.print(f"[red]bench-failstorm:[/red] no task folders under {args.tasks}")
         return 2
     try:
-        result = run_failstorm(settings, tasks, Path(args.out), args.kill, args.every, args.down, args.seed, args.grace)
+        if args.compose:
+            from .compose_storm import run_compose_failstorm
+
+            if not settings.access_key:
+                errors.print("[red]bench-failstorm:[/red] GAIAMESH_ACCESS_KEY is empty (make setup writes it into .env)")
+                return 2
+            result = run_compose_failstorm(
+                args.compose, args.url, settings.access_key, Path(args.results), tasks, Path(args.out), args.kill,
+                args.every, args.seed, args.grace,
+            )  # fmt: skip
+        else:
+            result = run_failstorm(settings, tasks, Path(args.out), args.kill, args.every, args.down, args.seed, args.grace)
     except RunError as exc:
         errors.print(f"[red]bench-failstorm failed:[/red] {exc}")
         return 1
@@ -226,6 +237,23 @@ def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
     console.print(table)
     console.print(f"wrote {args.out}/failstorm.json, failstorm.md, failstorm.png")
     return 0 if result["audits_ok"] else 1
+
+
+def _cmd_bench_flood(args: argparse.Namespace) -> int:
+    from .flood import run_flood
+    from .runner import RunError
+    from .tasks import TaskError, load_task
+
+    try:
+        task = load_task(Path(args.task))
+        result = run_flood(_settings(args), task, Path(args.out), args.seconds)
+    except (TaskError, RunError) as exc:
+        errors.print(f"[red]bench-flood failed:[/red] {exc}")
+        return 1
+    console.print(f"wrote {args.out}/flood.json, flood.md")
+    flood = result["flood"]
+    ok = flood["audit_ok"] and flood["status"] == "ok" and flood["logged_from_flooder"] == flood["sent_total"]
+    return 0 if ok else 1
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -410,9 +438,20 @@ def build_parser() -> argparse.ArgumentParser:
     storm.add_argument("--seed", type=int, default=1, help="which agents die (random, seeded)")
     storm.add_argument("--grace", type=float, default=10.0,
                        help="REJOIN_GRACE: seconds a run waits when all agents of a tool are down (default 10)")
+    storm.add_argument("--compose", metavar="PROJECT", default="",
+                       help="storm a running compose stack (--profile wide) of this project: docker kill, restart policy")
+    storm.add_argument("--url", default="http://127.0.0.1:8080", help="with --compose: the network service")
+    storm.add_argument("--results", default="results", help="with --compose: the host folder of RESULTS_DIR")
     storm.add_argument("--out", default="bench/failstorm")
     common(storm)
     storm.set_defaults(func=_cmd_bench_failstorm)
+
+    flood = sub.add_parser("bench-flood", help="one agent floods the relay with good and bad frames while the others work")
+    flood.add_argument("--task", default="tasks/solar-farm", help="the task the honest agents answer")
+    flood.add_argument("--seconds", type=float, default=10.0, help="how long the flood lasts (default 10)")
+    flood.add_argument("--out", default="bench/flood")
+    common(flood)
+    flood.set_defaults(func=_cmd_bench_flood)
 
     conc = sub.add_parser("bench-concurrency", help="runs per minute at each MAX_CONCURRENT_RUNS, side by side")
     conc.add_argument("--levels", default="1,2,3", help="MAX_CONCURRENT_RUNS values (default 1,2,3)")

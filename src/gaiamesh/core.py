@@ -223,7 +223,8 @@ class RelayCore:
             message = f"agent {src} ({self.router.tool_of(src)}) failed: {packet.payload.error}"
             self.agents[src].note = message
             out.notes.append(f"[{self._s(now):7.2f}s] {message}")
-            self._finish(out, now, "agent_error", message)
+            status = "model_unreachable" if packet.payload.kind == "model_unreachable" else "agent_error"
+            self._finish(out, now, status, message)
             return out
         self._tools_done.add(self.router.tool_of(src))
         dst = self.router.destinations(packet.type.value, src)

@@ -7,8 +7,10 @@ agent is seen with its time.
 
 :func:`analyse` is the pure part (tested by plain calls): from the kills, the restarts, the
 frames and the team changes it measures, per kill, the time to detect (the relay reports the
-agent lost), to recover (the next packet for that tool delivered to a live agent) and until the
-restarted agent carries traffic again; and over the batch the quality kept (retention), the
+agent lost), until the relay can route that tool again (it knows the agent is gone and a live
+agent of the tool is registered: a surviving replica at once, else the first to come back), to
+the next packet for that tool delivered to a live agent (which waits on the pipeline's pace), and
+until the restarted agent carries traffic again; and over the batch the quality kept (retention), the
 runs that did not end ``ok``, and the frames lost: accepted frames whose consumer died holding
 them and that were never redelivered.
 """
@@ -21,15 +23,17 @@ import random
 import signal
 import statistics
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.progress import Progress
 
 from .metrics import FrameRecord, RunMetrics, audit
-from .relay import MeshNetwork, Team
+from .relay import MeshNetwork
+from .relay import Team as RelayTeam
 from .routing import RoutingMode
 from .runner import ProcessGroup, child_env, free_port_block, model_server
 from .settings import Settings
@@ -47,6 +51,9 @@ class Kill:
     tool: str
     restarted: float | None = None
     detect_s: float | None = None  # the relay reported it lost (None: it died between runs)
+    # the relay can route its tool again: it knows the agent is gone and a live agent of the
+    # tool is registered (a surviving replica at once, else the first to come back)
+    restored_s: float | None = None
     recover_s: float | None = None  # the next packet for its tool delivered to a live agent
     back_s: float | None = None  # from its restart to the first frame it received again
     redeliver_s: float | None = None  # the work it held handed to a live replica (None: it held none)
@@ -75,6 +82,13 @@ def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> d
         k.detect_s = next(
             (round(t - k.t, 3) for t, team in teams if k.t <= t <= until and team.get(k.node) == "lost"), None
         )
+        if k.detect_s is not None:
+            lost_at = k.t + k.detect_s
+            k.restored_s = next(
+                (round(t - k.t, 3) for t, team in teams
+                 if t >= lost_at and any(tools.get(n) == k.tool and state == "connected" for n, state in team.items())),
+                None,
+            )  # fmt: skip
         k.recover_s = next(
             (round(t - k.t, 3) for t, rec in frames
              if t >= k.t and rec.status != "rejected" and any(tools.get(d) == k.tool for d in rec.dst)),
@@ -108,6 +122,8 @@ def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> d
     return {
         "kills": len(kills),
         "median_detect_s": med([k.detect_s for k in kills]),
+        "median_restored_s": med([k.restored_s for k in kills]),
+        "max_restored_s": max((k.restored_s for k in kills if k.restored_s is not None), default=None),
         "median_recover_s": med([k.recover_s for k in kills]),
         "max_recover_s": max((k.recover_s for k in kills if k.recover_s is not None), default=None),
         "median_back_s": med([k.back_s for k in kills]),
@@ -151,67 +167,103 @@ def frames_lost(run: RunTrace, tools: dict[str, str]) -> int:
 
 
 # --- the storm, for real -------------------------------------------------------------------
-async def _batch(
-    settings: Settings, tasks: list[Task], out: Path, phase: str, clock0: float, progress: Progress
-) -> list[RunTrace]:
+RunOne = Callable[[Task, RunTrace, float], Awaitable[None]]
+
+
+class Team(Protocol):
+    """The agents a storm kills: eight of them, each killed for real and brought back."""
+
+    def alive(self) -> list[str]:
+        """Node ids of the agents running now."""
+        ...
+
+    def kill(self, node: str) -> None:
+        """SIGKILL the agent (no goodbye: its connection just drops)."""
+        ...
+
+    async def back(self, node: str) -> float:
+        """Wait until the killed agent runs again; returns when that happened (time.monotonic())."""
+        ...
+
+
+class LocalTeam:
+    """Agent processes of a :class:`ProcessGroup`; the storm restarts a killed one after ``down`` s."""
+
+    def __init__(self, group: ProcessGroup, settings: Settings, down: float) -> None:
+        self.group, self.settings, self.down = group, settings, down
+        self.specs = {s.node_id: s for s in settings.agent_specs()}
+
+    def alive(self) -> list[str]:
+        return [n.removeprefix("agent-") for n, p in self.group.procs.items() if p.poll() is None and n.startswith("agent-")]
+
+    def kill(self, node: str) -> None:
+        self.group.procs[f"agent-{node}"].send_signal(signal.SIGKILL)
+
+    async def back(self, node: str) -> float:
+        await asyncio.sleep(self.down)  # the outage the storm imposes, not a synchronization
+        spec = self.specs[node]
+        self.group.start(f"agent-{node}", ["agent"],
+                         child_env(self.settings, node_id=node, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+        return time.monotonic()
+
+
+async def _batch(run_one: RunOne, tasks: list[Task], out: Path, phase: str, clock0: float, progress: Progress) -> list[RunTrace]:
     traces = []
     bar = progress.add_task(f"{phase} runs", total=len(tasks))
     for task in tasks:
         trace = RunTrace(task.task_id, phase, out / phase / task.task_id)
+        await run_one(task, trace, clock0)
+        traces.append(trace)
+        progress.advance(bar)
+    return traces
 
-        def observe(item: FrameRecord | str | Team, trace: RunTrace = trace) -> None:
+
+def local_runner(settings: Settings) -> RunOne:
+    """Each run through a relay in this process, which sees every frame and team change."""
+
+    async def run_one(task: Task, trace: RunTrace, clock0: float) -> None:
+        def observe(item: FrameRecord | str | RelayTeam) -> None:
             now = time.monotonic() - clock0
             if isinstance(item, tuple):
                 trace.teams.append((now, {a.node_id: a.state for a in item}))
             elif not isinstance(item, str):
                 trace.frames.append((now, item))
 
-        net = MeshNetwork(settings, task, trace.out, quiet=True, observer=observe)
-        trace.metrics = await net.run()
-        traces.append(trace)
-        progress.advance(bar)
-    return traces
+        trace.metrics = await MeshNetwork(settings, task, trace.out, quiet=True, observer=observe).run()
+
+    return run_one
 
 
-async def _storm(
-    group: ProcessGroup, settings: Settings, kills: list[Kill], kill: int, every: float, down: float,
-    clock0: float, rng: random.Random,
-) -> None:  # fmt: skip
-    """Every ``every`` s kill ``kill`` live agents; each comes back ``down`` s later."""
-    specs = {s.node_id: s for s in settings.agent_specs()}
+async def _storm(team: Team, tools: dict[str, str], kills: list[Kill], kill: int, every: float, clock0: float,
+                 rng: random.Random) -> None:  # fmt: skip
+    """Every ``every`` s kill ``kill`` live agents; each comes back as the team brings it back."""
 
     async def restart(k: Kill) -> None:
-        await asyncio.sleep(down)  # the outage the storm imposes, not a synchronization
-        spec = specs[k.node]
-        group.start(f"agent-{k.node}", ["agent"],
-                    child_env(settings, node_id=k.node, tool=spec.tool, port=str(spec.port)))  # fmt: skip
-        k.restarted = time.monotonic() - clock0
+        k.restarted = await team.back(k.node) - clock0
 
     async with asyncio.TaskGroup() as restarts:
         while True:
             await asyncio.sleep(every)  # the storm's period
-            alive = [n for n, p in group.procs.items() if p.poll() is None and n.startswith("agent-")]
-            for name in rng.sample(alive, min(kill, len(alive))):
-                node = name.removeprefix("agent-")
-                group.procs[name].send_signal(signal.SIGKILL)
-                k = Kill(round(time.monotonic() - clock0, 3), node, specs[node].tool)
+            for node in rng.sample(sorted(team.alive()), min(kill, len(team.alive()))):
+                team.kill(node)
+                k = Kill(round(time.monotonic() - clock0, 3), node, tools[node])
                 kills.append(k)
                 restarts.create_task(restart(k))
 
 
 async def failstorm(
-    settings: Settings, tasks: list[Task], out: Path, kill: int, every: float, down: float, seed: int,
-    group: ProcessGroup,
+    run_one: RunOne, team: Team, tools: dict[str, str], tasks: list[Task], out: Path, kill: int, every: float,
+    seed: int, config: dict[str, Any],
 ) -> dict[str, Any]:  # fmt: skip
     """The calm batch, then the same batch in the storm; returns what ``failstorm.json`` holds."""
     clock0 = time.monotonic()
     kills: list[Kill] = []
     with Progress(console=console, transient=False) as progress:
-        calm = await _batch(settings, tasks, out, "calm", clock0, progress)
+        calm = await _batch(run_one, tasks, out, "calm", clock0, progress)
         storm_start = time.monotonic() - clock0
-        storm = asyncio.create_task(_storm(group, settings, kills, kill, every, down, clock0, random.Random(seed)))
+        storm = asyncio.create_task(_storm(team, tools, kills, kill, every, clock0, random.Random(seed)))
         try:
-            stormy = await _batch(settings, tasks, out, "storm", clock0, progress)
+            stormy = await _batch(run_one, tasks, out, "storm", clock0, progress)
         finally:
             storm.cancel()
             try:
@@ -220,14 +272,12 @@ async def failstorm(
                 pass
     for k in kills:
         k.t = round(k.t, 3)
-    tools = {s.node_id: s.tool for s in settings.agent_specs()}
+        k.restarted = round(k.restarted, 3) if k.restarted is not None else None
     runs = calm + stormy
     summary = analyse(kills, runs, tools)
-    audits = {f"{r.phase}/{r.task_id}": all(a == b for _, a, b in audit(r.out)) for r in runs}
+    audits = {f"{r.phase}/{r.task_id}": r.out.is_dir() and all(a == b for _, a, b in audit(r.out)) for r in runs}
     return {
-        "config": {"agents": settings.agents, "routing": settings.routing.value, "kill": kill, "every_s": every,
-                   "down_s": down, "seed": seed, "rejoin_grace_s": settings.rejoin_grace,
-                   "tasks": [t.task_id for t in tasks],
+        "config": {**config, "kill": kill, "every_s": every, "seed": seed, "tasks": [t.task_id for t in tasks],
                    "storm_started_s": round(storm_start, 3)},  # fmt: skip
         "summary": summary,
         "audits_ok": all(audits.values()),
@@ -251,15 +301,18 @@ def write_results(result: dict[str, Any], out: Path) -> None:
     lines = [
         "# gaiamesh fail-storm", "",
         f"{len(c['tasks'])} tasks, calm then in a storm: every {c['every_s']} s, {c['kill']} of the agents "
-        f"({c['agents'].count('=')}) get SIGKILL and come back {c['down_s']} s later; routing {c['routing']}, "
+        f"({c['agents'].count('=')}) get SIGKILL and come back "
+        + (f"{c['down_s']} s later" if isinstance(c["down_s"], int | float) else f"by their {c['down_s']}")
+        + f" ({c['mode']}); routing {c['routing']}, "
         f"REJOIN_GRACE {c['rejoin_grace_s']} s.", "",
         "| measure | value |", "|---|---|",
         *(f"| {k} | {v} |" for k, v in s.items()),
         f"| audits (counters = frame log) | {'all ok' if result['audits_ok'] else 'MISMATCH'} |", "",
-        "| kill at s | node | tool | detect s | work redelivered s | recover s | back after restart s |",
-        "|---|---|---|---|---|---|---|",
-        *(f"| {k['t']} | {k['node']} | {k['tool']} | {k['detect_s']} | {k['redeliver_s']} | {k['recover_s']} "
-          f"| {k['back_s']} |"
+        "| kill at s | node | tool | detect s | tool routable again s | work redelivered s | next packet for the tool s "
+        "| back after restart s |",
+        "|---|---|---|---|---|---|---|---|",
+        *(f"| {k['t']} | {k['node']} | {k['tool']} | {k['detect_s']} | {k['restored_s']} | {k['redeliver_s']} "
+          f"| {k['recover_s']} | {k['back_s']} |"
           for k in result["kills"]),
     ]  # fmt: skip
     (out / "failstorm.md").write_text("\n".join(lines) + "\n")
@@ -307,7 +360,11 @@ def run_failstorm(
             for spec in settings.agent_specs():
                 group.start(f"agent-{spec.node_id}", ["agent"],
                             child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
-            result = asyncio.run(failstorm(settings, tasks, out, kill, every, down, seed, group))
+            team = LocalTeam(group, settings, down)
+            tools = {s.node_id: s.tool for s in settings.agent_specs()}
+            config = {"mode": "local", "agents": settings.agents, "routing": settings.routing.value, "down_s": down,
+                      "rejoin_grace_s": settings.rejoin_grace}  # fmt: skip
+            result = asyncio.run(failstorm(local_runner(settings), team, tools, tasks, out, kill, every, seed, config))
     finally:
         group.stop_all()
     write_results(result, out)

@@ -127,6 +127,9 @@ class ToolFailure(Body):
     tool: str
     error: str
     on: str
+    # What failed: the tool itself, or the model server it could not reach (the run then ends
+    # ``model_unreachable`` instead of ``agent_error``).
+    kind: Literal["tool", "model_unreachable"] = "tool"
 
 
 class SubTask(Body):

@@ -167,7 +167,7 @@ class Totals:
 
 Status = Literal[
     "ok", "running", "timeout", "agent_dead", "agent_error", "connect_failed", "model_unreachable",
-    "model_error", "failed", "cancelled", "interrupted",
+    "model_error", "failed", "cancelled", "interrupted", "storage_error",
 ]  # fmt: skip
 
 
@@ -233,8 +233,18 @@ class FrameLog:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
 
     def write(self, records: list[FrameRecord]) -> None:
-        if records:
-            os.write(self._fd, b"".join(r.to_json() + b"\n" for r in records))
+        """Append one batch, whole or not at all: when the disk refuses part of it (full,
+        unwritable) the log is cut back to the batch before and the ``OSError`` is raised."""
+        if not records:
+            return
+        data = memoryview(b"".join(r.to_json() + b"\n" for r in records))
+        start = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            while data:
+                data = data[os.write(self._fd, data) :]  # a full disk may take part of a write
+        except OSError:
+            os.ftruncate(self._fd, start)
+            raise
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -246,11 +256,17 @@ def read_log(path: Path) -> list[FrameRecord]:
     return [RECORD.validate_json(line) for line in path.read_bytes().splitlines() if line]
 
 
-def totals_from_log(path: Path) -> dict[str, int]:
-    """Recompute the counters from a frame log (for audits and tests)."""
+def fold_log(path: Path) -> Totals:
+    """The counters of a frame log, folded with the relay's own :meth:`Totals.add`."""
     totals = Totals()
     for record in read_log(path):
         totals.add(record)
+    return totals
+
+
+def totals_from_log(path: Path) -> dict[str, int]:
+    """Recompute the counters from a frame log (for audits and tests)."""
+    totals = fold_log(path)
     return {k: getattr(totals, k) for k in Totals.COUNTERS if k != "frames"}
 
 
@@ -261,9 +277,7 @@ def audit(run_dir: Path) -> list[tuple[str, object, object]]:
     mean the run's numbers are consistent with the frames it actually carried.
     """
     metrics = RunMetrics.read(run_dir / "metrics.json")
-    totals = Totals()
-    for record in read_log(run_dir / "frames.jsonl"):
-        totals.add(record)
+    totals = fold_log(run_dir / "frames.jsonl")
     rows: list[tuple[str, object, object]] = [
         (k, getattr(metrics, k), getattr(totals, k)) for k in Totals.COUNTERS
     ]

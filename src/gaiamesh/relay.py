@@ -28,13 +28,19 @@ from websockets.typing import Subprotocol
 from .artifacts import write_archive
 from .core import Outcome, RelayCore
 from .frames import Announcement
-from .metrics import FrameLog, FrameRecord, RunMetrics
+from .metrics import FrameLog, FrameRecord, RunMetrics, fold_log
 from .protocols import get_adapter
 from .scoring import get_scorer
 from .settings import AgentSpec, Settings
 from .tasks import Task
 
 Reporter = Callable[[str], None]
+
+
+class StorageError(RuntimeError):
+    """The run's results could not be written (disk full, folder unwritable); says where and why."""
+
+
 REJOIN_ATTEMPT_S = 2.0  # one round of connection attempts to a lost agent (repeated until the run ends)
 
 
@@ -121,6 +127,7 @@ class MeshNetwork:
         self._lost: dict[str, str] = {}  # node id -> why it left (the live view greys it out)
         self._readers: dict[str, asyncio.Task[None]] = {}
         self._timers: list[asyncio.TimerHandle] = []
+        self.storage_error: str | None = None  # the frame log could not be written: the run ends
 
     # --- connecting ------------------------------------------------------------------------
     async def _present(self, spec: AgentSpec) -> bool:
@@ -225,7 +232,19 @@ class MeshNetwork:
         if not outcomes:
             return
         assert self.framelog is not None
-        self.framelog.write([r for o in outcomes for r in o.records])
+        try:
+            if self.storage_error is None:
+                self.framelog.write([r for o in outcomes for r in o.records])
+        except OSError as exc:
+            self.storage_error = f"cannot write the frame log {self.framelog.path}: {exc}"
+        if self.storage_error is not None:
+            # Write-ahead: frames the log could not take are never sent, and the run ends here.
+            if self.core is not None:
+                self.core.fail("storage_error", self.storage_error, time.monotonic())
+            if self.observer is not None:
+                self.observer(f"run ends: storage_error ({self.storage_error})")
+            self._done.set()
+            return
         outgoing: dict[str, list[bytes]] = {}
         for outcome in outcomes:
             for send in outcome.sends:
@@ -304,8 +323,14 @@ class MeshNetwork:
 
     # --- the run ---------------------------------------------------------------------------
     async def run(self) -> RunMetrics:
-        """Connect, broadcast, relay until the final answer (or timeout), then write results."""
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        """Connect, broadcast, relay until the final answer (or timeout), then write results.
+
+        Raises :class:`StorageError` when the results cannot be written at all."""
+        try:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self.framelog = FrameLog(self.out_dir / "frames.jsonl")
+        except OSError as exc:
+            raise StorageError(f"cannot write the run's results in {self.out_dir}: {exc}") from exc
         self._wall0 = time.monotonic()
         present = await asyncio.gather(*(self._present(s) for s in self.specs))
         self.specs = [s for s, here in zip(self.specs, present, strict=True) if here]
@@ -319,7 +344,6 @@ class MeshNetwork:
             origin=self._wall0,
             rejoin_grace=self.settings.rejoin_grace,
         )
-        self.framelog = FrameLog(self.out_dir / "frames.jsonl")
         try:
             try:
                 await self._connect(core)
@@ -350,7 +374,13 @@ class MeshNetwork:
                 timer.cancel()
             self._flush()
             self.framelog.close()
-        return self.finalize(core)
+        try:
+            return self.finalize(core)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot write the run's results in {self.out_dir}: {exc}"
+                + (f" (the run had ended: {self.storage_error})" if self.storage_error else "")
+            ) from exc
 
     def cancel(self, reason: str, status: str = "cancelled") -> None:
         """End the run now with ``status``; ``run`` then finishes and writes everything."""
@@ -362,7 +392,9 @@ class MeshNetwork:
         now = time.monotonic()
         prediction = core.final.payload.answer if core.final else ""
         scores = get_scorer(self.settings.scorer)(prediction, self.task.answer) if core.final else {}
-        totals = core.totals
+        # After a failed log write the core has counted frames the log lacks: the counters are
+        # then those of the log as written, so metrics.json still agrees with it.
+        totals = core.totals if self.storage_error is None else fold_log(self.out_dir / "frames.jsonl")
         elapsed_ms = core.elapsed_ms(now)
         end = core.end
         metrics = RunMetrics.model_validate(

@@ -104,6 +104,9 @@ class Settings(BaseSettings):
     llm_temperature: float = 0.0
     llm_seed: int = 42
     llm_timeout: float = 120.0
+    # Seconds an agent keeps retrying (with back-off) a model server it cannot reach, e.g. one
+    # being restarted; keep it below RUN_TIMEOUT. 0: fail the first time.
+    llm_retry_for: float = 60.0
 
     # mesh
     strategy: Literal["pipeline", "orchestrated"] = "pipeline"  # AGENTS defaults to its team
@@ -154,6 +157,9 @@ class Settings(BaseSettings):
     service_port: int = 8080
     max_concurrent_runs: int = 1
     max_queued_runs: int = 16
+    # A run is refused (507) when the results folder has less free space than this: a full disk
+    # gets a clear answer before the run starts, not a half-written run.
+    min_free_bytes: int = 8 * 1024 * 1024
     max_doc_bytes: int = 262_144
     history_cap: int = 100  # messages kept per session (older ones dropped and counted)
     memory_turns: int = 10  # answered turns that travel with a session's next question

@@ -74,6 +74,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     env_file.write_text(f"GAIAMESH_ACCESS_KEY={KEY}\nGAIAMESH_SESSION_SECRET={SECRET}\n")
     service_port = free_port()
     (tmp / "results").mkdir()
+    # The containers run as a non-root user: the folders they write into must be theirs.
+    owner = subprocess.run([ROOT / "scripts" / "owner.sh"], capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run([ROOT / "scripts" / "owner.sh", workspaces, tmp / "results"], check=True)
     env = {
         **os.environ,
         "COMPOSE_PROJECT_NAME": project,
@@ -83,6 +86,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "WORKSPACES_DIR": str(workspaces),
         "RESULTS_DIR": str(tmp / "results"),
         "RUN_TIMEOUT": "240",
+        "GAIAMESH_USER": owner,
     }
     env.pop("COMPOSE_FILE", None)  # the suite tests the default (bundled model) stack
     with pytest.MonkeyPatch.context() as mp:

@@ -60,6 +60,24 @@ def test_default_stack_builds_locally_and_publishes_on_loopback(tmp_path: Path) 
     assert "ports" not in services["ollama"]
 
 
+def test_every_container_is_non_root_read_only_and_limited(tmp_path: Path) -> None:
+    services = render(tmp_path, "", "--profile", "wide", "--profile", "orchestrated")["services"]
+    assert len(services) == 14  # 11 agents, web, network, ollama
+    for name, svc in services.items():
+        uid = svc.get("user", "").split(":")[0]
+        assert uid.isdigit() and int(uid) != 0, (name, svc.get("user"))
+        assert svc["read_only"] is True and svc["cap_drop"] == ["ALL"], name
+        assert "no-new-privileges:true" in svc["security_opt"], name
+        limits = svc["deploy"]["resources"]["limits"]
+        assert float(limits["cpus"]) <= 2.0 and 0 < int(limits["memory"]) <= 2 * 1024**3, (name, limits)
+    # the images themselves default to a non-root user too (a plain `docker run`)
+    for dockerfile in (ROOT / "services").glob("*/Dockerfile"):
+        assert "\nUSER 10001:10001\n" in dockerfile.read_text(), dockerfile
+    # a root host runs the containers as 10001, a non-root host as itself
+    user = render(tmp_path, "GAIAMESH_USER=1234:1234\n")["services"]["network"]["user"]
+    assert user == "1234:1234"
+
+
 def test_the_service_refuses_to_start_without_its_secrets(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GAIAMESH_")} | {"GAIAMESH_ENV_FILE": ""}
     proc = subprocess.run([sys.executable, "-m", "gaiamesh", "serve"], cwd=tmp_path, capture_output=True,

@@ -7,11 +7,15 @@ import json
 import subprocess
 import tarfile
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 from websockets.sync.client import connect
+
+from gaiamesh.compose_storm import SERVICES, ComposeTeam, run_compose_failstorm
+from gaiamesh.tasks import load_task
 
 from ..conftest import ROOT
 from .conftest import CORE, KEY, ORCHESTRATED, WIDE, Stack
@@ -122,6 +126,28 @@ def test_wide_profile_adds_agents_and_the_run_uses_them(stack: Stack) -> None:
     workers = {n for n, a in m["agents"].items() if a["pkts_sent"] > 0}
     assert len(workers) == 4  # each stage handled once ...
     assert workers & {"4", "5", "6", "7"}  # ... and the second replicas take their share
+    stack.compose("stop", *WIDE, profile="wide", timeout=120)
+
+
+def test_a_short_storm_on_the_stack_loses_nothing_and_killed_agents_come_back(stack: Stack, tmp_path: Path) -> None:
+    up = stack.compose("up", "-d", "--wait", *WIDE, profile="wide", timeout=300)
+    assert up.returncode == 0, up.stderr
+    tasks = [load_task(ROOT / "tasks" / name) for name in ("solar-farm", "glass-museum")]
+    result = run_compose_failstorm(stack.project, stack.api, KEY, stack.results, tasks, tmp_path / "storm", kill=1,
+                                   every=2.5, seed=3, grace=10.0)  # fmt: skip
+    s = result["summary"]
+    assert s["kills"] >= 2 and s["storm_runs"] == 2
+    assert {r["status"] for r in result["runs"]} == {"ok"}, result["runs"]
+    assert s["frames_lost"] == 0 and result["audits_ok"], result["audits"]
+    assert s["retention"] is not None and s["retention"] >= 0.99
+    detected = [k for k in result["kills"] if k["detect_s"] is not None]
+    assert detected and all(k["detect_s"] < 2.0 for k in detected)  # the relay in the container noticed each
+    assert any(k["restarted"] is not None for k in result["kills"])  # the restart policy brought them back ...
+    team, deadline = ComposeTeam(stack.project), time.monotonic() + 60
+    while sorted(team.alive()) != sorted(SERVICES):  # ... all eight of them (the last kill's too)
+        assert time.monotonic() < deadline, team.alive()
+        time.sleep(0.2)  # watching containers another process restarts
+    assert (tmp_path / "storm" / "failstorm.md").read_text().startswith("# gaiamesh fail-storm")
     stack.compose("stop", *WIDE, profile="wide", timeout=120)
 
 

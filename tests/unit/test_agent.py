@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -61,8 +62,8 @@ async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> Non
         assert memory["question"] == "How big is the farm?" and memory["retrieved_chunks"]
 
 
-async def test_unreachable_model_becomes_an_error_packet(tmp_path: Path) -> None:
-    dead_llm = LLMClient(f"http://127.0.0.1:{free_port()}", "gemma3:270m", timeout=5)
+async def test_unreachable_model_becomes_an_error_packet_after_the_retry_window(tmp_path: Path) -> None:
+    dead_llm = LLMClient(f"http://127.0.0.1:{free_port()}", "gemma3:270m", timeout=5, retry_for=1.0)
     async with serving(tmp_path, "3", "reason", dead_llm) as port:
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
             triples = {
@@ -73,10 +74,15 @@ async def test_unreachable_model_becomes_an_error_packet(tmp_path: Path) -> None
                 "question": "q?",
                 "payload": {"facts": [{"text": "A fact.", "score": 1.0}], "triples": []},
             }
+            sent = time.monotonic()
             await ws.send(json.dumps(triples).encode())
             reply = json.loads(await asyncio.wait_for(ws.recv(), 15))
+            waited = time.monotonic() - sent
         assert reply["type"] == "error" and reply["payload"]["tool"] == "reason"
+        assert reply["payload"]["kind"] == "model_unreachable"
         assert "model server unreachable at http://127.0.0.1:" in reply["payload"]["error"]
+        assert "LLM_RETRY_FOR=1" in reply["payload"]["error"]
+        assert waited >= 1.0  # it kept trying for the whole window before giving up
 
 
 async def test_announces_its_tool_in_the_handshake(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ PAYLOADS: dict[PacketType, dict[str, Any]] = {
         "answer": "148 MW", "method": "reading", "question": "q?", "reading": "148 MW", "candidates": [],
         "facts_used": 1, "triples_seen": 0,
     },
-    PacketType.ERROR: {"tool": "extract", "error": "model server unreachable", "on": "search_docs"},
+    PacketType.ERROR: {"tool": "extract", "error": "bad input", "on": "search_docs"},
 }  # fmt: skip
 EMITS = {"search": PacketType.SEARCH_DOCS, "extract": PacketType.EVENTS, "triple": PacketType.TRIPLES,
          "reason": PacketType.DATA_EVENT}  # fmt: skip
@@ -150,8 +150,19 @@ def test_an_error_packet_ends_the_run_with_the_agents_reason() -> None:
     c.start("doc", "q?", 400, 0.0)
     out = c.receive("1", frame(c, "1", PacketType.ERROR), 1.0)
     assert out.end is not None and out.end.status == "agent_error"
-    assert out.end.error == "agent 1 (extract) failed: model server unreachable"
+    assert out.end.error == "agent 1 (extract) failed: bad input"
     assert out.records[0].status == "accepted" and out.sends == []
+
+
+def test_an_agent_that_cannot_reach_the_model_server_ends_the_run_model_unreachable() -> None:
+    c = core()
+    c.start("doc", "q?", 400, 0.0)
+    failure = {"tool": "extract", "error": "model server unreachable at http://m:11434", "on": "search_docs",
+               "kind": "model_unreachable"}  # fmt: skip
+    packet = make_packet(PacketType.ERROR, failure, run_id=c.run_id, src="1", seq=1, token_used=0, llm_ms=0.0)
+    out = c.receive("1", c.adapter.encode(packet.to_dict()), 1.0)
+    assert out.end is not None and out.end.status == "model_unreachable"
+    assert out.end.error == "agent 1 (extract) failed: model server unreachable at http://m:11434"
 
 
 def test_a_dead_agents_work_is_redelivered_to_a_live_replica() -> None:

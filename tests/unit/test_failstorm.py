@@ -30,11 +30,23 @@ def test_detect_recover_and_back_are_measured_from_the_relays_view() -> None:
     kill = Kill(t=1.0, node="2", tool="triple", restarted=3.0)
     summary = analyse([kill], [calm, storm], TOOLS)
     assert (kill.detect_s, kill.recover_s, kill.back_s) == (0.05, 1.0, 1.0)
+    assert kill.restored_s == 0.05  # replica 6 was live when the relay noticed: routable at once
     assert summary["median_recover_s"] == 1.0 and summary["retention"] == 1.0 and summary["frames_lost"] == 0
     assert kill.redeliver_s is None and summary["kills_holding_work"] == 0  # it held no work
     storm.frames.insert(0, (1.1, rec("network", ["6"], "events", "redelivered")))  # it held the events
     assert analyse([kill], [calm, storm], TOOLS)["median_redeliver_s"] == 0.1 and kill.redeliver_s == 0.1
     assert summary["runs_not_ok"] == {}
+
+
+def test_a_tool_with_no_live_replica_is_restored_when_one_comes_back() -> None:
+    storm = RunTrace("t", "storm", Path("x"), metrics=metrics(1.0))
+    storm.teams = [(1.05, {"2": "connected", "6": "lost"}), (1.3, {"2": "lost", "6": "lost"}),
+                   (2.9, {"2": "lost", "6": "connected"})]  # fmt: skip
+    first, second = Kill(t=1.0, node="6", tool="triple"), Kill(t=1.2, node="2", tool="triple")
+    summary = analyse([first, second], [storm], TOOLS)
+    assert first.restored_s == 0.05  # 2 was still live then
+    assert second.restored_s == 1.7  # none live until 6 came back at 2.9
+    assert summary["median_restored_s"] == 0.875 and summary["max_restored_s"] == 1.7
 
 
 def test_a_frame_held_by_an_agent_that_died_counts_lost_unless_redelivered() -> None:

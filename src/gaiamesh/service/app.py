@@ -5,6 +5,7 @@ OpenAPI page needs the access key or a session token; the work happens in ``Mesh
 # dependency alias `Who` is local to create_app.
 import asyncio
 import contextlib
+import sqlite3
 from collections.abc import AsyncIterator
 from importlib.metadata import version
 from typing import Annotated
@@ -61,6 +62,12 @@ def create_app(settings: Settings) -> FastAPI:
     @app.exception_handler(RunRefused)
     async def refused(request: Request, exc: RunRefused) -> JSONResponse:
         return JSONResponse(status_code=exc.status, content={"detail": str(exc)})
+
+    @app.exception_handler(sqlite3.OperationalError)
+    async def store_failed(request: Request, exc: sqlite3.OperationalError) -> JSONResponse:
+        # A full or unwritable results folder under the store: say so; the service stays up.
+        return JSONResponse(status_code=507, content={"detail": f"the service cannot record this: {exc} "
+                                                                f"(is {settings.out_dir} full or unwritable?)"})
 
     def service() -> MeshService:
         return holder["service"]

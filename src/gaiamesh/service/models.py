@@ -44,6 +44,10 @@ class RunOptions(BaseModel):
     strategy: Literal["pipeline", "orchestrated"] | None = Field(
         default=None, description="the team that answers (default: STRATEGY)"
     )
+    rejoin_grace: float | None = Field(
+        default=None, ge=0, le=3600,
+        description="seconds the run waits for a tool whose agents are all down (default: REJOIN_GRACE)",
+    )  # fmt: skip
 
 
 class RunRequest(Source, RunOptions):

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
+import shutil
 import sqlite3
 import time
 import uuid
@@ -19,9 +21,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..artifacts import write_archive
-from ..metrics import FrameRecord, RunMetrics, Totals, read_log
+from ..metrics import FrameRecord, RunMetrics, Totals, fold_log, read_log
 from ..protocols import available
-from ..relay import AgentStatus, MeshNetwork, Team
+from ..relay import AgentStatus, MeshNetwork, StorageError, Team
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
 from .journals import follow, read_all
@@ -39,6 +41,7 @@ from .models import (
 )
 from .store import Store
 
+log = logging.getLogger("gaiamesh.service")
 EVENT_BACKLOG = 1000  # events a subscriber may fall behind by before it is dropped
 _TASK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
@@ -151,17 +154,27 @@ class RunManager:
         task = self.resolve(request)
         if self._stopping:
             raise RunRefused(503, "the service is stopping")
+        free = shutil.disk_usage(self.settings.out_dir).free
+        if free < self.settings.min_free_bytes:
+            raise RunRefused(
+                507, f"the results folder {self.settings.out_dir} has {free} bytes free; a run needs "
+                f"MIN_FREE_BYTES={self.settings.min_free_bytes} (full or unwritable?)",
+            )  # fmt: skip
         if len(self._waiting) >= self.settings.max_queued_runs:
             raise RunRefused(
                 429, f"the run queue is full ({self.settings.max_queued_runs} waiting, MAX_QUEUED_RUNS); try again later"
             )
         run_id = uuid.uuid4().hex[:16]
-        options = {"protocol": request.protocol, "routing": request.routing, "strategy": request.strategy}
-        overrides = {k: v for k, v in options.items() if v}
+        options = {"protocol": request.protocol, "routing": request.routing, "strategy": request.strategy,
+                   "rejoin_grace": request.rejoin_grace}  # fmt: skip
+        overrides = {k: v for k, v in options.items() if v is not None and v != ""}
         settings = self.settings.model_copy(update=overrides)
         out = self.runs_dir / run_id
+        try:
+            self.store.add_run(run_id, session_id, request.model_dump(exclude_none=True), task.task_id, task.question)
+        except sqlite3.Error as exc:
+            raise RunRefused(507, f"the run cannot be recorded: {exc} (is {self.settings.out_dir} full or unwritable?)") from exc
         live = self.live[run_id] = LiveRun(run_id, session_id, task, settings, out)
-        self.store.add_run(run_id, session_id, request.model_dump(exclude_none=True), task.task_id, task.question)
         live.publish(lambda seq: StateEvent(seq=seq, state=RunState.QUEUED))
         self._waiting.append(run_id)
         self._queue.put_nowait(run_id)
@@ -182,7 +195,13 @@ class RunManager:
             live = self.live.get(run_id)
             if live is None or live.cancelled:
                 continue
-            await self._execute(live)
+            try:
+                await self._execute(live)
+            except Exception:  # noqa: BLE001 (one run's failure, e.g. a store on a full disk, never ends the worker)
+                log.exception("run %s could not be recorded", run_id)
+                if not live.closed:
+                    live.close()
+                    live.ended.set()
 
     async def _execute(self, live: LiveRun) -> None:
         self.store.set_run(live.id, state=RunState.RUNNING.value, started=_now())
@@ -212,7 +231,15 @@ class RunManager:
             final = live.net.core.final if live.net.core else None
             live.answered = final.payload.question if final else None
         except Exception as exc:  # noqa: BLE001 (a failed run is recorded, never the service's end)
-            self._end(live, RunState.FINISHED, None, f"run failed: {exc!r}")
+            # The results could not be written (the TaskGroup wraps it): say where and why.
+            storage = exc.subgroup(StorageError) if isinstance(exc, ExceptionGroup) else None
+            if isinstance(exc, StorageError):
+                message = str(exc)
+            elif storage is not None:
+                message = "; ".join(str(e) for e in storage.exceptions)
+            else:
+                message = f"run failed: {exc!r}"
+            self._end(live, RunState.FINISHED, None, message)
             return
         state = RunState.INTERRUPTED if metrics.status == "interrupted" else (
             RunState.CANCELLED if metrics.status == "cancelled" else RunState.FINISHED
@@ -227,10 +254,15 @@ class RunManager:
                 if s.tool == "orchestrator"}  # fmt: skip
 
     def _end(self, live: LiveRun, state: RunState, metrics: RunMetrics | None, error: str | None) -> None:
-        self.store.set_run(
-            live.id, state=state.value, finished=_now(), error=error,
-            metrics=metrics.model_dump(mode="json") if metrics else None,
-        )  # fmt: skip
+        try:
+            self.store.set_run(
+                live.id, state=state.value, finished=_now(), error=error,
+                metrics=metrics.model_dump(mode="json") if metrics else None,
+            )  # fmt: skip
+        except sqlite3.Error as exc:
+            # The store's disk is full: the run's end still reaches its readers.
+            error = f"{error + '; ' if error else ''}the end of this run could not be recorded: {exc}"
+            log.error("run %s: %s", live.id, error)
         if metrics is not None:
             live.publish(lambda seq: MetricsEvent(seq=seq, metrics=metrics))
         live.publish(lambda seq: StateEvent(seq=seq, state=state, error=error))
@@ -343,9 +375,7 @@ class RunManager:
 
 def interrupted_metrics(row: sqlite3.Row, log: Path, settings: Settings) -> RunMetrics:
     """``metrics.json`` of a run cut off by a restart: the counters of its frame log so far."""
-    totals = Totals()
-    for record in read_log(log):
-        totals.add(record)
+    totals = fold_log(log)
     request = json.loads(row["request"])
     return RunMetrics.model_validate(
         {

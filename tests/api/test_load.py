@@ -1,0 +1,75 @@
+"""Many sessions and runs at once through the API (bounded: one burst): the queue holds its
+bound and says 429 past it, every accepted run runs exactly once, and every run's metrics pass
+the audit."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gaiamesh.metrics import audit, read_log
+
+from .conftest import KEY, Service
+
+pytestmark = [pytest.mark.e2e, pytest.mark.model]
+BOUND = 3
+BURST = 24  # half plain runs, half sessions asking a question
+
+
+def test_a_burst_of_sessions_and_runs_keeps_the_queue_bound_and_loses_nothing(
+    model_server: str, agents: tuple[str, Path], tmp_path: Path
+) -> None:
+    svc = Service(tmp_path / "state", model_server, agents, MAX_QUEUED_RUNS=str(BOUND))
+    svc.start()
+    queued_seen: list[int] = []
+    stop = threading.Event()
+
+    def watch_queue() -> None:  # the bound, as a client sees it, while the burst lands
+        with httpx.Client(base_url=svc.url, headers={"Authorization": f"Bearer {KEY}"}, timeout=30) as c:
+            while not stop.is_set():
+                queued_seen.append(sum(r["state"] == "queued" for r in c.get("/api/runs").json()))
+
+    def one(i: int) -> tuple[int, str | None]:
+        with httpx.Client(base_url=svc.url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60) as c:
+            if i % 2:
+                r = c.post("/api/runs", json={"task": "solar-farm"})
+            else:
+                s = c.post("/api/sessions", json={"task": "glass-museum"})
+                assert s.status_code == 201, s.text
+                r = c.post(f"/api/sessions/{s.json()['id']}/messages", json={"question": "Where is the museum?"},
+                           headers={"Authorization": f"Bearer {s.json()['token']}"})  # fmt: skip
+            return r.status_code, r.json()["id"] if r.status_code == 202 else r.json()["detail"]
+
+    try:
+        watcher = threading.Thread(target=watch_queue)
+        watcher.start()
+        with ThreadPoolExecutor(BURST) as pool:
+            answers = list(pool.map(one, range(BURST)))
+        codes = Counter(code for code, _ in answers)
+        assert set(codes) <= {202, 429} and codes[429] > 0 and codes[202] >= BOUND, codes
+        assert all("the run queue is full" in d for c, d in answers if c == 429)
+        accepted = [run_id for code, run_id in answers if code == 202]
+        assert len(set(accepted)) == len(accepted)
+        for run_id in accepted:
+            assert run_id is not None
+            svc.events(run_id)
+        stop.set()
+        watcher.join()
+        assert queued_seen and max(queued_seen) <= BOUND
+        listed = [r["id"] for r in svc.http.get("/api/runs").json()]
+        assert sorted(listed) == sorted(accepted)  # no refused run was recorded, none twice
+        for run_id in accepted:
+            view = svc.http.get(f"/api/runs/{run_id}").json()
+            assert view["state"] == "finished" and view["metrics"]["status"] == "ok", view
+            folder = svc.state / "runs" / run_id
+            types = [r.type for r in read_log(folder / "frames.jsonl")]
+            assert types.count("data_event") == 1  # run once: one final answer
+            assert all(a == b for _, a, b in audit(folder))
+    finally:
+        stop.set()
+        svc.stop()
