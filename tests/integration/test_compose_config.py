@@ -24,9 +24,11 @@ SECRETS = "GAIAMESH_ACCESS_KEY=k\nGAIAMESH_SESSION_SECRET=s\n"
 def render(tmp_path: Path, env_lines: str = "", *args: str) -> dict[str, Any]:
     env_file = tmp_path / "test.env"
     env_file.write_text(SECRETS + env_lines)
+    # The env file decides (make exports GAIAMESH_USER, which would win over it).
+    env = {k: v for k, v in os.environ.items() if k != "GAIAMESH_USER"}
     proc = subprocess.run(
         ["docker", "compose", "--env-file", str(env_file), *args, "config", "--format", "json"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT, capture_output=True, text=True, check=True, env=env,
     )  # fmt: skip
     return json.loads(proc.stdout)
 
