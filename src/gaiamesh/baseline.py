@@ -35,6 +35,7 @@ async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
             "task_id": task.task_id,
             "question": task.question,
             "answer": task.answer,
+            "answers": list(task.answers),
             "prediction": prediction,
             "model": settings.model,
             "scorer": settings.scorer,
@@ -42,7 +43,7 @@ async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
             "llm_ms": round(usage.llm_ms, 3),
             "elapsed_ms": round(elapsed, 3),
             "wall_ms": round(elapsed, 3),
-            **get_scorer(settings.scorer)(prediction, task.answer),
+            **get_scorer(settings.scorer)(prediction, task.golds),
         }
     )
     metrics.write(out / "metrics.json")

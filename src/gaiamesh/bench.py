@@ -27,8 +27,10 @@ COLUMNS = ["repeat", *RunMetrics.columns()]  # one CSV column per field of metri
 SUMMARY = [
     ("bytes_tx", "median"), ("bytes_rx", "median"), ("header_overhead", "median"), ("pkt_cnt", "median"),
     ("elapsed_ms", "median"), ("llm_ms", "median"), ("network_share", "median"),
-    ("quality_score", "mean"), ("exact_match", "mean"),
+    ("quality_score", "mean"), ("exact_match", "mean"), ("rouge_l", "mean"), ("gaia_match", "mean"),
+    ("squad_em", "mean"), ("squad_f1", "mean"),
 ]  # fmt: skip
+SCORES = ("network_share", "quality_score", "exact_match", "rouge_l", "gaia_match", "squad_em", "squad_f1")
 BASELINE = "baseline"
 
 console = Console()
@@ -148,7 +150,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 def _fmt(col: str, v: float | None) -> str:
     if v is None:
         return "–"
-    if col in ("network_share", "quality_score", "exact_match"):
+    if col in SCORES:
         return f"{v:.3f}"
     return f"{v:,.0f}"
 

@@ -321,6 +321,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tasks_import(args: argparse.Namespace) -> int:
+    from .task_import import import_tasks
+    from .tasks import TaskError
+
+    try:
+        report = import_tasks(args.format, Path(args.file), Path(args.out_dir), args.limit)
+    except TaskError as exc:
+        errors.print(f"[red]tasks import:[/red] {exc}")
+        return 2
+    console.print(f"wrote {len(report.written)} task folders under {args.out_dir}")
+    for why, n in sorted(report.skipped.items()):
+        console.print(f"skipped {n}: {why}")
+    return 0 if report.written else 1
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
     from .metrics import audit
 
@@ -465,6 +480,15 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("runs")
     report.add_argument("--out", help="where to write results.csv/summary.md/comparison.png (default: runs)")
     report.set_defaults(func=_cmd_report)
+
+    tasks = sub.add_parser("tasks", help="task folders: import public datasets")
+    tasks_sub = tasks.add_subparsers(dest="tasks_command", required=True)
+    imp = tasks_sub.add_parser("import", help="turn a SQuAD, HotpotQA, GAIA or JSONL file into task folders")
+    imp.add_argument("--format", required=True, choices=["squad", "hotpotqa", "gaia", "jsonl"])
+    imp.add_argument("--limit", type=int, default=0, help="write at most N tasks")
+    imp.add_argument("file", help="the dataset file (GAIA: metadata.jsonl, attachments beside it)")
+    imp.add_argument("out_dir", help="where the task folders go")
+    imp.set_defaults(func=_cmd_tasks_import)
 
     aud = sub.add_parser("audit", help="recompute a run's counters from frames.jsonl and compare")
     aud.add_argument("run_dir", help="folder with metrics.json and frames.jsonl (e.g. results/)")

@@ -184,6 +184,7 @@ class RunMetrics(BaseModel):
     task_id: str
     question: str
     answer: str
+    answers: list[str] = Field(default_factory=list)  # every gold answer, when there are several
     prediction: str = ""
     strategy: str | None = None  # pipeline | orchestrated (the team that answered)
     protocol: str | None = None
@@ -204,6 +205,8 @@ class RunMetrics(BaseModel):
     exact_match: int = 0
     rouge_l: float = 0.0
     gaia_match: int = 0
+    squad_em: int = 0
+    squad_f1: float = 0.0
     frames: int = 0
     agents: dict[str, AgentMetrics] = Field(default_factory=dict)
 

@@ -391,7 +391,7 @@ class MeshNetwork:
         """Score, write ``metrics.json`` and ``config.json``, and archive the run."""
         now = time.monotonic()
         prediction = core.final.payload.answer if core.final else ""
-        scores = get_scorer(self.settings.scorer)(prediction, self.task.answer) if core.final else {}
+        scores = get_scorer(self.settings.scorer)(prediction, self.task.golds) if core.final else {}
         # After a failed log write the core has counted frames the log lacks: the counters are
         # then those of the log as written, so metrics.json still agrees with it.
         totals = core.totals if self.storage_error is None else fold_log(self.out_dir / "frames.jsonl")
@@ -405,6 +405,7 @@ class MeshNetwork:
                 "task_id": self.task.task_id,
                 "question": self.task.question,
                 "answer": self.task.answer,
+                "answers": list(self.task.answers),
                 "prediction": prediction,
                 "strategy": self.settings.strategy,
                 "protocol": self.settings.protocol,

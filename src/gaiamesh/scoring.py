@@ -1,35 +1,78 @@
-"""Answer quality: Exact Match, ROUGE-L, GAIA-style normalized match; pluggable scorers."""
+"""Answer quality: Exact Match, ROUGE-L, GAIA-style normalized match, SQuAD's normalized EM and
+token F1; pluggable scorers. A task may have several gold answers: each score is the best over
+them (as SQuAD's and HotpotQA's evaluation scripts take it)."""
 
 from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 from rouge_score import rouge_scorer
 
-Scorer = Callable[[str, str], dict[str, float]]
-"""``scorer(prediction, answer) -> {metric: value}``."""
+Scorer = Callable[[str, str | Sequence[str]], dict[str, float]]
+"""``scorer(prediction, gold answer or answers) -> {metric: value}``."""
 
 _PUNCT = str.maketrans("", "", string.punctuation)
+_EDGE = string.punctuation + " "
 _rouge = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
 def normalize(text: str) -> str:
-    """Lower-case, strip surrounding whitespace and punctuation, collapse inner whitespace."""
+    """Lower-case, strip surrounding whitespace and punctuation, collapse inner whitespace. A
+    number's sign survives: "-32" is not "32"."""
     text = " ".join(text.lower().split())
-    return text.strip(string.punctuation + " ")
+    core = text.strip(_EDGE)
+    signed = text.lstrip(_EDGE.replace("-", ""))
+    if signed.startswith("-") and signed[1:2].isdigit() and core[:1].isdigit():
+        core = "-" + core
+    return core
 
 
-def exact_match(prediction: str, answer: str) -> int:
-    return int(normalize(prediction) == normalize(answer))
+def golds(answers: str | Sequence[str]) -> list[str]:
+    """The gold answers as a list (one string is one answer)."""
+    return [answers] if isinstance(answers, str) else [a for a in answers if a.strip()] or [""]
 
 
-def rouge_l(prediction: str, answer: str) -> float:
+def squad_normalize(text: str) -> str:
+    """SQuAD's answer normalization: lower case, no punctuation, no articles, single spaces."""
+    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCT)).split())
+
+
+def squad_f1(prediction: str, answers: str | Sequence[str]) -> float:
+    """SQuAD's token F1, the best over the gold answers."""
+    best = 0.0
+    pred = squad_normalize(prediction).split()
+    for gold in golds(answers):
+        truth = squad_normalize(gold).split()
+        if not pred or not truth:
+            best = max(best, float(pred == truth))
+            continue
+        common = sum((Counter(pred) & Counter(truth)).values())
+        if common:
+            precision, recall = common / len(pred), common / len(truth)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+def squad_em(prediction: str, answers: str | Sequence[str]) -> int:
+    """SQuAD's exact match after its normalization, the best over the gold answers."""
+    return int(any(squad_normalize(prediction) == squad_normalize(g) for g in golds(answers)))
+
+
+def exact_match(prediction: str, answers: str | Sequence[str]) -> int:
+    return int(any(normalize(prediction) == normalize(a) for a in golds(answers)))
+
+
+def rouge_l(prediction: str, answers: str | Sequence[str]) -> float:
     """ROUGE-L F-measure. ``rouge-score`` takes ``score(target, prediction)``: order matters."""
-    if not prediction.strip() or not answer.strip():
+    if not prediction.strip():
         return 0.0
-    return float(_rouge.score(answer, prediction)["rougeL"].fmeasure)
+    return max(
+        (float(_rouge.score(a, prediction)["rougeL"].fmeasure) for a in golds(answers) if a.strip()), default=0.0
+    )
 
 
 def _as_number(text: str) -> float | None:
@@ -52,9 +95,13 @@ def _gaia_element(prediction: str, answer: str) -> bool:
     return _squash(prediction) == _squash(answer)
 
 
-def gaia_match(prediction: str, answer: str) -> int:
+def gaia_match(prediction: str, answers: str | Sequence[str]) -> int:
     """GAIA-style scoring: numbers as numbers (``$ % ,`` stripped), comma/semicolon lists
     element by element, strings without whitespace, punctuation and case."""
+    return int(any(_gaia_one(prediction, a) for a in golds(answers)))
+
+
+def _gaia_one(prediction: str, answer: str) -> int:
     if re.search(r"[,;]", answer) and _as_number(answer) is None:
         truths = [t for t in re.split(r"[,;]", answer)]
         preds = [p for p in re.split(r"[,;]", prediction)]
@@ -64,26 +111,35 @@ def gaia_match(prediction: str, answer: str) -> int:
     return int(_gaia_element(prediction, answer))
 
 
-def default_scorer(prediction: str, answer: str) -> dict[str, float]:
-    """The seed's scores plus GAIA match: ``quality_score = (EM + ROUGE-L) / 2``."""
-    em = exact_match(prediction, answer)
-    rl = rouge_l(prediction, answer)
+def default_scorer(prediction: str, answers: str | Sequence[str]) -> dict[str, float]:
+    """The seed's scores plus GAIA match and SQuAD's EM and F1: ``quality_score = (EM + ROUGE-L) / 2``."""
+    em = exact_match(prediction, answers)
+    rl = rouge_l(prediction, answers)
     return {
         "quality_score": (em + rl) / 2,
         "exact_match": em,
         "rouge_l": rl,
-        "gaia_match": gaia_match(prediction, answer),
+        "gaia_match": gaia_match(prediction, answers),
+        "squad_em": squad_em(prediction, answers),
+        "squad_f1": squad_f1(prediction, answers),
     }
 
 
-def gaia_scorer(prediction: str, answer: str) -> dict[str, float]:
-    """GAIA's match as the quality score; the seed's fields are still reported."""
-    scores = default_scorer(prediction, answer)
+def gaia_scorer(prediction: str, answers: str | Sequence[str]) -> dict[str, float]:
+    """GAIA's match as the quality score; the other fields are still reported."""
+    scores = default_scorer(prediction, answers)
     scores["quality_score"] = float(scores["gaia_match"])
     return scores
 
 
-SCORERS: dict[str, Scorer] = {"em_rouge": default_scorer, "gaia": gaia_scorer}
+def squad_scorer(prediction: str, answers: str | Sequence[str]) -> dict[str, float]:
+    """SQuAD's token F1 as the quality score; the other fields are still reported."""
+    scores = default_scorer(prediction, answers)
+    scores["quality_score"] = scores["squad_f1"]
+    return scores
+
+
+SCORERS: dict[str, Scorer] = {"em_rouge": default_scorer, "gaia": gaia_scorer, "squad": squad_scorer}
 
 
 def get_scorer(name: str) -> Scorer:

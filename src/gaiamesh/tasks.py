@@ -1,4 +1,6 @@
-"""Task folders: ``doc.txt`` plus ``ground_truth.json`` = ``{"question": ..., "answer": ...}``."""
+"""Task folders: ``doc.txt`` plus ``ground_truth.json`` = ``{"question": ..., "answer": ...}``;
+``"answers": [...]`` may list several gold answers (scores take the best), with or without
+``"answer"`` (then the first of them)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ class Task:
     answer: str
     path: Path
     history: tuple[Turn, ...] = ()  # earlier turns of a conversation (the memory window)
+    answers: tuple[str, ...] = ()  # every gold answer, when there are several
+
+    @property
+    def golds(self) -> tuple[str, ...]:
+        """The gold answers to score against (at least ``answer``)."""
+        return self.answers or (self.answer,)
 
 
 def load_task(path: str | Path, label: str | None = None) -> Task:
@@ -48,16 +56,31 @@ def load_task(path: str | Path, label: str | None = None) -> Task:
         raise TaskError(f"task {folder}: ground_truth.json is not valid JSON ({exc})") from exc
     if not isinstance(truth, dict):
         raise TaskError(f"task {folder}: ground_truth.json must be an object with question and answer")
-    for key in ("question", "answer"):
-        value = truth.get(key)
-        if not isinstance(value, str | int | float) or isinstance(value, bool) or not str(value).strip():
-            raise TaskError(f"task {folder}: ground_truth.json needs a non-empty {key!r}")
-    return Task(task_id, doc, str(truth["question"]).strip(), str(truth["answer"]).strip(), folder)
+    if not _scalar(truth.get("question")):
+        raise TaskError(f"task {folder}: ground_truth.json needs a non-empty 'question'")
+    listed = truth.get("answers", [])
+    if not isinstance(listed, list) or not all(_scalar(a) for a in listed):
+        raise TaskError(f"task {folder}: ground_truth.json 'answers' must be a list of non-empty answers")
+    answers = [str(a).strip() for a in ([truth["answer"]] if _scalar(truth.get("answer")) else []) + listed]
+    if not answers:
+        raise TaskError(f"task {folder}: ground_truth.json needs a non-empty 'answer' (or 'answers')")
+    golds = tuple(dict.fromkeys(answers))
+    return Task(task_id, doc, str(truth["question"]).strip(), golds[0], folder,
+                answers=golds if len(golds) > 1 else ())  # fmt: skip
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool) and bool(str(value).strip())
 
 
 def discover_tasks(root: str | Path) -> list[Task]:
-    """Every task folder directly under ``root`` (sorted), or ``root`` itself if it is one."""
+    """Every task folder directly under ``root`` (sorted), ``root`` itself if it is one, or the
+    tasks of a ``.jsonl`` file (``{"id", "doc", "question", "answer"}`` per line)."""
     base = Path(root)
+    if base.is_file() and base.suffix == ".jsonl":
+        from .task_import import tasks_from_jsonl  # a JSONL of tasks (see `gaiamesh tasks import`)
+
+        return tasks_from_jsonl(base)
     if (base / "ground_truth.json").exists():
         return [load_task(base)]
     folders = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []

@@ -1,6 +1,15 @@
 import pytest
 
-from gaiamesh.scoring import default_scorer, exact_match, gaia_match, get_scorer, normalize, rouge_l
+from gaiamesh.scoring import (
+    default_scorer,
+    exact_match,
+    gaia_match,
+    get_scorer,
+    normalize,
+    rouge_l,
+    squad_em,
+    squad_f1,
+)
 
 
 def test_normalize_case_space_punctuation() -> None:
@@ -46,3 +55,29 @@ def test_scorer_registry() -> None:
     assert get_scorer("gaia")("37,500", "37500")["quality_score"] == 1.0
     with pytest.raises(ValueError, match="unknown scorer"):
         get_scorer("bleu")
+
+
+def test_a_numbers_sign_survives_normalization() -> None:
+    assert normalize("-32.") == "-32" and exact_match("-32", "32") == 0 and exact_match("-32", "-32") == 1
+    assert normalize("- bullet") == "bullet" and normalize("--") == ""
+
+
+@pytest.mark.parametrize(
+    ("pred", "golds", "em", "f1"),
+    [
+        ("The Eiffel Tower", ["Eiffel Tower"], 1, 1.0),  # articles and case do not count
+        ("in Paris, France", ["Paris"], 0, 0.5),  # precision 1/3 ("in" and "france" are extra), recall 1
+        ("Paris", ["Lyon", "paris."], 1, 1.0),  # the best over several golds
+        ("1,200 tons", ["1200 tons"], 1, 1.0),  # SQuAD drops punctuation inside tokens too
+        ("", ["x"], 0, 0.0),
+    ],
+)
+def test_squad_em_and_f1_take_the_best_gold(pred: str, golds: list[str], em: int, f1: float) -> None:
+    assert squad_em(pred, golds) == em
+    assert squad_f1(pred, golds) == pytest.approx(f1)
+
+
+def test_every_score_takes_the_best_of_several_golds() -> None:
+    s = default_scorer("Port Ellery", ["Ellery Harbour", "Port Ellery"])
+    assert (s["exact_match"], s["rouge_l"], s["gaia_match"], s["squad_em"], s["squad_f1"]) == (1, 1.0, 1, 1, 1.0)
+    assert get_scorer("squad")("in Paris", "Paris")["quality_score"] == pytest.approx(2 / 3)

@@ -51,3 +51,16 @@ def test_missing_folder(tmp_path: Path) -> None:
 
 def test_numeric_answer_is_text(tmp_path: Path) -> None:
     assert load_task(make(tmp_path, "doc", {"question": "q", "answer": 42})).answer == "42"
+
+
+def test_several_gold_answers(tmp_path: Path) -> None:
+    only_list = load_task(make(tmp_path, "doc", {"question": "q", "answers": ["Leith", "Leith, Scotland"]}))
+    assert (only_list.answer, only_list.golds) == ("Leith", ("Leith", "Leith, Scotland"))
+    for sub in "bcd":
+        (tmp_path / sub).mkdir()
+    both = load_task(make(tmp_path / "b", "doc", {"question": "q", "answer": "a", "answers": ["a", 3]}))
+    assert both.golds == ("a", "3")
+    single = load_task(make(tmp_path / "c", "doc", {"question": "q", "answer": "a"}))
+    assert single.answers == () and single.golds == ("a",)
+    with pytest.raises(TaskError, match="'answers' must be a list of non-empty answers"):
+        load_task(make(tmp_path / "d", "doc", {"question": "q", "answers": "a"}))
