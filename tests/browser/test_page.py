@@ -49,7 +49,10 @@ def metrics_of(service: Service, run_id: str) -> dict[str, Any]:
 
 
 def same(shown: str, value: object) -> bool:
-    """A value of metrics.json as the page prints it (JavaScript writes 1.0 as "1")."""
+    """A value of metrics.json as the page prints it (JavaScript writes 1.0 as "1"; a list is
+    joined with commas)."""
+    if isinstance(value, list):
+        return shown == ", ".join(str(v) for v in value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return shown == ("" if value is None else str(value))
     return float(shown) == float(value)

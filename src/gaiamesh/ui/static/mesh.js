@@ -387,7 +387,7 @@
       if (k === "agents") continue;
       const tr = html("tr");
       tr.dataset.key = k;
-      tr.append(html("th", k), html("td", v === null ? "" : String(v)));
+      tr.append(html("th", k), html("td", v === null ? "" : Array.isArray(v) ? v.join(", ") : String(v)));
       body.append(tr);
     }
     table.append(body);
