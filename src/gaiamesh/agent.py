@@ -75,6 +75,9 @@ class MeshAgent:
         self.settings = settings
         self.node_id = settings.node_id
         self.tool = get_tool(settings.tool)
+        self.ablated = self.tool.name in settings.ablated
+        if self.ablated and self.tool.passthrough is None:
+            raise ValueError(f"ABLATE names {self.tool.name!r}, which cannot be left out: it makes the answer")
         if self.tool.setup is not None:
             self.tool.setup(settings)
         self.adapter = get_adapter(settings.protocol, settings.node_id, settings.keys_dir)
@@ -186,7 +189,10 @@ class MeshAgent:
         started = time.perf_counter()
         envelope: dict[str, Any] = {"run_id": packet.run_id, "src": self.node_id, "question": packet.question}
         try:
-            payload = await self.tool.run(ctx, packet)
+            if self.ablated and self.tool.passthrough is not None:
+                payload = self.tool.passthrough(packet)  # left out: its input, handed on unchanged
+            else:
+                payload = await self.tool.run(ctx, packet)
             envelope["question"] = ctx.question
             envelope["seq"] = state.next_seq()
             reply = make_packet(

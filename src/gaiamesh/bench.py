@@ -73,26 +73,34 @@ def run_bench(
     base_port: int,
     baseline: bool,
     strategies: list[str] | None = None,
+    ablations: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run the matrix locally (model server, agents as processes, relay in-process)."""
+    """Run the matrix locally (model server, agents as processes, relay in-process).
+    ``ablations``: ABLATE values to compare (``""`` is the full team)."""
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     strategies = strategies or [settings.strategy]
+    ablations = ablations or [settings.ablate]
     group = ProcessGroup(out / "logs")
-    total = len(tasks) * repeat * (len(protocols) * len(strategies) + (1 if baseline else 0))
+    variants = [(s, a, p) for s in strategies for a in ablations for p in protocols]
+    total = len(tasks) * repeat * (len(variants) + (1 if baseline else 0))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     try:
         with model_server(settings, group), Progress(*columns, console=console) as progress:
             bar = progress.add_task("bench", total=total)
-            for strategy, protocol in ((s, p) for s in strategies for p in protocols):
+            for strategy, ablate, protocol in variants:
                 team = default_agents(base_port, strategy=strategy)
-                proto_settings = settings.model_copy(update={"protocol": protocol, "strategy": strategy, "agents": team})
+                proto_settings = settings.model_copy(
+                    update={"protocol": protocol, "strategy": strategy, "agents": team, "ablate": ablate}
+                )
                 if protocol == "signed":
                     nodes = ["network", *(a.node_id for a in proto_settings.agent_specs())]
                     proto_settings = proto_settings.model_copy(
                         update={"keys_dir": generate_keys(out / "keys" / strategy, nodes)}
                     )
-                name = f"{strategy}-{protocol}" if len(strategies) > 1 else protocol
+                name = "-".join([*([strategy] if len(strategies) > 1 else []),
+                                 *([f"no-{ablate.replace(',', '-')}" if ablate else "full"] if len(ablations) > 1 else []),
+                                 protocol])  # fmt: skip
                 with web_server(proto_settings, group), agents_running(proto_settings, group, name):
                     for r in range(repeat):
                         for task in tasks:
@@ -123,12 +131,15 @@ def collect(root: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def label(row: dict[str, Any], strategies: int) -> str:
-    """The group a row is summarised in: its protocol, prefixed by its strategy when a bench
-    compares more than one."""
-    if strategies > 1 and row["protocol"] != BASELINE:
-        return f"{row.get('strategy') or 'pipeline'} · {row['protocol']}"
-    return str(row["protocol"])
+def label(row: dict[str, Any], strategies: int, ablations: int = 1) -> str:
+    """The group a row is summarised in: its protocol, prefixed by its strategy and by the
+    stages left out when a bench compares more than one of them."""
+    if row["protocol"] == BASELINE:
+        return BASELINE
+    parts = [row.get("strategy") or "pipeline"] if strategies > 1 else []
+    if ablations > 1:
+        parts.append(f"without {row['ablated'].replace(',', ', ')}" if row.get("ablated") else "all stages")
+    return " · ".join([*parts, str(row["protocol"])])
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -136,8 +147,9 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     quality columns."""
     out: dict[str, dict[str, float]] = {}
     strategies = len({r.get("strategy") or "pipeline" for r in rows if r["protocol"] != BASELINE})
-    for protocol in dict.fromkeys(label(r, strategies) for r in rows):
-        group = [r for r in rows if label(r, strategies) == protocol]
+    ablations = len({r.get("ablated") or "" for r in rows if r["protocol"] != BASELINE})
+    for protocol in dict.fromkeys(label(r, strategies, ablations) for r in rows):
+        group = [r for r in rows if label(r, strategies, ablations) == protocol]
         stats: dict[str, float] = {"runs": len(group), "ok": sum(r["status"] == "ok" for r in group)}
         for col, how in SUMMARY:
             values = [float(r[col]) for r in group if r.get(col) not in ("", None)]

@@ -271,12 +271,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         raise ValueError("--repeat must be at least 1")
     tasks = discover_tasks(args.tasks)
     strategies = [s.strip() for s in (args.strategies or settings.strategy).split(",") if s.strip()]
+    # --ablate triple,extract: one variant per item ("none" = every stage); a+b leaves out both
+    ablations = [("" if a.strip() == "none" else a.strip().replace("+", ",")) for a in (args.ablate or "").split(",")
+                 if a.strip()] or None  # fmt: skip
     unknown = [s for s in strategies if s not in STRATEGY_TOOLS]
     if unknown:
         raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGY_TOOLS)}")
     try:
         rows = run_bench(
-            settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies
+            settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies,
+            ablations,
         )
     except RunError as exc:
         errors.print(f"[red]bench failed:[/red] {exc}")
@@ -425,6 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
     bench.add_argument("--protocols", default="json,binary,compressed,signed,a2a")
     bench.add_argument("--strategies", help="comma-separated: pipeline,orchestrated (default: STRATEGY)")
+    bench.add_argument("--ablate", help="compare the pipeline with stages left out, e.g. none,triple,extract "
+                       "(a stage left out hands its input on unchanged; a+b leaves out both)")
     bench.add_argument("--repeat", type=int, default=3)
     bench.add_argument("--out", default="bench")
     bench.add_argument("--base-port", type=int, default=9000)

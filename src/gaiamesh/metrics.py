@@ -187,6 +187,7 @@ class RunMetrics(BaseModel):
     answers: list[str] = Field(default_factory=list)  # every gold answer, when there are several
     prediction: str = ""
     strategy: str | None = None  # pipeline | orchestrated (the team that answered)
+    ablated: str = ""  # tools left out (ABLATE: their input handed on unchanged), comma-separated
     protocol: str | None = None
     routing: str | None = None
     model: str

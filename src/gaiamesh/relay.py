@@ -408,6 +408,7 @@ class MeshNetwork:
                 "answers": list(self.task.answers),
                 "prediction": prediction,
                 "strategy": self.settings.strategy,
+                "ablated": ",".join(sorted(self.settings.ablated)),
                 "protocol": self.settings.protocol,
                 "routing": core.router.mode.value,
                 "model": self.settings.model,

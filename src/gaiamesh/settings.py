@@ -130,6 +130,9 @@ class Settings(BaseSettings):
     # Let the model write a plan when no template matches. Off by default: the bundled 270M model
     # writes valid plans that answer worse than the default template (README, "Strategies").
     model_plans: bool = False
+    # Tools whose agents pass their input through unchanged instead of working (comma-separated):
+    # `gaiamesh bench --ablate` measures what each pipeline stage adds.
+    ablate: str = ""
     replay_plan: Path | None = None  # a saved task_state.json: the orchestrator runs its plan again
     web_url: str = "http://127.0.0.1:8090"  # the offline web (`gaiamesh serve-web`; compose: web)
     download_allow_hosts: str = ""  # hosts file_downloader may reach besides public ones; "" = WEB_URL's
@@ -204,6 +207,11 @@ class Settings(BaseSettings):
                 raise ValueError(f"bad TOPICS entry {entry!r}: expected TOOL=TYPE|TYPE")
             table[tool.strip()] = frozenset(t.strip() for t in types.split("|") if t.strip())
         return table
+
+    @property
+    def ablated(self) -> frozenset[str]:
+        """The tools ``ABLATE`` names."""
+        return frozenset(t.strip() for t in self.ablate.split(",") if t.strip())
 
     def public_dict(self) -> dict[str, object]:
         """The resolved configuration for the run archive, without secrets (keys stay in

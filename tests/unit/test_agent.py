@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from websockets.asyncio.client import connect
 
 from gaiamesh.agent import MeshAgent
@@ -23,10 +24,10 @@ from .fakes import FakeLLM
 
 
 @contextlib.asynccontextmanager
-async def serving(tmp: Path, node_id: str, tool: str, llm: Any = None) -> AsyncIterator[int]:
+async def serving(tmp: Path, node_id: str, tool: str, llm: Any = None, **kw: Any) -> AsyncIterator[int]:
     """A real MeshAgent on a free loopback port (fake model unless ``llm``); yields the port."""
     port = free_port()
-    s = load_settings(node_id=node_id, tool=tool, port=port, workspace_root=tmp)
+    s = load_settings(node_id=node_id, tool=tool, port=port, workspace_root=tmp, **kw)
     stop = asyncio.Event()
     agent = MeshAgent(s, llm=llm or FakeLLM())
     server = asyncio.create_task(agent.serve(stop))
@@ -117,3 +118,28 @@ async def test_overlapping_runs_on_one_connection_keep_their_state_apart(tmp_pat
         assert memory["run_id"] == run_id and memory["question"] == q
         log = [json.loads(x) for x in (tmp_path / "0" / run_id / "agent.log").read_text().splitlines()]
         assert [x["packet"]["run_id"] for x in log] == [run_id]
+
+
+async def test_an_ablated_stage_hands_its_input_on_without_working(tmp_path: Path) -> None:
+    llm = FakeLLM()
+    facts = [{"text": "The farm has 148 megawatts.", "score": 2.0}, {"text": "Sheep graze there.", "score": 1.0}]
+    events = {"type": "events", "run_id": "r", "src": "1", "seq": 1, "question": "How big is the farm?",
+              "payload": {"facts": facts}}  # fmt: skip
+    async with serving(tmp_path, "2", "triple", llm, ablate="triple,extract") as port:
+        async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+            await ws.send(json.dumps(events).encode())
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    assert reply["type"] == "triples" and reply["payload"]["triples"] == []
+    assert reply["payload"]["facts"] == facts and reply["token_used"] == 0
+    assert llm.prompts == []  # no model call: the stage did no work
+    async with serving(tmp_path / "full", "2", "triple", llm) as port:  # the same stage, not left out
+        async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+            await ws.send(json.dumps(events).encode())
+            full = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    assert full["payload"]["triples"] and len(llm.prompts) == 2
+
+
+def test_the_answering_stage_cannot_be_left_out(tmp_path: Path) -> None:
+    settings = load_settings(node_id="3", tool="reason", port=free_port(), workspace_root=tmp_path, ablate="reason")
+    with pytest.raises(ValueError, match="ABLATE names 'reason', which cannot be left out: it makes the answer"):
+        MeshAgent(settings, llm=FakeLLM())  # type: ignore[arg-type]

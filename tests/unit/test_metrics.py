@@ -46,3 +46,12 @@ def test_per_agent_counts_fold_from_the_same_records() -> None:
     assert (a0.pkts_received, a0.bytes_received) == (1, 4)
     assert (a1.pkts_received, a1.bytes_received, a1.pkts_sent) == (2, 10, 0)
     assert totals.frames == 3 and totals.bytes_rx == a0.bytes_sent
+
+
+def test_bench_groups_runs_by_the_stages_left_out() -> None:
+    from gaiamesh.bench import label
+
+    full = {"protocol": "json", "strategy": "pipeline", "ablated": ""}
+    ablated = {"protocol": "json", "strategy": "pipeline", "ablated": "extract,triple"}
+    assert label(full, 1, 2) == "all stages · json" and label(ablated, 1, 2) == "without extract, triple · json"
+    assert label(ablated, 1, 1) == "json" and label({"protocol": "baseline"}, 2, 2) == "baseline"

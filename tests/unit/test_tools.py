@@ -115,3 +115,16 @@ def test_prompt_helpers() -> None:
     assert parse_triple("nonsense") is None
     assert clean_answer(' "Dr. Rupert Ashcombe."\nQuestion:') == "Rupert Ashcombe"
     assert clean_answer("12.5.") == "12.5" and clean_answer("the U.S.") == "the U.S."
+
+
+def test_each_stage_left_out_hands_its_input_on() -> None:
+    doc = make_packet(PacketType.DOC_INIT, {"chunks": ["A farm. ", "It has sheep."]}, run_id="r", src="network", seq=0)
+    passages = get_tool("search").passthrough(doc)  # type: ignore[misc]
+    assert [(p.chunk, p.text) for p in passages.passages] == [(0, "A farm. "), (1, "It has sheep.")]
+    found = make_packet(PacketType.SEARCH_DOCS, passages, run_id="r", src="0", seq=1)
+    events = get_tool("extract").passthrough(found)  # type: ignore[misc]
+    assert [f.text for f in events.facts] == ["A farm. ", "It has sheep."]
+    handed = make_packet(PacketType.EVENTS, events, run_id="r", src="1", seq=2)
+    triples = get_tool("triple").passthrough(handed)  # type: ignore[misc]
+    assert triples.triples == [] and triples.facts == events.facts
+    assert get_tool("reason").passthrough is None

@@ -99,6 +99,14 @@ async def run(ctx: ToolContext, packet: SearchDocsPacket) -> Events:
     return Events(facts=facts, resolved_question=question if hops else None, hops=hops)
 
 
+def passthrough(packet: SearchDocsPacket) -> Events:
+    """Ablated: the passages themselves as the facts."""
+    return Events(facts=[Fact(text=p.text, score=p.score) for p in packet.payload.passages])
+
+
 TOOL = register(
-    Tool("extract", PacketType.SEARCH_DOCS, PacketType.EVENTS, run, description="question-relevant facts")
+    Tool(
+        "extract", PacketType.SEARCH_DOCS, PacketType.EVENTS, run, description="question-relevant facts",
+        passthrough=passthrough,
+    )
 )

@@ -48,6 +48,9 @@ class Tool:
     # Checks the tool's own configuration when its agent starts (e.g. plan templates), so a
     # broken one stops the agent at once with the reason instead of failing its first run.
     setup: Callable[[Settings], None] | None = None
+    # Ablation (ABLATE): the tool's output made from its input with no work, e.g. the facts
+    # handed on without triples. None: the tool cannot be left out (it makes the answer).
+    passthrough: Callable[[Any], Body] | None = None
 
 
 _REGISTRY: dict[str, Tool] = {}

@@ -56,6 +56,15 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> SearchDocs:
     return SearchDocs(passages=passages, n_chunks=len(chunks))
 
 
+def passthrough(packet: DocInitPacket) -> SearchDocs:
+    """Ablated: every chunk, in document order, unranked."""
+    chunks = packet.payload.chunks
+    return SearchDocs(passages=[Passage(chunk=i, score=0.0, text=c) for i, c in enumerate(chunks)], n_chunks=len(chunks))
+
+
 TOOL = register(
-    Tool("search", PacketType.DOC_INIT, PacketType.SEARCH_DOCS, run, description="BM25 over document chunks")
+    Tool(
+        "search", PacketType.DOC_INIT, PacketType.SEARCH_DOCS, run, description="BM25 over document chunks",
+        passthrough=passthrough,
+    )
 )

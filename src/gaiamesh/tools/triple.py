@@ -24,6 +24,15 @@ async def run(ctx: ToolContext, packet: EventsPacket) -> Triples:
     return Triples(triples=triples, facts=facts, resolved_question=events.resolved_question, hops=events.hops)
 
 
+def passthrough(packet: EventsPacket) -> Triples:
+    """Ablated: the facts handed on, with no triples."""
+    events = packet.payload
+    return Triples(triples=[], facts=events.facts, resolved_question=events.resolved_question, hops=events.hops)
+
+
 TOOL = register(
-    Tool("triple", PacketType.EVENTS, PacketType.TRIPLES, run, description="subject-relation-object triples")
+    Tool(
+        "triple", PacketType.EVENTS, PacketType.TRIPLES, run, description="subject-relation-object triples",
+        passthrough=passthrough,
+    )
 )
