@@ -79,14 +79,12 @@ def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> d
     for k in kills:
         # only a loss reported before its restart is this kill's (one reported later is another's)
         until = k.restarted if k.restarted is not None else float("inf")
-        k.detect_s = next(
-            (round(t - k.t, 3) for t, team in teams if k.t <= t <= until and team.get(k.node) == "lost"), None
-        )
-        if k.detect_s is not None:
-            lost_at = k.t + k.detect_s
+        lost_t = next((t for t, team in teams if k.t <= t <= until and team.get(k.node) == "lost"), None)
+        k.detect_s = round(lost_t - k.t, 3) if lost_t is not None else None
+        if lost_t is not None:  # from the relay's own view at that moment (times unrounded)
             k.restored_s = next(
                 (round(t - k.t, 3) for t, team in teams
-                 if t >= lost_at and any(tools.get(n) == k.tool and state == "connected" for n, state in team.items())),
+                 if t >= lost_t and any(tools.get(n) == k.tool and state == "connected" for n, state in team.items())),
                 None,
             )  # fmt: skip
         k.recover_s = next(

@@ -47,6 +47,12 @@ def test_a_tool_with_no_live_replica_is_restored_when_one_comes_back() -> None:
     assert first.restored_s == 0.05  # 2 was still live then
     assert second.restored_s == 1.7  # none live until 6 came back at 2.9
     assert summary["median_restored_s"] == 0.875 and summary["max_restored_s"] == 1.7
+    # a detection whose rounded delay would land past the relay's own report still finds it
+    odd = RunTrace("t", "storm", Path("x"))
+    odd.teams = [(58.0044, {"2": "lost", "6": "connected"}), (63.0, {"2": "connected", "6": "connected"})]
+    kill = Kill(t=57.964, node="2", tool="triple")
+    analyse([kill], [odd], TOOLS)
+    assert (kill.detect_s, kill.restored_s) == (0.04, 0.04)
 
 
 def test_a_frame_held_by_an_agent_that_died_counts_lost_unless_redelivered() -> None:
