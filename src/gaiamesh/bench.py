@@ -191,7 +191,7 @@ def write_reports(rows: list[dict[str, Any]], out: Path) -> None:
         "`network_share` = 1 - llm_ms / elapsed_ms.\n\n" + summary_markdown(summary)
     )
     plot(summary, out / "comparison.png")
-    table = Table(title="gaiamesh bench (medians; quality and EM: means)")
+    table = Table(title="gaiamesh bench (medians; scores: means)")
     short = [
         "protocol",
         "runs",
@@ -205,6 +205,10 @@ def write_reports(rows: list[dict[str, Any]], out: Path) -> None:
         "net",
         "quality",
         "EM",
+        "ROUGE-L",
+        "GAIA",
+        "SQuAD EM",
+        "SQuAD F1",
     ]
     for col in short:
         table.add_column(col, justify="right")

@@ -327,16 +327,19 @@ def _plot(result: dict[str, Any], path: Path) -> None:
     for k in result["kills"]:
         ax.axvline(k["t"], color="#d62828", alpha=0.5, lw=1)
         if k["recover_s"] is not None:
-            ax.plot(k["t"] + k["recover_s"], 1.08, "v", color="#2a9d8f")
+            ax.plot(k["t"] + k["recover_s"], 1.12, "v", color="#999999", ms=4)
+        if k.get("restored_s") is not None:
+            ax.plot(k["t"] + k["restored_s"], 1.06, "v", color="#2a9d8f")
     for r in result["runs"]:
         if r["ended_s"] is not None:
             color = "#3b6ea5" if r["phase"] == "calm" else ("#f77f00" if r["status"] == "ok" else "#d62828")
             ax.plot(r["ended_s"], r["quality_score"], "o", color=color)
     ax.axvline(result["config"]["storm_started_s"], color="#555", ls="--", lw=1)
-    ax.set_ylim(-0.05, 1.15)
+    ax.set_ylim(-0.05, 1.17)
     ax.set_xlabel("seconds")
     ax.set_ylabel("answer quality")
-    ax.set_title("fail-storm: kills (red lines), recoveries (green), runs calm (blue) and in the storm (orange)")
+    ax.set_title("fail-storm: kills (red), tool routable again (green), next packet for it (grey), "
+                 "runs calm (blue) and in the storm (orange)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
