@@ -390,17 +390,22 @@ class MeshNetwork:
     def finalize(self, core: RelayCore) -> RunMetrics:
         """Score, write ``metrics.json`` and ``config.json``, and archive the run."""
         now = time.monotonic()
-        prediction = core.final.payload.answer if core.final else ""
-        scores = get_scorer(self.settings.scorer)(prediction, self.task.golds) if core.final else {}
-        # After a failed log write the core has counted frames the log lacks: the counters are
-        # then those of the log as written, so metrics.json still agrees with it.
-        totals = core.totals if self.storage_error is None else fold_log(self.out_dir / "frames.jsonl")
+        status, error = (core.end.status, core.end.error) if core.end else ("running", None)
+        final = core.final
+        totals = core.totals
+        if self.storage_error is not None:
+            # After a failed log write the core has counted frames the log lacks (perhaps the
+            # final answer itself): the run reports the failure, and the counters of the log as
+            # written, so metrics.json still agrees with it.
+            status, error, final = "storage_error", self.storage_error, None
+            totals = fold_log(self.out_dir / "frames.jsonl")
+        prediction = final.payload.answer if final else ""
+        scores = get_scorer(self.settings.scorer)(prediction, self.task.golds) if final else {}
         elapsed_ms = core.elapsed_ms(now)
-        end = core.end
         metrics = RunMetrics.model_validate(
             {
-                "status": end.status if end else "running",
-                "error": end.error if end else None,
+                "status": status,
+                "error": error,
                 "run_id": self.run_id,
                 "task_id": self.task.task_id,
                 "question": self.task.question,

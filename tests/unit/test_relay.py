@@ -405,3 +405,29 @@ async def test_the_same_agents_serve_runs_in_different_protocols(tmp_path: Path)
         ).model_dump()  # fmt: skip
     assert m["status"] == "connect_failed"
     assert "does not speak protocol 'signed'" in m["error"]
+
+
+async def test_a_log_write_that_fails_ends_the_run_storage_error_and_metrics_agree_with_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk refuses the batch holding the final answer, then recovers: the answer, which the
+    log lacks, is neither sent nor reported, and metrics.json counts what the log holds."""
+    import errno
+
+    import gaiamesh.relay as relay_module
+    from gaiamesh.metrics import FrameLog, audit
+
+    class RefusesTheAnswer(FrameLog):
+        def write(self, records: list[Any]) -> None:
+            if any(r.tag == "final_answer" for r in records):
+                raise OSError(errno.ENOSPC, "No space left on device")
+            super().write(records)
+
+    monkeypatch.setattr(relay_module, "FrameLog", RefusesTheAnswer)
+    s = settings_for(tmp_path, free_port_block(4), TOOLS)
+    m = await run(tmp_path, s)
+    assert m["status"] == "storage_error" and "No space left on device" in m["error"]
+    assert m["error"].startswith("cannot write the frame log ") and m["prediction"] == "" and m["exact_match"] == 0
+    lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    assert [x["type"] for x in lines] == ["doc_init", "search_docs", "events", "triples"]  # no answer logged
+    assert all(a == b for _, a, b in audit(tmp_path / "out"))
