@@ -460,7 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     storm.add_argument("--grace", type=float, default=10.0,
                        help="REJOIN_GRACE: seconds a run waits when all agents of a tool are down (default 10)")
     storm.add_argument("--compose", metavar="PROJECT", default="",
-                       help="storm a running compose stack (--profile wide) of this project: docker kill, restart policy")
+                       help="storm a running compose stack (--profile wide) of this project: SIGKILL, restart policy")
     storm.add_argument("--url", default="http://127.0.0.1:8080", help="with --compose: the network service")
     storm.add_argument("--results", default="results", help="with --compose: the host folder of RESULTS_DIR")
     storm.add_argument("--out", default="bench/failstorm")

@@ -242,7 +242,8 @@ async def _storm(team: Team, tools: dict[str, str], kills: list[Kill], kill: int
     async with asyncio.TaskGroup() as restarts:
         while True:
             await asyncio.sleep(every)  # the storm's period
-            for node in rng.sample(sorted(team.alive()), min(kill, len(team.alive()))):
+            alive = sorted(team.alive())  # asked once: on compose each ask is a `docker inspect`
+            for node in rng.sample(alive, min(kill, len(alive))):
                 team.kill(node)
                 k = Kill(round(time.monotonic() - clock0, 3), node, tools[node])
                 kills.append(k)

@@ -30,7 +30,7 @@ from rich.table import Table
 from websockets.asyncio.server import ServerConnection, serve
 
 from .frames import Announcement, PacketType, make_packet
-from .metrics import audit, read_log
+from .metrics import FrameRecord, audit, read_log
 from .protocols import generate_keys, get_adapter
 from .relay import MeshNetwork, subprotocol
 from .routing import RoutingMode
@@ -144,10 +144,9 @@ async def _one_run(settings: Settings, task: Task, out: Path) -> tuple[Any, floa
     return metrics, time.monotonic()
 
 
-def _honest_ms(out: Path) -> tuple[float | None, float | None]:
+def _honest_ms(records: list[FrameRecord]) -> tuple[float | None, float | None]:
     """doc_init to the honest triples on the relay's clock (frame log), and the part of it
     spent outside the model (minus the model time the honest agents report on their frames)."""
-    records = read_log(out / "frames.jsonl")
     start = next((r.t_ms for r in records if r.type == "doc_init"), None)
     end = next((r.t_ms for r in records if r.type == "triples" and r.status == "accepted"), None)
     if start is None or end is None:
@@ -213,6 +212,7 @@ def _analyse(run: Path, metrics: Any, sent: dict[str, int], before: dict[str, in
             rejected[kind] += 1
     flood = [r for r in mine if r.type != "data_event" or r.tag != "final_answer"]
     span_s = (flood[-1].t_ms - flood[0].t_ms) / 1000 if len(flood) > 1 else 0.0
+    honest_ms, outside_model_ms = _honest_ms(records)
     return {
         "status": metrics.status,
         "sent": sent,
@@ -222,8 +222,8 @@ def _analyse(run: Path, metrics: Any, sent: dict[str, int], before: dict[str, in
         "rejected": dict(rejected),
         "rejected_unexplained": unexplained[:5],
         "frames_per_s": round(len(flood) / span_s, 1) if span_s > 0 else None,
-        "honest_doc_to_triples_ms": _honest_ms(run)[0],
-        "honest_outside_model_ms": _honest_ms(run)[1],
+        "honest_doc_to_triples_ms": honest_ms,
+        "honest_outside_model_ms": outside_model_ms,
         "rss_kib_before": before["VmRSS"],
         "rss_kib_after": after["VmRSS"],
         "rss_kib_peak": after["VmHWM"],

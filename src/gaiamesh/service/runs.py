@@ -233,12 +233,7 @@ class RunManager:
         except Exception as exc:  # noqa: BLE001 (a failed run is recorded, never the service's end)
             # The results could not be written (the TaskGroup wraps it): say where and why.
             storage = exc.subgroup(StorageError) if isinstance(exc, ExceptionGroup) else None
-            if isinstance(exc, StorageError):
-                message = str(exc)
-            elif storage is not None:
-                message = "; ".join(str(e) for e in storage.exceptions)
-            else:
-                message = f"run failed: {exc!r}"
+            message = "; ".join(map(str, storage.exceptions)) if storage else f"run failed: {exc!r}"
             self._end(live, RunState.FINISHED, None, message)
             return
         state = RunState.INTERRUPTED if metrics.status == "interrupted" else (
