@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 import ollama
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 log = logging.getLogger("gaiamesh.llm")
+T = TypeVar("T")
 
 # Back-off between attempts while the model server is down: doubling from the first, capped.
 RETRY_FIRST_S = 0.25
@@ -64,6 +66,8 @@ class LLMClient:
         self.options = {"temperature": temperature, "seed": seed}
         self.retry_for = retry_for
         self._client = ollama.AsyncClient(host=host, timeout=timeout)
+        self._http = httpx.AsyncClient(base_url=host, timeout=timeout)  # /api/score: not in the ollama client
+        self._scores_unavailable = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMClient:
@@ -73,27 +77,15 @@ class LLMClient:
             settings.llm_timeout, settings.llm_retry_for,
         )  # fmt: skip
 
-    async def complete(
-        self, prompt: str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)
-    ) -> str:
-        """One non-streaming ``/api/generate`` call in raw mode; adds the model's counts to ``usage``.
-
-        While the model server is unreachable (killed, restarting) the call is retried with
-        back-off for up to ``retry_for`` seconds; then :class:`ModelUnreachable` says so. Other
-        failures raise :class:`LLMError` at once."""
+    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``, retried with back-off for up to ``retry_for`` seconds while the model
+        server is unreachable (killed, restarting); then :class:`ModelUnreachable` says so.
+        Other failures raise :class:`LLMError` at once."""
         first_failure: float | None = None
         delay = RETRY_FIRST_S
         while True:
-            started = time.perf_counter()
             try:
-                resp = await self._client.generate(
-                    model=self.model,
-                    prompt=prompt,
-                    raw=True,
-                    stream=False,
-                    options={**self.options, "num_predict": num_predict, "stop": list(stop)},
-                )
-                break
+                return await call()
             except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
                 if not _unreachable(exc):
                     if isinstance(exc, ollama.ResponseError):
@@ -110,12 +102,63 @@ class LLMClient:
                 log.warning("model server unreachable at %s (%s); retrying in %.2f s", self.host, exc, delay)
                 await asyncio.sleep(delay)  # back-off while the server restarts, not a synchronization
                 delay = min(delay * 2, RETRY_CAP_S)
+
+    @staticmethod
+    def _count(usage: LLMUsage, started: float, prompt_tokens: int, eval_tokens: int) -> None:
         elapsed = (time.perf_counter() - started) * 1000
         usage.calls += 1
-        usage.prompt_tokens += resp.prompt_eval_count or 0
-        usage.eval_tokens += resp.eval_count or 0
+        usage.prompt_tokens += prompt_tokens
+        usage.eval_tokens += eval_tokens
         usage.llm_ms += elapsed
-        usage.log.append(
-            {"prompt_tokens": resp.prompt_eval_count, "eval_tokens": resp.eval_count, "ms": round(elapsed, 1)}
-        )
+        usage.log.append({"prompt_tokens": prompt_tokens, "eval_tokens": eval_tokens, "ms": round(elapsed, 1)})
+
+    async def complete(
+        self, prompt: str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)
+    ) -> str:
+        """One non-streaming ``/api/generate`` call in raw mode; adds the model's counts to ``usage``.
+
+        Retried while the model server is unreachable (see :meth:`_retrying`)."""
+        started = time.perf_counter()
+
+        async def call() -> ollama.GenerateResponse:
+            nonlocal started
+            started = time.perf_counter()
+            return await self._client.generate(
+                model=self.model,
+                prompt=prompt,
+                raw=True,
+                stream=False,
+                options={**self.options, "num_predict": num_predict, "stop": list(stop)},
+            )
+
+        resp = await self._retrying(call)
+        self._count(usage, started, resp.prompt_eval_count or 0, resp.eval_count or 0)
         return resp.response or ""
+
+    async def score(self, prompt: str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
+        """The model's log-probability of each continuation right after ``prompt``, from the
+        model server's ``/api/score`` (ours; see ``modelserver/app.py``). None when the server
+        does not offer it (an official Ollama): callers then weigh candidates without it."""
+        if not continuations or self._scores_unavailable:
+            return None
+        started = time.perf_counter()
+
+        async def call() -> httpx.Response:
+            nonlocal started
+            started = time.perf_counter()
+            resp = await self._http.post(
+                "/api/score", json={"model": self.model, "prompt": prompt, "continuations": continuations}
+            )
+            if resp.status_code >= 500:
+                raise ollama.ResponseError(resp.text, resp.status_code)
+            return resp
+
+        resp = await self._retrying(call)
+        if resp.status_code in (404, 405) and "model '" not in resp.text:  # the route, not the model, is missing
+            self._scores_unavailable = True
+            return None
+        if resp.status_code != 200:
+            raise LLMError(f"model server at {self.host} refused a scoring request: {resp.status_code} {resp.text}")
+        body = resp.json()
+        self._count(usage, started, int(body.get("prompt_eval_count", 0)), int(body.get("eval_count", 0)))
+        return [float(s["logprob"]) for s in body["scores"]]

@@ -104,3 +104,45 @@ def test_errors_use_ollamas_shape(model_server: str) -> None:
     assert missing.status_code == 400 and "model" in missing.json()["error"]
     empty = c.generate(model=MODEL, prompt="")
     assert empty.done and empty.done_reason == "load"
+
+
+def test_score_ranks_the_models_own_continuation_first_and_is_order_free(model_server: str) -> None:
+    """``/api/score`` (ours): the greedy continuation is likelier than other text, and a
+    continuation's score does not depend on what was scored before it (the context is rolled
+    back to the prompt's end between continuations)."""
+    prompt = "Context: Anna Lind built the mill in 1820.\nQuestion: Who built the mill?\nAnswer:"
+    # The model's top next token (greedy, no repeat penalty) is likelier than any continuation
+    # that starts otherwise: a longer one only multiplies in more probabilities below one.
+    greedy = ollama.Client(host=model_server).generate(
+        model=MODEL, prompt=prompt, raw=True, options={"temperature": 0, "num_predict": 1, "repeat_penalty": 1.0}
+    )
+    first = greedy.response
+    assert first.strip()
+    others = [c for c in [" the river", " 1820", " Mill", " Anna Lind"] if not c.startswith(first)]
+
+    def score(conts: list[str]) -> dict[str, float]:
+        r = httpx.post(f"{model_server}/api/score", json={"model": MODEL, "prompt": prompt, "continuations": conts}, timeout=60)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["prompt_eval_count"] > 10 and body["eval_count"] >= 1
+        for s in body["scores"]:
+            assert s["logprob"] == pytest.approx(sum(s["token_logprobs"])) and s["logprob"] < 0
+        return {s["continuation"]: s["logprob"] for s in body["scores"]}
+
+    forward = score([first, *others])
+    assert forward[first] > max(forward[o] for o in others)
+    backward = score([*reversed(others), first])
+    for c, lp in forward.items():
+        assert backward[c] == pytest.approx(lp, abs=1e-3)
+
+
+def test_score_errors(model_server: str) -> None:
+    url = f"{model_server}/api/score"
+    unknown = httpx.post(url, json={"model": "nope:1b", "prompt": "hi", "continuations": ["x"]}, timeout=60)
+    assert unknown.status_code == 404 and "model 'nope:1b' not found" in unknown.json()["error"]
+    empty = httpx.post(url, json={"model": MODEL, "prompt": "hi", "continuations": [""]})
+    assert empty.status_code == 400 and "non-empty" in empty.json()["error"]
+    none = httpx.post(url, json={"model": MODEL, "prompt": "hi", "continuations": []})
+    assert none.status_code == 400 and "continuations" in none.json()["error"]
+    huge = httpx.post(url, json={"model": MODEL, "prompt": "word " * 5000, "continuations": ["x"]}, timeout=60)
+    assert huge.status_code == 400 and "the context holds" in huge.json()["error"]

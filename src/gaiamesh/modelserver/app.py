@@ -1,7 +1,9 @@
 """An Ollama-API-compatible HTTP server over llama.cpp, answering the official ``ollama`` client.
 
 Endpoints: ``/api/generate``, ``/api/chat`` (NDJSON streaming and ``"stream": false``),
-``/api/tags``, ``/api/show``, ``/api/ps``, ``/api/version``, ``/api/pull`` and ``GET /``.
+``/api/tags``, ``/api/show``, ``/api/ps``, ``/api/version``, ``/api/pull`` and ``GET /``; and one
+of ours, ``/api/score``: the log-probability of given continuations of a prompt (Ollama's own
+``logprobs`` only covers tokens it generated), which the pipeline uses to weigh candidate answers.
 Errors use Ollama's shape: ``{"error": "..."}`` with a 4xx/5xx status.
 """
 
@@ -36,6 +38,16 @@ class GenerateRequest(_Req):
     system: str | None = None
     raw: bool = False
     suffix: str | None = None
+
+
+class ScoreRequest(BaseModel):
+    """Ours, not Ollama's: how likely the model finds each continuation right after ``prompt``
+    (raw, no template). The answer lists each continuation's summed and per-token
+    log-probabilities; ``prompt_eval_count``/``eval_count`` count the work as generate does."""
+
+    model: str = Field(min_length=1)
+    prompt: str = Field(min_length=1)
+    continuations: list[str] = Field(min_length=1, max_length=64)
 
 
 class ChatMessage(BaseModel):
@@ -219,6 +231,29 @@ def create_app(engine: Engine, model_name: str) -> FastAPI:
             return {"model": req.model, "created_at": _now(), "response": text, "done": done}
 
         return await respond(prompt, req, shape)
+
+    @app.post("/api/score", response_model=None)
+    async def score(req: ScoreRequest) -> Any:
+        if not known(req.model):
+            return error(404, f"model '{req.model}' not found")
+        if any(not c for c in req.continuations):
+            return error(400, "every continuation must be a non-empty string")
+        try:
+            got = await engine.score(req.prompt, req.continuations)
+        except ValueError as exc:
+            return error(400, str(exc))
+        return {
+            "model": req.model,
+            "created_at": _now(),
+            "scores": [
+                {"continuation": c, "logprob": sum(lp), "token_logprobs": lp}
+                for c, lp in zip(req.continuations, got.token_logprobs, strict=True)
+            ],
+            "prompt_eval_count": got.prompt_eval_count,
+            "eval_count": got.eval_count,
+            "total_duration": got.total_duration,
+            "load_duration": got.load_duration,
+        }
 
     @app.post("/api/chat", response_model=None)
     async def chat(req: ChatRequest) -> Any:

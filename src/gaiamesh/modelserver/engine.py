@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import llama_cpp
+import numpy as np
 
 
 @dataclass
@@ -61,6 +62,17 @@ class Piece:
     eval_duration: int = 0
     load_duration: int = 0
     total_duration: int = 0
+
+
+@dataclass
+class Scores:
+    """Per-token log-probabilities of each scored continuation, and the work it took."""
+
+    token_logprobs: list[list[float]]
+    prompt_eval_count: int
+    eval_count: int
+    total_duration: int
+    load_duration: int = 0
 
 
 class Engine:
@@ -147,6 +159,55 @@ class Engine:
                 total_duration=end - t0 + load,
             )
         )
+
+    def _next_logprobs(self) -> np.ndarray:
+        """Log-probabilities of the next token after what the context last evaluated."""
+        logits = np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),))
+        top = float(logits.max())
+        return logits - (top + float(np.log(np.exp(logits - top).sum())))
+
+    def _score(self, prompt: str, continuations: list[str]) -> Scores:
+        """Log-probability of each continuation right after ``prompt`` (one forward pass over
+        the prompt; each continuation is then evaluated token by token from the same point)."""
+        t0 = time.perf_counter_ns()
+        tokens = self.llm.tokenize(prompt.encode(), add_bos=True, special=True)
+        pieces = [self.llm.tokenize(c.encode(), add_bos=False, special=False) for c in continuations]
+        longest = max((len(p) for p in pieces), default=0)
+        if len(tokens) + longest >= self.n_ctx:
+            raise ValueError(f"prompt and continuation are {len(tokens) + longest} tokens, the context holds {self.n_ctx}")
+        self.llm.reset()
+        self.llm.eval(tokens)
+        first = self._next_logprobs()
+        out: list[list[float]] = []
+        evaluated = 0
+        for piece in pieces:
+            values: list[float] = []
+            nxt = first
+            self.llm.n_tokens = len(tokens)  # back to the end of the prompt; eval() drops the rest
+            for k, tok in enumerate(piece):
+                values.append(float(nxt[tok]))
+                if k + 1 < len(piece):
+                    self.llm.eval([tok])
+                    evaluated += 1
+                    nxt = self._next_logprobs()
+            out.append(values)
+        load = self.load_ns if self._first else 0
+        self._first = False
+        return Scores(
+            token_logprobs=out,
+            prompt_eval_count=len(tokens),
+            eval_count=evaluated,
+            total_duration=time.perf_counter_ns() - t0 + load,
+            load_duration=load,
+        )
+
+    async def score(self, prompt: str, continuations: list[str]) -> Scores:
+        """Score continuations of ``prompt`` (see :meth:`_score`); requests queue on one lock."""
+        async with self._lock:
+            try:
+                return await asyncio.get_running_loop().run_in_executor(None, self._score, prompt, continuations)
+            finally:
+                self.last_used = time.time()
 
     async def stream(self, prompt: str, opts: GenOptions) -> AsyncIterator[Piece]:
         """Generate, yielding pieces as they come; requests queue on one lock."""
