@@ -14,6 +14,7 @@ class FakeLLM:
         self.answer = answer
         self.delay = delay  # seconds each call takes, for tests that act while a run is in flight
         self.prompts: list[str] = []
+        self.scored: list[str] = []  # prompts whose continuations were asked to be scored
 
     async def complete(
         self, prompt: str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)
@@ -28,3 +29,8 @@ class FakeLLM:
         if prompt.rstrip().endswith("Triple: ("):
             return "farm | has capacity | 148 megawatts)\n"
         return f" {self.answer}\n"
+
+    async def score(self, prompt: str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
+        """Like an official Ollama: no ``/api/score``, so callers use their fallback."""
+        self.scored.append(prompt)
+        return None

@@ -40,6 +40,31 @@ from .fakes import FakeLLM
             "Who was the founder of the firm?",
             "Who succeeded {bridge}?",
         ),
+        (  # a possessor's role; the main verb right after it
+            "Which town did Joseph Lumb's successor come from?",
+            "Who was Joseph Lumb's successor?",
+            "Which town did {bridge} come from?",
+        ),
+        (  # a possessive role with its own qualifier
+            "In which city was the founder's successor as director born?",
+            "Who was the founder's successor as director?",
+            "In which city was {bridge} born?",
+        ),
+        (  # the question opens with its subject; an agent noun made from a verb is a role
+            "The engraver of the Willow Garden pattern came from which town?",
+            "Who was the engraver of the Willow Garden pattern?",
+            "{bridge} came from which town?",
+        ),
+        (  # ... and with a relative clause, up to the main verb
+            "The foundry that cast the ring was established in which year?",
+            "Which foundry cast the ring?",
+            "{bridge} was established in which year?",
+        ),
+        (  # a role with a modifier
+            "In which city was the naval architect of the first motor lifeboat born?",
+            "Who was the naval architect of the first motor lifeboat?",
+            "In which city was {bridge} born?",
+        ),
     ],
 )
 def test_two_fact_questions_split_into_inner_and_outer(question: str, inner: str, outer: str) -> None:
@@ -57,10 +82,20 @@ def test_two_fact_questions_split_into_inner_and_outer(question: str, inner: str
         "How many people visited the museum that year?",  # "that" is no relative pronoun here
         "In which year did the Penhallow Tin Mine close?",
         "How many patients could the building on Infirmary Hill hold when it opened?",
+        "Who was Joseph Lumb's successor?",  # the possessive role is the question
+        "What is the name of the lighthouse's keeper?",  # asks only for the role's name
+        "In which year was the tower of the castle rebuilt?",  # "tower" is a verb, not an agent noun
     ],
 )
 def test_one_fact_questions_are_left_alone(question: str) -> None:
     assert decompose(question) is None
+
+
+def test_agent_nouns_name_people_and_verbs_do_not() -> None:
+    from gaiamesh.tools.hops import person_noun
+
+    assert all(map(person_noun, ["engraver", "teacher", "runner", "pianist", "librarian", "captain"]))
+    assert not any(map(person_noun, ["tower", "number", "water", "river", "letter", "corner"]))
 
 
 def test_the_bridge_is_the_name_nearest_what_the_question_asks() -> None:

@@ -160,36 +160,40 @@ class Engine:
             )
         )
 
-    def _next_logprobs(self) -> np.ndarray:
-        """Log-probabilities of the next token after what the context last evaluated."""
-        logits = np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),))
+    def _logprobs(self, i: int) -> np.ndarray:
+        """Log-probabilities of the token after batch position ``i`` of the last decode."""
+        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, i), shape=(self.llm.n_vocab(),))
         top = float(logits.max())
         return logits - (top + float(np.log(np.exp(logits - top).sum())))
 
     def _score(self, prompt: str, continuations: list[str]) -> Scores:
-        """Log-probability of each continuation right after ``prompt`` (one forward pass over
-        the prompt; each continuation is then evaluated token by token from the same point)."""
+        """Log-probability of each continuation's tokens right after ``prompt``: one pass over
+        the prompt, then each continuation as one batch from the prompt's end (the cache is cut
+        back to the prompt between them, so each is scored as if alone)."""
         t0 = time.perf_counter_ns()
         tokens = self.llm.tokenize(prompt.encode(), add_bos=True, special=True)
         pieces = [self.llm.tokenize(c.encode(), add_bos=False, special=False) for c in continuations]
         longest = max((len(p) for p in pieces), default=0)
         if len(tokens) + longest >= self.n_ctx:
-            raise ValueError(f"prompt and continuation are {len(tokens) + longest} tokens, the context holds {self.n_ctx}")
+            raise ValueError(
+                f"prompt and continuation are {len(tokens) + longest} tokens, the context holds {self.n_ctx}"
+            )
+        if longest > self.llm.n_batch:
+            raise ValueError(f"a continuation is {longest} tokens, at most {self.llm.n_batch} are scored")
         self.llm.reset()
         self.llm.eval(tokens)
-        first = self._next_logprobs()
+        first = self._logprobs(-1)
+        ctx, batch, n = self.llm._ctx, self.llm._batch, len(tokens)
         out: list[list[float]] = []
         evaluated = 0
         for piece in pieces:
-            values: list[float] = []
-            nxt = first
-            self.llm.n_tokens = len(tokens)  # back to the end of the prompt; eval() drops the rest
-            for k, tok in enumerate(piece):
-                values.append(float(nxt[tok]))
-                if k + 1 < len(piece):
-                    self.llm.eval([tok])
-                    evaluated += 1
-                    nxt = self._next_logprobs()
+            values = [float(first[piece[0]])]
+            if len(piece) > 1:
+                ctx.kv_cache_seq_rm(-1, n, -1)
+                batch.set_batch(batch=piece[:-1], n_past=n, logits_all=True)
+                ctx.decode(batch)
+                evaluated += len(piece) - 1
+                values += [float(self._logprobs(k)[tok]) for k, tok in enumerate(piece[1:])]
             out.append(values)
         load = self.load_ns if self._first else 0
         self._first = False

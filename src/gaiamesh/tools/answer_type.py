@@ -90,8 +90,17 @@ def typed_rank(
     """BM25 order, then docs that mention ``bridge`` (a resolved two-fact question's entity)
     first, then docs holding the asked-for kind first: a sentence without a year cannot answer
     "which year". ``atype`` defaults to the question's own type."""
+    return prefer(question, docs, rank(question, docs), atype, bridge)
+
+
+def prefer(
+    question: str, docs: list[str], ranked: list[tuple[int, float]], atype: AnswerType | None = None,
+    bridge: str = "",
+) -> list[tuple[int, float]]:  # fmt: skip
+    """``ranked`` re-sorted (stably) so that docs mentioning ``bridge`` come first, then docs
+    holding a span of the asked-for type."""
     atype = expected_type(question) if atype is None else atype
-    ranked = rank(question, docs)
+    ranked = list(ranked)
     if bridge:
         about = set(terms(bridge))
         ranked.sort(key=lambda r: not about & set(terms(docs[r[0]])))

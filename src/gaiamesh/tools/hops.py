@@ -17,10 +17,11 @@ neither is split.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
+
+from .text import terms
 
 _PRONOUNS = frozenset({"who", "that", "which", "whom"})
 _DETERMINERS = frozenset({"the", "a", "an"})
@@ -41,7 +42,23 @@ PERSON_NOUNS = frozenset(
     sculptor player member secretary treasurer minister priest vicar bishop abbot warden governor
     surveyor contractor benefactor patron donor manufacturer merchant brewer miller farmer""".split()
 )
-_ROLE_OF = re.compile(r"^(?:(?:" + "|".join(_ORDINALS) + r")\s+)*([a-z-]+)\s+of$")
+
+
+def person_noun(word: str) -> bool:
+    """A noun that names a person by a role: one of the common ones above, or an agent noun
+    made from a verb ("engraver" from engrave, "teacher", "runner", "pianist", "librarian")
+    that is not itself a verb ("tower", "number" and "water" are)."""
+    w = word.lower()
+    if w in PERSON_NOUNS:
+        return True
+    if not w.isalpha() or getAllLemmas(w).get("VERB"):
+        return False
+    if w.endswith(("ist", "ian")) and len(w) > 5:
+        return True
+    if w.endswith(("er", "or")) and len(w) > 4:
+        stems = {w[:-1], w[:-2]} | ({w[:-3]} if w[-3] == w[-4] else set())  # engrave-r, teach-er, runn-er
+        return any(getAllLemmas(stem).get("VERB") and stem in getAllLemmas(stem)["VERB"] for stem in stems)
+    return False
 
 
 @dataclass(frozen=True)
@@ -68,15 +85,15 @@ def _verb_forms(word: str) -> tuple[bool, bool]:
     return word in verbs, bool(verbs) and word not in verbs
 
 
-def _main_predicate(words: list[str], aux: str) -> int | None:
+def _main_predicate(words: list[str], aux: str, first: int = 1) -> int | None:
     """Where the main clause resumes after a subject's relative clause or of-phrase.
 
     After "did/does/do" the main verb is a bare infinitive ("did the person who discovered the
     comet *become* director"); after "was/has" a participle ("was the first captain of the club
     *born*"). The clause's own first word is its verb, so the search starts one word later.
     """
-    for i in range(1, len(words)):
-        word, before = words[i], words[i - 1].lower()
+    for i in range(first, len(words)):
+        word, before = words[i], words[i - 1].lower() if i else ""
         if before in _DETERMINERS | _PREPOSITIONS | _AUX or not word.isalpha() or not word.islower():
             continue  # a noun after "the", a name, a number
         base, participle = _verb_forms(word)
@@ -117,32 +134,85 @@ def decompose(question: str) -> Decomposition | None:
         head = noun[-1].lower()
         person = w in {"who", "whom"} or head in PERSON_NOUNS
         inner = f"Who {clause}?" if person else f"Which {' '.join(noun)} {clause}?"
-        return Decomposition(inner=inner, outer=outer)
-    # "the [first] ROLE of NAME"
+        return _asks_more(Decomposition(inner=inner, outer=outer))
+    # "the [first, naval ...] ROLE of NAME"
     for det in range(len(lower)):
         if lower[det] != "the":
             continue
         of = next((k for k in range(det + 2, min(len(lower), det + 5)) if lower[k] == "of"), None)
         if of is None:
             continue
-        m = _ROLE_OF.match(" ".join(lower[det + 1 : of + 1]))
-        if not m or m.group(1) not in PERSON_NOUNS:
+        if not all(w.isalpha() and w.islower() for w in words[det + 1 : of]) or not person_noun(lower[of - 1]):
             continue
         found = _split(words, lower, det, of + 1, of)
         if found is None:
             continue
         outer, entity = found  # the phrase after "of" is the named thing
-        role = " ".join(words[det : of + 1])
-        return Decomposition(inner=f"Who was {role} {entity}?", outer=outer)
+        role = _np(words[det : of + 1])
+        return _asks_more(Decomposition(inner=f"Who was {role} {entity}?", outer=outer))
+    return _possessive(words, lower)
+
+
+def _possessive(words: list[str], lower: list[str]) -> Decomposition | None:
+    """"[the] POSSESSOR's [first ...] ROLE [as ...]": "Which town did Joseph Lumb's successor
+    come from?" asks first who Joseph Lumb's successor was."""
+    for k, w in enumerate(lower):
+        if not w.endswith(("'s", "’s")) or k == 0:
+            continue
+        head = next((j for j in range(k + 1, min(len(lower), k + 4)) if person_noun(lower[j].strip("?,"))), None)
+        if head is None or not all(x.isalpha() and x.islower() for x in words[k + 1 : head]):
+            continue
+        det = k
+        while det > 0 and words[det - 1][:1].isupper() and lower[det - 1] not in _PRONOUNS | {"which", "what"}:
+            det -= 1  # back over the possessor's name: "Joseph Lumb's"
+        if det > 0 and lower[det - 1] in _DETERMINERS:
+            det -= 1
+        if det == 0 or (det == k and lower[det] not in _DETERMINERS and not words[k][:1].isupper()):
+            continue
+        end = _end(words, lower, det, head + 1, first=0)  # the verb may follow the role at once
+        if det >= 1 and lower[det - 1] in _COPULA and det <= 2 and end == len(words):
+            return None  # "Who was Joseph Lumb's successor?": the role is the question
+        outer = " ".join([*words[:det], "{bridge}", *words[end:]]) + "?"
+        return _asks_more(Decomposition(inner=f"Who was {_np(words[det:end])}?", outer=outer))
     return None
 
 
-def _end(words: list[str], lower: list[str], det: int, start: int) -> int:
+def _np(words: list[str]) -> str:
+    """A noun phrase moved inside a question: "The engraver of X" reads "the engraver of X"."""
+    first = words[0].lower() if words and words[0].lower() in _DETERMINERS else words[0] if words else ""
+    return " ".join([first, *words[1:]])
+
+
+def _asks_more(d: Decomposition) -> Decomposition | None:
+    """None when the outer question only asks for the bridge's name ("What is the name of
+    {bridge}?"): then the inner question is the whole question."""
+    return d if set(terms(d.remainder)) - {"name", "call"} else None
+
+
+def _finite_verb(words: list[str], lower: list[str], start: int) -> int | None:
+    """Where the main verb of a question that opens with its subject is: the first auxiliary,
+    or the first inflected verb not right after a determiner or preposition ("The engraver of
+    the pattern *came* from which town?")."""
+    for i in range(start + 1, len(words)):
+        if lower[i] in _AUX:
+            return i
+        if lower[i - 1] in _DETERMINERS | _PREPOSITIONS or not words[i].isalpha() or not words[i].islower():
+            continue
+        base, inflected = _verb_forms(lower[i])
+        if inflected and not base:
+            return i
+    return None
+
+
+def _end(words: list[str], lower: list[str], det: int, start: int, first: int = 1) -> int:
     """End (exclusive) of the phrase that starts at ``start`` inside the NP at ``det``."""
+    if det == 0:  # the question opens with the NP: it ends where the main verb begins
+        k = _finite_verb(words, lower, start)
+        return len(words) if k is None else k
     subject = det >= 1 and lower[det - 1] in _AUX
     if not subject:
         return len(words)
-    k = _main_predicate(words[start:], lower[det - 1])
+    k = _main_predicate(words[start:], lower[det - 1], first)
     return len(words) if k is None else start + k
 
 

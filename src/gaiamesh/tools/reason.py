@@ -1,19 +1,44 @@
 """``reason``: the short final answer, tagged ``final_answer``.
 
 The model reads all the facts at once; its reading competes with what ``extract`` read off each
-fact alone. An answer counts only if it is *valid*: its words occur in the facts (read, not
-invented) and it is not just a piece of the question. Among valid answers, the one found in the
-best-ranked fact wins, then agreement between readers, then the whole-context reading.
+fact alone, with the typed spans of the facts (the years for "which year", the names for "who")
+and with the arguments of ``triple``'s triples (spans whose edges the model drew). An answer
+counts only if it is *valid*: its words occur in the facts (read, not invented), it is not just
+a piece of the question, and it has the form the question asks for.
+
+Among the valid answers the model decides by likelihood: each is scored as the continuation of
+the same answer prompt (the model server's ``/api/score``), so a 270M model that cannot be
+trusted to *write* the right span still ranks the right one first. Where the server cannot
+score (an official Ollama), hand-set weights stand in: the best-ranked fact first, then
+agreement between readers.
 """
 
 from __future__ import annotations
 
-from ..frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, TriplesPacket
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
 from ..prompts import answer_prompt, clean_answer
 from ..scoring import normalize
-from .answer_type import anchored, expected_type, matches, spans, valid
+from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
 from .registry import Tool, ToolContext, register
 from .text import terms
+
+_DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+# Proper names in a question, not its first word (the wh-word or an opening capital).
+_NAMES = re.compile(r"(?<!^)\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+_EVIDENCE = 0.7  # log-likelihood units: about twice as likely
+
+
+@dataclass(frozen=True)
+class Option:
+    """A candidate final answer and where it came from (``reading``, ``candidate0``, ``span1``, ``triple``)."""
+
+    text: str
+    source: str
+    prior: float = 0.0
 
 
 def support_rank(answer: str, facts: list[str]) -> int:
@@ -25,42 +50,99 @@ def support_rank(answer: str, facts: list[str]) -> int:
     return len(facts)
 
 
-def choose(question: str, facts: list[str], reading: str, candidates: list[str]) -> tuple[str, str]:
-    """Pick the final answer from the whole-context reading and the per-fact candidates.
-
-    Readers' answers come first; the typed spans of the facts (the years for a "which year"
-    question, the names for "who") stand in when no reader gave a supported answer of that type.
-    """
+def options(
+    question: str, facts: list[str], reading: str, candidates: list[str], triples: Sequence[Triple] = ()
+) -> list[Option]:
+    """Every candidate answer once: the readings first, then typed spans of the facts, the
+    names inside a reading that is a description ("the engineer Ann Lee"), and the arguments
+    of triples whose facts are among ``facts``."""
     atype = expected_type(question)
-    # The best fact read alone beats the whole context: a small model is easily distracted.
-    options = [(reading, "reading", 1.0)] + [
-        (c, f"candidate{i}", 2.0 if i == 0 else 0.5 / i) for i, c in enumerate(candidates)
+    out = [Option(reading, "reading", 1.0)] + [
+        Option(c, f"candidate{i}", 2.0 if i == 0 else 0.5 / i) for i, c in enumerate(candidates)
     ]
-    votes: dict[str, int] = {}
-    for text, _, _ in options:
-        votes[normalize(text)] = votes.get(normalize(text), 0) + 1
-    seen = {normalize(text) for text, _, _ in options}
-    named = {normalize(a) for fact in facts for a in anchored(fact, atype, question)}
+    seen = {normalize(o.text) for o in out}
+
+    def add(text: str, source: str) -> None:
+        text = text.strip(" ,;.")
+        if text and normalize(text) not in seen:
+            seen.add(normalize(text))
+            out.append(Option(text, source))
+
     for i, fact in enumerate(facts):
         for span in spans(fact, atype, question):
-            if normalize(span) not in seen:
-                seen.add(normalize(span))
-                options.append((span, f"span{i}", 0.0))
+            add(span, f"span{i}")
+    if atype in (AnswerType.PERSON, AnswerType.PLACE):
+        for o in list(out):
+            if not matches(o.text, atype):
+                for span in spans(o.text, atype, question):
+                    add(span, o.source)
+    for t in triples:
+        for arg in (t.subject, t.object):
+            add(_DETERMINER.sub("", arg), "triple")
+    return out
 
-    def score(option: tuple[str, str, float]) -> float:
-        text, _, prior = option
-        support = 3.0 / (1 + support_rank(text, facts))  # facts come best-ranked first
+
+def eligible(question: str, facts: list[str], opts: list[Option]) -> list[Option]:
+    """The options that could be the answer: valid, and of the asked-for form."""
+    atype = expected_type(question)
+    return [o for o in opts if valid(o.text, facts, question) and matches(o.text, atype)]
+
+
+def choose(
+    question: str, facts: list[str], reading: str, candidates: list[str], triples: Sequence[Triple] = ()
+) -> tuple[str, str]:
+    """Pick the final answer with hand-set weights (used where the model cannot score)."""
+    atype = expected_type(question)
+    opts = options(question, facts, reading, candidates, triples)
+    votes: dict[str, int] = {}
+    for o in opts[: 1 + len(candidates)]:
+        votes[normalize(o.text)] = votes.get(normalize(o.text), 0) + 1
+    named = {normalize(a) for fact in facts for a in anchored(fact, atype, question)}
+
+    def score(o: Option) -> float:
+        support = 3.0 / (1 + support_rank(o.text, facts))  # facts come best-ranked first
         return (
-            10.0 * valid(text, facts, question)
-            + 6.0 * matches(text, atype)
-            + 5.0 * (normalize(text) in named)
+            10.0 * valid(o.text, facts, question)
+            + 6.0 * matches(o.text, atype)
+            + 5.0 * (normalize(o.text) in named)
             + support
-            + votes.get(normalize(text), 0)  # readers agreeing; they read overlapping facts
-            + prior
+            + votes.get(normalize(o.text), 0)  # readers agreeing; they read overlapping facts
+            + o.prior
         )
 
-    best = max(options, key=score)
-    return best[0], best[1]
+    best = max(opts, key=score)
+    return best.text, best.source
+
+
+def related(option: str, question: str, triples: Sequence[Triple]) -> bool:
+    """Whether a triple ties ``option`` to what the question is about: the option is one of its
+    arguments and the other argument names the question's subject (its proper names, such as
+    a two-fact question's bridge), e.g. (Dohnal | was born in | Sopron) for "Where was Ernst
+    Dohnal born?". A name elsewhere in the same sentence is not tied to the subject this way."""
+    subject = {t for name in _NAMES.findall(question) for t in terms(name)}
+    words = set(terms(option))
+    if not subject or not words:
+        return False
+    for t in triples:
+        for arg, other in ((t.subject, t.object), (t.object, t.subject)):
+            if words <= set(terms(arg)) and set(terms(other)) & subject and not words & subject:
+                return True
+    return False
+
+
+def by_likelihood(
+    opts: list[Option], scores: list[float], question: str, facts: list[str], triples: Sequence[Triple] = ()
+) -> Option:
+    """The likeliest option, with direct evidence weighed in: a quantity the question names by
+    its unit ("160 species" for "how many species"), or a triple tying the option to the
+    question's subject, counts as much as being twice as likely."""
+    named = {normalize(a) for fact in facts for a in anchored(fact, expected_type(question), question)}
+
+    def score(pair: tuple[Option, float]) -> float:
+        o, ll = pair
+        return ll + _EVIDENCE * ((normalize(o.text) in named) + related(o.text, question, triples))
+
+    return max(zip(opts, scores, strict=True), key=score)[0]
 
 
 async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
@@ -71,8 +153,17 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
     candidates = [f.candidate for f in body.facts if f.candidate is not None]
     if not facts:
         raise ValueError("triples packet carries no facts")
-    reading = clean_answer(await ctx.llm.complete(answer_prompt(" ".join(facts), question), ctx.usage))
-    answer, method = choose(question, facts, reading, candidates)
+    prompt = answer_prompt(" ".join(facts), question)
+    reading = clean_answer(await ctx.llm.complete(prompt, ctx.usage))
+    opts = options(question, facts, reading, candidates, body.triples)
+    fit = eligible(question, facts, opts)
+    scores = await ctx.llm.score(prompt, [f" {o.text}\n" for o in fit], ctx.usage) if len(fit) > 1 else None
+    if scores is not None:
+        best = by_likelihood(fit, scores, question, facts, body.triples)
+        answer, method = best.text, f"likelihood:{best.source}"
+        ctx.memory["likelihoods"] = {o.text: round(s, 3) for o, s in zip(fit, scores, strict=True)}
+    else:
+        answer, method = choose(question, facts, reading, candidates, body.triples)
     ctx.memory["answer"] = answer
     return FinalAnswer(
         answer=answer,

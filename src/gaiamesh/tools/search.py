@@ -1,12 +1,14 @@
-"""``search``: BM25 retrieval over the document's doc_init chunks, typed chunks first."""
+"""``search``: retrieval over the document's doc_init chunks: BM25, the best of them reranked by
+the model's likelihood of the question (``rerank.py``), typed chunks first."""
 
 from __future__ import annotations
 
 from ..frames import DocInitPacket, PacketType, Passage, SearchDocs
-from .answer_type import typed_rank
+from .answer_type import prefer, typed_rank
 from .followup import resolve
 from .hops import decompose
 from .registry import Tool, ToolContext, register
+from .rerank import rerank
 
 TOP_K = 3
 _REACH = 240  # how far a passage may grow to reach whole sentences across chunk edges
@@ -37,7 +39,7 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> SearchDocs:
         ctx.memory["followup"] = {"asked": packet.question, "resolved": question}
     hop = decompose(question)
     if hop is None:
-        ranked = typed_rank(question, chunks)[:TOP_K]
+        ranked = prefer(question, chunks, await rerank(ctx, question, chunks, typed_rank(question, chunks)))[:TOP_K]
     else:
         # A two-fact question: the best chunks for the inner question and for the rest of the
         # question (about the bridge, not yet known) take turns, so both facts are retrieved.
