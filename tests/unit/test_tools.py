@@ -128,3 +128,54 @@ def test_each_stage_left_out_hands_its_input_on() -> None:
     triples = get_tool("triple").passthrough(handed)  # type: ignore[misc]
     assert triples.triples == [] and triples.facts == events.facts
     assert get_tool("reason").passthrough is None
+
+
+class ScoringLLM(FakeLLM):
+    """A fake whose ``/api/score`` ranks continuations by a fixed table (unit tests of one layer)."""
+
+    def __init__(self, table: dict[str, float]) -> None:
+        super().__init__()
+        self.table = table
+
+    async def score(self, prompt: str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
+        self.scored.append(prompt)
+        return [max((v for k, v in self.table.items() if k in prompt + c), default=-50.0) for c in continuations]
+
+
+async def test_rerank_fuses_bm25_with_the_models_likelihood() -> None:
+    from gaiamesh.tools.rerank import rerank
+
+    texts = ["The mill opened in 1820.", "The mill closed in 1901.", "Its founder was Ann Lee."]
+    ranked = [(0, 3.0), (1, 2.0), (2, 1.0)]
+    llm = ScoringLLM({"Ann Lee": -5.0, "opened": -40.0, "closed": -45.0})
+    c = ToolContext(llm=llm, usage=LLMUsage())  # type: ignore[arg-type]
+    fused = await rerank(c, "Who started the mill?", texts, ranked)
+    assert [i for i, _ in fused] == [0, 2, 1]  # the model lifts the paraphrase over BM25's second
+    assert len(llm.scored) == 3 and c.memory["query_likelihood"][0]["2"] == -5.0
+    # a model server that cannot score leaves BM25's order
+    plain = ToolContext(llm=FakeLLM(), usage=LLMUsage())  # type: ignore[arg-type]
+    assert await rerank(plain, "Who started the mill?", texts, ranked) == ranked
+
+
+def test_reason_weighs_likelihood_triples_and_complete_dates() -> None:
+    from gaiamesh.frames import Triple
+    from gaiamesh.tools.reason import Option, by_likelihood, complete_dates, options, related
+
+    facts = ["Margit Farkas, born in Szeged, was taught by Ernst Dohnal.", "Dohnal was born in Sopron."]
+    q = "Where was Ernst Dohnal born?"
+    tied = [Triple(subject="Dohnal", relation="was born in", object="Sopron", fact=facts[1])]
+    assert related("Sopron", q, tied) and not related("Szeged", q, tied)
+    opts = [Option("Szeged", "reading"), Option("Sopron", "span1")]
+    assert by_likelihood(opts, [-4.0, -4.3], q, facts).text == "Szeged"  # likelihood, the better fact
+    assert by_likelihood(opts, [-4.0, -4.3], q, facts, tied).text == "Sopron"  # the triple's evidence
+    assert by_likelihood(opts, [-4.0, -6.0], q, facts, tied).text == "Szeged"  # ... is worth about 2x
+    assert by_likelihood(opts, [-4.0, -3.8], q, facts).text == "Szeged"  # a better-ranked fact, a little
+    assert by_likelihood(opts, [-4.0, -3.5], q, facts).text == "Sopron"
+    # a description's name becomes an option, and so do triples' arguments
+    found = options("Who paid?", ["It was paid by the banker Sir Ann Lee."], "the banker Sir Ann Lee", [],
+                    [Triple(subject="the bank", relation="paid", object="Lee Trust", fact="")])  # fmt: skip
+    assert [o.text for o in found] == ["the banker Sir Ann Lee", "Ann Lee", "bank", "Lee Trust"]
+    when = [Option("1958", "reading"), Option("3 March 1958", "span0"), Option("1964", "span1")]
+    merged = complete_dates("When did it close?", when, [-3.3, -4.8, -4.7])
+    assert [o.text for o in merged[0]] == ["3 March 1958", "1964"] and merged[1] == [-3.3, -4.7]
+    assert complete_dates("In which year did it close?", when, [-3.3, -4.8, -4.7]) == (when, [-3.3, -4.8, -4.7])

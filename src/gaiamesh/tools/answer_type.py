@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+from .hops import person_noun
 from .text import STOPWORDS, rank, terms
 
 
@@ -76,6 +77,10 @@ def expected_type(question: str) -> AnswerType:
     ):
         return AnswerType.NUMBER
     if re.match(r"(?:who|whom|whose)\b", q) or re.search(r"\bby\s+whom\b", q):
+        return AnswerType.PERSON
+    # "which council member", "what engineer": the wh-phrase's head names a person by a role
+    m = re.match(r"(?:\w+\s+)?(?:which|what)\s+([a-z-]+)(?:\s+([a-z-]+))?", q)
+    if m and any(w and person_noun(w) for w in m.groups()):
         return AnswerType.PERSON
     if q.startswith("where") or re.search(
         r"\b(?:which|what|in which|in what)\s+(?:city|town|village|country|port|island|region|place)\b", q

@@ -12,16 +12,17 @@ import re
 
 from ..frames import Events, Fact, Hop, PacketType, SearchDocsPacket
 from ..prompts import answer_prompt, clean_answer
-from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
+from .answer_type import AnswerType, matches, spans, typed_rank, valid
 from .hops import Decomposition, decompose
 from .registry import Tool, ToolContext, register
-from .rerank import rerank
 from .text import sentences, terms
 
 TOP_FACTS = 3
 READ_FACTS = 2  # facts the model reads one by one (each is one short call)
 
 
+# A sentence that opens with a pronoun points back at the sentence before it.
+_POINTS_BACK = re.compile(r"(?:It|He|She|They|This|These|Its|His|Her|Their)\b")
 _CLAUSE = re.compile(r",?\s+(?:while|whereas|but)\s+|;\s+")
 
 
@@ -33,6 +34,14 @@ async def find_bridge(ctx: ToolContext, hop: Decomposition, pool: list[str]) -> 
     reading = clean_answer(await ctx.llm.complete(answer_prompt(fact, hop.inner), ctx.usage))
     reading = reading[4:] if reading.lower().startswith("the ") else reading
     if matches(reading, AnswerType.PERSON) and valid(reading, [fact], hop.inner):
+        return Hop(question=hop.inner, fact=fact, answer=reading, method="reading")
+    asked = set(terms(hop.inner))
+    if (
+        not hop.inner.startswith("Who ") and len(reading.split()) <= 5 and valid(reading, [fact], hop.inner)
+        and not asked & set(terms(reading))  # the answer to "which X did Y" does not repeat Y
+    ):  # fmt: skip
+        # "Which building houses the museum?" may be answered by a description ("lifeboat
+        # house"); only people are asked for by name.
         return Hop(question=hop.inner, fact=fact, answer=reading, method="reading")
     names = spans(fact, AnswerType.PERSON, hop.inner)
     if not names:
@@ -67,15 +76,35 @@ def about(sentence: str, bridge: str) -> str:
     """The clauses of ``sentence`` that mention ``bridge``: "A captained the Solveig, while B
     sailed the Kestrel" is read as "A captained the Solveig" for a question about the Solveig."""
     wanted = set(terms(bridge))
-    parts = [p for p in _CLAUSE.split(sentence) if wanted & set(terms(p))]
+    clauses: list[str] = []
+    for part in _CLAUSE.split(sentence):
+        if clauses and _POINTS_BACK.match(part.strip().capitalize()):
+            clauses[-1] = f"{clauses[-1]}; {part}"  # "...; she had been born in X": still about her
+        else:
+            clauses.append(part)
+    parts = [p for p in clauses if wanted & set(terms(p))]
     return " ".join(parts) if parts else sentence
+
+
+def about_bridge(facts: list[str], bridge: str) -> list[str]:
+    """What ``facts`` say about ``bridge``: the clauses that mention it, of the facts that do
+    (all the facts when none mentions it)."""
+    wanted = set(terms(bridge))
+    mention = [f for f in facts if wanted & set(terms(f))]
+    return [about(f, bridge) for f in mention] if mention else facts
 
 
 async def run(ctx: ToolContext, packet: SearchDocsPacket) -> Events:
     seen: dict[str, None] = {}
     for passage in packet.payload.passages:
+        previous = ""
         for sent in sentences(passage.text):
             seen.setdefault(sent, None)
+            if previous and _POINTS_BACK.match(sent):
+                # "It was designed by Thomas Greenhalgh" says what "it" is only with the sentence
+                # before: the pair is a fact of its own.
+                seen.setdefault(f"{previous} {sent}", None)
+            previous = sent
     pool = list(seen)
     if not pool:
         raise ValueError("search_docs carries no passages")
@@ -89,7 +118,6 @@ async def run(ctx: ToolContext, packet: SearchDocsPacket) -> Events:
             hops = [found]
             ctx.memory["hops"] = [found.model_dump()]
     ranked = typed_rank(question, pool, bridge=bridge)
-    ranked = prefer(question, pool, await rerank(ctx, question, pool, ranked), bridge=bridge)
     facts: list[Fact] = []
     for i, score in ranked[:TOP_FACTS]:
         candidate = None

@@ -45,15 +45,17 @@ PERSON_NOUNS = frozenset(
 
 
 def person_noun(word: str) -> bool:
-    """A noun that names a person by a role: one of the common ones above, or an agent noun
-    made from a verb ("engraver" from engrave, "teacher", "runner", "pianist", "librarian")
-    that is not itself a verb ("tower", "number" and "water" are)."""
+    """A noun that names a person by a role: one of the common ones above, an agent noun made
+    from a verb ("engraver" from engrave, "teacher", "runner", "pianist", "librarian") that is
+    not itself a verb ("tower", "number" and "water" are), or a compound in -man/-woman."""
     w = word.lower()
     if w in PERSON_NOUNS:
         return True
     if not w.isalpha() or getAllLemmas(w).get("VERB"):
         return False
     if w.endswith(("ist", "ian")) and len(w) > 5:
+        return True
+    if w.endswith(("man", "woman", "person")) and len(w) > 6:  # alderman, businessman, spokesperson
         return True
     if w.endswith(("er", "or")) and len(w) > 4:
         stems = {w[:-1], w[:-2]} | ({w[:-3]} if w[-3] == w[-4] else set())  # engrave-r, teach-er, runn-er

@@ -23,6 +23,7 @@ from ..frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesP
 from ..prompts import answer_prompt, clean_answer
 from ..scoring import normalize
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
+from .extract import about_bridge
 from .registry import Tool, ToolContext, register
 from .text import terms
 
@@ -30,6 +31,7 @@ _DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 # Proper names in a question, not its first word (the wh-word or an opening capital).
 _NAMES = re.compile(r"(?<!^)\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
 _EVIDENCE = 0.7  # log-likelihood units: about twice as likely
+_RANKED = 0.75  # the best-ranked fact's share; the second gets half of it
 
 
 @dataclass(frozen=True)
@@ -133,16 +135,33 @@ def related(option: str, question: str, triples: Sequence[Triple]) -> bool:
 def by_likelihood(
     opts: list[Option], scores: list[float], question: str, facts: list[str], triples: Sequence[Triple] = ()
 ) -> Option:
-    """The likeliest option, with direct evidence weighed in: a quantity the question names by
-    its unit ("160 species" for "how many species"), or a triple tying the option to the
-    question's subject, counts as much as being twice as likely."""
-    named = {normalize(a) for fact in facts for a in anchored(fact, expected_type(question), question)}
+    """The likeliest option, with the evidence the model's likelihood does not see: a triple
+    tying it to the question's subject counts as much as being twice as likely, and being in
+    a better-ranked fact (retrieval's own judgement) a little."""
 
     def score(pair: tuple[Option, float]) -> float:
         o, ll = pair
-        return ll + _EVIDENCE * ((normalize(o.text) in named) + related(o.text, question, triples))
+        support = _RANKED / (1 + support_rank(o.text, facts))  # facts come best-ranked first
+        return ll + _EVIDENCE * related(o.text, question, triples) + support
 
     return max(zip(opts, scores, strict=True), key=score)[0]
+
+
+def complete_dates(question: str, opts: list[Option], scores: list[float]) -> tuple[list[Option], list[float]]:
+    """For "when", a bare year inside a date that is also an option gives way to the date, which
+    takes the year's likelihood if higher: "3 March 1958" answers "when" more fully than
+    "1958", and the model's belief in 1958 is belief in that date."""
+    if expected_type(question) is not AnswerType.WHEN:
+        return opts, scores
+    year = re.compile(r"\d{4}")
+    best = dict(zip((o.text for o in opts), scores, strict=True))
+    kept: list[tuple[Option, float]] = []
+    for o in opts:
+        if year.fullmatch(o.text.strip()) and any(o.text in d.text and d is not o for d in opts):
+            continue
+        inside = [best[y.text] for y in opts if year.fullmatch(y.text.strip()) and y.text in o.text and y is not o]
+        kept.append((o, max([best[o.text], *inside])))
+    return [o for o, _ in kept], [v for _, v in kept]
 
 
 async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
@@ -153,15 +172,20 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
     candidates = [f.candidate for f in body.facts if f.candidate is not None]
     if not facts:
         raise ValueError("triples packet carries no facts")
+    if body.hops:
+        # The outer question is about the bridge: what the facts say about it is the context
+        # (a date in the same sentence about a rival firm is not an answer).
+        facts = about_bridge(facts, body.hops[-1].answer)
     prompt = answer_prompt(" ".join(facts), question)
     reading = clean_answer(await ctx.llm.complete(prompt, ctx.usage))
     opts = options(question, facts, reading, candidates, body.triples)
     fit = eligible(question, facts, opts)
     scores = await ctx.llm.score(prompt, [f" {o.text}\n" for o in fit], ctx.usage) if len(fit) > 1 else None
     if scores is not None:
+        ctx.memory["likelihoods"] = {o.text: round(v, 3) for o, v in zip(fit, scores, strict=True)}
+        fit, scores = complete_dates(question, fit, scores)
         best = by_likelihood(fit, scores, question, facts, body.triples)
         answer, method = best.text, f"likelihood:{best.source}"
-        ctx.memory["likelihoods"] = {o.text: round(s, 3) for o, s in zip(fit, scores, strict=True)}
     else:
         answer, method = choose(question, facts, reading, candidates, body.triples)
     ctx.memory["answer"] = answer

@@ -39,7 +39,10 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> SearchDocs:
         ctx.memory["followup"] = {"asked": packet.question, "resolved": question}
     hop = decompose(question)
     if hop is None:
-        ranked = prefer(question, chunks, await rerank(ctx, question, chunks, typed_rank(question, chunks)))[:TOP_K]
+        # The model reads each candidate grown to whole sentences: a fact cut by the split
+        # ("The last ship ... | was launched in June 1964") is only recognisable whole.
+        grown = [_expand(doc, offsets[i], offsets[i] + len(c)) for i, c in enumerate(chunks)]
+        ranked = prefer(question, chunks, await rerank(ctx, question, grown, typed_rank(question, chunks)))[:TOP_K]
     else:
         # A two-fact question: the best chunks for the inner question and for the rest of the
         # question (about the bridge, not yet known) take turns, so both facts are retrieved.
