@@ -55,11 +55,9 @@ def test_run_starts_everything_scores_and_archives(tmp_path: Path) -> None:
     assert [x["type"] for x in lines] == ["doc_init", "search_docs", "events", "triples", "data_event"]
     assert lines[-1]["tag"] == "final_answer"
     assert m["bytes_rx"] == sum(x["size"] for x in lines if x["src"] != "network")
-    # tokens are the model's own counts, reported by the three LLM-using agents
+    # tokens are the model's own counts, reported by every agent (search's reranking reads too)
     per_agent = {a["tool"]: a["token_used"] for a in m["agents"].values()}
-    assert (
-        per_agent["search"] == 0 and min(per_agent["extract"], per_agent["triple"], per_agent["reason"]) > 0
-    )
+    assert min(per_agent.values()) > 0
     assert m["token_sum"] == sum(per_agent.values())
     with tarfile.open(out / "run_artifacts.tar.gz") as tar:
         names = set(tar.getnames())

@@ -175,6 +175,11 @@ def test_reason_weighs_likelihood_triples_and_complete_dates() -> None:
     found = options("Who paid?", ["It was paid by the banker Sir Ann Lee."], "the banker Sir Ann Lee", [],
                     [Triple(subject="the bank", relation="paid", object="Lee Trust", fact="")])  # fmt: skip
     assert [o.text for o in found] == ["the banker Sir Ann Lee", "Ann Lee", "bank", "Lee Trust"]
+    from gaiamesh.tools.reason import eligible
+
+    agreeing = [Option("1964", "reading"), Option("1964", "candidate0"), Option("1950", "span0")]
+    assert [o.source for o in eligible("When?", ["It ran from 1950 to 1964."], agreeing)] == ["reading", "span0"]
+    assert complete_dates("When did it close?", agreeing[1:], [-3.0, -4.0])[0] == agreeing[1:]  # no date to yield to
     when = [Option("1958", "reading"), Option("3 March 1958", "span0"), Option("1964", "span1")]
     merged = complete_dates("When did it close?", when, [-3.3, -4.8, -4.7])
     assert [o.text for o in merged[0]] == ["3 March 1958", "1964"] and merged[1] == [-3.3, -4.7]

@@ -87,7 +87,11 @@ def options(
 def eligible(question: str, facts: list[str], opts: list[Option]) -> list[Option]:
     """The options that could be the answer: valid, and of the asked-for form."""
     atype = expected_type(question)
-    return [o for o in opts if valid(o.text, facts, question) and matches(o.text, atype)]
+    fit: dict[str, Option] = {}
+    for o in opts:  # once each: readers often agree
+        if valid(o.text, facts, question) and matches(o.text, atype):
+            fit.setdefault(normalize(o.text), o)
+    return list(fit.values())
 
 
 def choose(
@@ -157,9 +161,9 @@ def complete_dates(question: str, opts: list[Option], scores: list[float]) -> tu
     best = dict(zip((o.text for o in opts), scores, strict=True))
     kept: list[tuple[Option, float]] = []
     for o in opts:
-        if year.fullmatch(o.text.strip()) and any(o.text in d.text and d is not o for d in opts):
+        if year.fullmatch(o.text.strip()) and any(o.text in d.text and d.text != o.text for d in opts):
             continue
-        inside = [best[y.text] for y in opts if year.fullmatch(y.text.strip()) and y.text in o.text and y is not o]
+        inside = [best[y.text] for y in opts if year.fullmatch(y.text.strip()) and y.text in o.text and y.text != o.text]
         kept.append((o, max([best[o.text], *inside])))
     return [o for o, _ in kept], [v for _, v in kept]
 
