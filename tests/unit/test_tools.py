@@ -171,6 +171,7 @@ def test_reason_weighs_likelihood_triples_and_complete_dates() -> None:
     assert by_likelihood(opts, [-4.0, -6.0], q, facts, tied).text == "Szeged"  # ... is worth about 2x
     assert by_likelihood(opts, [-4.0, -3.8], q, facts).text == "Szeged"  # a better-ranked fact, a little
     assert by_likelihood(opts, [-4.0, -3.5], q, facts).text == "Sopron"
+    assert by_likelihood(opts, [-3.0, -3.5], q, facts, readings=["Sopron"]).text == "Sopron"  # a fact read alone
     # a description's name becomes an option, and so do triples' arguments
     found = options("Who paid?", ["It was paid by the banker Sir Ann Lee."], "the banker Sir Ann Lee", [],
                     [Triple(subject="the bank", relation="paid", object="Lee Trust", fact="")])  # fmt: skip

@@ -12,9 +12,10 @@ import re
 
 from ..frames import Events, Fact, Hop, PacketType, SearchDocsPacket
 from ..prompts import answer_prompt, clean_answer
-from .answer_type import AnswerType, matches, spans, typed_rank, valid
+from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
 from .hops import Decomposition, decompose
 from .registry import Tool, ToolContext, register
+from .rerank import rerank
 from .text import sentences, terms
 
 TOP_FACTS = 3
@@ -118,8 +119,13 @@ async def run(ctx: ToolContext, packet: SearchDocsPacket) -> Events:
             hops = [found]
             ctx.memory["hops"] = [found.model_dump()]
     ranked = typed_rank(question, pool, bridge=bridge)
+    ranked = prefer(question, pool, await rerank(ctx, question, pool, ranked), bridge=bridge)
     facts: list[Fact] = []
-    for i, score in ranked[:TOP_FACTS]:
+    for i, score in ranked:
+        if len(facts) == TOP_FACTS:
+            break
+        if any(pool[i] in f.text or f.text in pool[i] for f in facts):
+            continue  # a sentence and its pair with the one before say the same: one of them
         candidate = None
         if len(facts) < READ_FACTS:
             context = about(pool[i], bridge) if bridge else pool[i]

@@ -32,6 +32,7 @@ _DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _NAMES = re.compile(r"(?<!^)\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
 _EVIDENCE = 0.7  # log-likelihood units: about twice as likely
 _RANKED = 0.75  # the best-ranked fact's share; the second gets half of it
+_AGREE = 1.0  # per agreeing reading of a single fact
 
 
 @dataclass(frozen=True)
@@ -137,16 +138,21 @@ def related(option: str, question: str, triples: Sequence[Triple]) -> bool:
 
 
 def by_likelihood(
-    opts: list[Option], scores: list[float], question: str, facts: list[str], triples: Sequence[Triple] = ()
-) -> Option:
+    opts: list[Option], scores: list[float], question: str, facts: list[str], triples: Sequence[Triple] = (),
+    readings: Sequence[str] = (),
+) -> Option:  # fmt: skip
     """The likeliest option, with the evidence the model's likelihood does not see: a triple
-    tying it to the question's subject counts as much as being twice as likely, and being in
-    a better-ranked fact (retrieval's own judgement) a little."""
+    tying it to the question's subject counts as much as being twice as likely, each of
+    ``extract``'s readings of a single fact that agrees (the model undistracted by the other
+    facts) about as much as being e times as likely, and a better-ranked fact (retrieval's own
+    judgement) a little."""
+    agree = [normalize(r) for r in readings]
 
     def score(pair: tuple[Option, float]) -> float:
         o, ll = pair
         support = _RANKED / (1 + support_rank(o.text, facts))  # facts come best-ranked first
-        return ll + _EVIDENCE * related(o.text, question, triples) + support
+        votes = _AGREE * agree.count(normalize(o.text))
+        return ll + _EVIDENCE * related(o.text, question, triples) + support + votes
 
     return max(zip(opts, scores, strict=True), key=score)[0]
 
@@ -188,7 +194,7 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
     if scores is not None:
         ctx.memory["likelihoods"] = {o.text: round(v, 3) for o, v in zip(fit, scores, strict=True)}
         fit, scores = complete_dates(question, fit, scores)
-        best = by_likelihood(fit, scores, question, facts, body.triples)
+        best = by_likelihood(fit, scores, question, facts, body.triples, candidates)
         answer, method = best.text, f"likelihood:{best.source}"
     else:
         answer, method = choose(question, facts, reading, candidates, body.triples)

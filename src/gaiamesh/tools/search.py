@@ -22,7 +22,8 @@ def _expand(doc: str, start: int, end: int) -> str:
     hi = min(len(doc), end + _REACH)
     nxt = [i for i in (doc.find(". ", end, hi), doc.find("\n", end, hi)) if i >= 0]
     e = min(nxt) + 1 if nxt else (len(doc) if hi == len(doc) else end)
-    return " ".join(doc[s:e].split())
+    # Spaces are evened out, line breaks kept: they separate headings and paragraphs.
+    return "\n".join(" ".join(line.split()) for line in doc[s:e].splitlines() if line.strip())
 
 
 async def run(ctx: ToolContext, packet: DocInitPacket) -> SearchDocs:

@@ -43,7 +43,15 @@ def terms(text: str) -> list[str]:
 
 
 def sentences(text: str) -> list[str]:
-    """Split prose into sentences (keeps abbreviations like 'U.S.' mostly intact)."""
+    """Split prose into sentences (keeps abbreviations like 'U.S.' mostly intact). A line break
+    ends a sentence too, so a heading ("Construction") is not read as the start of the next."""
+    out: list[str] = []
+    for line in text.splitlines():
+        out.extend(_line_sentences(line))
+    return out
+
+
+def _line_sentences(text: str) -> list[str]:
     flat = " ".join(text.split())
     out: list[str] = []
     for piece in _SENTENCE_END.split(flat):
