@@ -133,6 +133,10 @@ class Settings(BaseSettings):
     # Tools whose agents pass their input through unchanged instead of working (comma-separated):
     # `gaiamesh bench --ablate` measures what each pipeline stage adds.
     ablate: str = ""
+    # How `reason` picks among valid answers: by the model's likelihood (`/api/score`), or by
+    # the hand-set weights that came before it (`weights`; also the fallback where the model
+    # server cannot score). README, "What each pipeline stage adds", measures both.
+    answer_choice: Literal["likelihood", "weights"] = "likelihood"
     replay_plan: Path | None = None  # a saved task_state.json: the orchestrator runs its plan again
     web_url: str = "http://127.0.0.1:8090"  # the offline web (`gaiamesh serve-web`; compose: web)
     download_allow_hosts: str = ""  # hosts file_downloader may reach besides public ones; "" = WEB_URL's
