@@ -144,7 +144,7 @@ def storm_on_the_stack(stack: Stack, tmp_path: Path) -> None:
     # Its own thread: Playwright's sync API (the page test) keeps an event loop open in this one.
     with ThreadPoolExecutor(1) as pool:
         result = pool.submit(run_compose_failstorm, stack.project, stack.api, KEY, stack.results, tasks,
-                             tmp_path / "storm", kill=1, every=2.5, seed=3, grace=10.0).result()  # fmt: skip
+                             tmp_path / "storm", kill=1, every=5.0, seed=3, grace=10.0).result()  # fmt: skip
     s = result["summary"]
     assert s["kills"] >= 2 and s["storm_runs"] == 2
     assert {r["status"] for r in result["runs"]} == {"ok"}, result["runs"]
