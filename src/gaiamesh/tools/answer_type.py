@@ -78,7 +78,7 @@ def expected_type(question: str) -> AnswerType:
         return AnswerType.NUMBER
     if re.match(r"(?:who|whom|whose)\b", q) or re.search(r"\bby\s+whom\b", q):
         return AnswerType.PERSON
-    # "which council member", "what engineer": the wh-phrase's head names a person by a role
+    # "which board member", "what engineer": the wh-phrase's head names a person by a role
     m = re.match(r"(?:\w+\s+)?(?:which|what)\s+([a-z-]+)(?:\s+([a-z-]+))?", q)
     if m and any(w and person_noun(w) for w in m.groups()):
         return AnswerType.PERSON

@@ -41,8 +41,8 @@ async def find_bridge(ctx: ToolContext, hop: Decomposition, pool: list[str]) -> 
         not hop.inner.startswith("Who ") and len(reading.split()) <= 5 and valid(reading, [fact], hop.inner)
         and not asked & set(terms(reading))  # the answer to "which X did Y" does not repeat Y
     ):  # fmt: skip
-        # "Which building houses the museum?" may be answered by a description ("lifeboat
-        # house"); only people are asked for by name.
+        # "Which building holds the archive?" may be answered by a description ("old
+        # granary"); only people are asked for by name.
         return Hop(question=hop.inner, fact=fact, answer=reading, method="reading")
     names = spans(fact, AnswerType.PERSON, hop.inner)
     if not names:
@@ -102,7 +102,7 @@ async def run(ctx: ToolContext, packet: SearchDocsPacket) -> Events:
         for sent in sentences(passage.text):
             seen.setdefault(sent, None)
             if previous and _POINTS_BACK.match(sent):
-                # "It was designed by Thomas Greenhalgh" says what "it" is only with the sentence
+                # "It was designed by Ann Lee" says what "it" is only with the sentence
                 # before: the pair is a fact of its own.
                 seen.setdefault(f"{previous} {sent}", None)
             previous = sent

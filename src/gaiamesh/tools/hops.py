@@ -46,7 +46,7 @@ PERSON_NOUNS = frozenset(
 
 def person_noun(word: str) -> bool:
     """A noun that names a person by a role: one of the common ones above, an agent noun made
-    from a verb ("engraver" from engrave, "teacher", "runner", "pianist", "librarian") that is
+    from a verb ("printer" from print, "teacher", "runner", "pianist", "librarian") that is
     not itself a verb ("tower", "number" and "water" are), or a compound in -man/-woman."""
     w = word.lower()
     if w in PERSON_NOUNS:
@@ -156,8 +156,8 @@ def decompose(question: str) -> Decomposition | None:
 
 
 def _possessive(words: list[str], lower: list[str]) -> Decomposition | None:
-    """"[the] POSSESSOR's [first ...] ROLE [as ...]": "Which town did Joseph Lumb's successor
-    come from?" asks first who Joseph Lumb's successor was."""
+    """"[the] POSSESSOR's [first ...] ROLE [as ...]": "Which town did Ann Lee's successor
+    come from?" asks first who Ann Lee's successor was."""
     for k, w in enumerate(lower):
         if not w.endswith(("'s", "’s")) or k == 0:
             continue
@@ -166,21 +166,21 @@ def _possessive(words: list[str], lower: list[str]) -> Decomposition | None:
             continue
         det = k
         while det > 0 and words[det - 1][:1].isupper() and lower[det - 1] not in _PRONOUNS | {"which", "what"}:
-            det -= 1  # back over the possessor's name: "Joseph Lumb's"
+            det -= 1  # back over the possessor's name: "Ann Lee's"
         if det > 0 and lower[det - 1] in _DETERMINERS:
             det -= 1
         if det == 0 or (det == k and lower[det] not in _DETERMINERS and not words[k][:1].isupper()):
             continue
         end = _end(words, lower, det, head + 1, first=0)  # the verb may follow the role at once
         if det >= 1 and lower[det - 1] in _COPULA and det <= 2 and end == len(words):
-            return None  # "Who was Joseph Lumb's successor?": the role is the question
+            return None  # "Who was Ann Lee's successor?": the role is the question
         outer = " ".join([*words[:det], "{bridge}", *words[end:]]) + "?"
         return _asks_more(Decomposition(inner=f"Who was {_np(words[det:end])}?", outer=outer))
     return None
 
 
 def _np(words: list[str]) -> str:
-    """A noun phrase moved inside a question: "The engraver of X" reads "the engraver of X"."""
+    """A noun phrase moved inside a question: "The printer of X" reads "the printer of X"."""
     first = words[0].lower() if words and words[0].lower() in _DETERMINERS else words[0] if words else ""
     return " ".join([first, *words[1:]])
 
@@ -193,8 +193,8 @@ def _asks_more(d: Decomposition) -> Decomposition | None:
 
 def _finite_verb(words: list[str], lower: list[str], start: int) -> int | None:
     """Where the main verb of a question that opens with its subject is: the first auxiliary,
-    or the first inflected verb not right after a determiner or preposition ("The engraver of
-    the pattern *came* from which town?")."""
+    or the first inflected verb not right after a determiner or preposition ("The printer of
+    the map *came* from which town?")."""
     for i in range(start + 1, len(words)):
         if lower[i] in _AUX:
             return i

@@ -124,8 +124,8 @@ def choose(
 def related(option: str, question: str, triples: Sequence[Triple]) -> bool:
     """Whether a triple ties ``option`` to what the question is about: the option is one of its
     arguments and the other argument names the question's subject (its proper names, such as
-    a two-fact question's bridge), e.g. (Dohnal | was born in | Sopron) for "Where was Ernst
-    Dohnal born?". A name elsewhere in the same sentence is not tied to the subject this way."""
+    a two-fact question's bridge), e.g. (Lee | was born in | Tarnby) for "Where was Ann
+    Lee born?". A name elsewhere in the same sentence is not tied to the subject this way."""
     subject = {t for name in _NAMES.findall(question) for t in terms(name)}
     words = set(terms(option))
     if not subject or not words:
@@ -159,8 +159,8 @@ def by_likelihood(
 
 def complete_dates(question: str, opts: list[Option], scores: list[float]) -> tuple[list[Option], list[float]]:
     """For "when", a bare year inside a date that is also an option gives way to the date, which
-    takes the year's likelihood if higher: "3 March 1958" answers "when" more fully than
-    "1958", and the model's belief in 1958 is belief in that date."""
+    takes the year's likelihood if higher: "4 May 1901" answers "when" more fully than
+    "1901", and the model's belief in 1901 is belief in that date."""
     if expected_type(question) is not AnswerType.WHEN:
         return opts, scores
     year = re.compile(r"\d{4}")

@@ -41,7 +41,7 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> SearchDocs:
     hop = decompose(question)
     if hop is None:
         # The model reads each candidate grown to whole sentences: a fact cut by the split
-        # ("The last ship ... | was launched in June 1964") is only recognisable whole.
+        # ("The new wing ... | was opened in May 1901") is only recognisable whole.
         grown = [_expand(doc, offsets[i], offsets[i] + len(c)) for i, c in enumerate(chunks)]
         ranked = prefer(question, chunks, await rerank(ctx, question, grown, typed_rank(question, chunks)))[:TOP_K]
     else:

@@ -44,7 +44,7 @@ def terms(text: str) -> list[str]:
 
 def sentences(text: str) -> list[str]:
     """Split prose into sentences (keeps abbreviations like 'U.S.' mostly intact). A line break
-    ends a sentence too, so a heading ("Construction") is not read as the start of the next."""
+    ends a sentence too, so a heading ("History") is not read as the start of the next."""
     out: list[str] = []
     for line in text.splitlines():
         out.extend(_line_sentences(line))
