@@ -5,8 +5,8 @@ import pytest
 from gaiamesh.frames import PacketType, make_packet
 from gaiamesh.llm import LLMUsage
 from gaiamesh.tools import ToolContext, get_tool
-from gaiamesh.tools.extract import about, nearest
-from gaiamesh.tools.hops import decompose
+from gaiamesh.tools.extract import nearest
+from gaiamesh.tools.hops import about, decompose
 from gaiamesh.tools.text import rank
 
 from .fakes import FakeLLM

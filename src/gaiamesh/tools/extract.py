@@ -13,18 +13,13 @@ import re
 from ..frames import Events, Fact, Hop, PacketType, SearchDocsPacket
 from ..prompts import answer_prompt, clean_answer
 from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
-from .hops import Decomposition, decompose
+from .hops import CLAUSE, POINTS_BACK, Decomposition, about, decompose
 from .registry import Tool, ToolContext, register
 from .rerank import rerank
 from .text import sentences, terms
 
 TOP_FACTS = 3
 READ_FACTS = 2  # facts the model reads one by one (each is one short call)
-
-
-# A sentence that opens with a pronoun points back at the sentence before it.
-_POINTS_BACK = re.compile(r"(?:It|He|She|They|This|These|Its|His|Her|Their)\b")
-_CLAUSE = re.compile(r",?\s+(?:while|whereas|but)\s+|;\s+")
 
 
 async def find_bridge(ctx: ToolContext, hop: Decomposition, pool: list[str]) -> Hop | None:
@@ -55,7 +50,7 @@ def nearest(sentence: str, names: list[str], question: str) -> str:
     nearer (the doer comes first: "X, who became its first captain"; "X took command")."""
     # First the clause that says most of what the question asks ("The Solveig took the party to
     # the island, while the Kestrel carried out a survey": the first, for who took the party).
-    clauses = [c for c in _CLAUSE.split(sentence) if any(n in c for n in names)] or [sentence]
+    clauses = [c for c in CLAUSE.split(sentence) if any(n in c for n in names)] or [sentence]
     asked = set(terms(question))
     sentence = max(clauses, key=lambda c: len(asked & set(terms(c))))
     names = [n for n in names if n in sentence] or names
@@ -73,35 +68,13 @@ def nearest(sentence: str, names: list[str], question: str) -> str:
     return min(names, key=distance)
 
 
-def about(sentence: str, bridge: str) -> str:
-    """The clauses of ``sentence`` that mention ``bridge``: "A captained the Solveig, while B
-    sailed the Kestrel" is read as "A captained the Solveig" for a question about the Solveig."""
-    wanted = set(terms(bridge))
-    clauses: list[str] = []
-    for part in _CLAUSE.split(sentence):
-        if clauses and _POINTS_BACK.match(part.strip().capitalize()):
-            clauses[-1] = f"{clauses[-1]}; {part}"  # "...; she had been born in X": still about her
-        else:
-            clauses.append(part)
-    parts = [p for p in clauses if wanted & set(terms(p))]
-    return " ".join(parts) if parts else sentence
-
-
-def about_bridge(facts: list[str], bridge: str) -> list[str]:
-    """What ``facts`` say about ``bridge``: the clauses that mention it, of the facts that do
-    (all the facts when none mentions it)."""
-    wanted = set(terms(bridge))
-    mention = [f for f in facts if wanted & set(terms(f))]
-    return [about(f, bridge) for f in mention] if mention else facts
-
-
 async def run(ctx: ToolContext, packet: SearchDocsPacket) -> Events:
     seen: dict[str, None] = {}
     for passage in packet.payload.passages:
         previous = ""
         for sent in sentences(passage.text):
             seen.setdefault(sent, None)
-            if previous and _POINTS_BACK.match(sent):
+            if previous and POINTS_BACK.match(sent):
                 # "It was designed by Ann Lee" says what "it" is only with the sentence
                 # before: the pair is a fact of its own.
                 seen.setdefault(f"{previous} {sent}", None)

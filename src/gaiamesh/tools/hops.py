@@ -5,24 +5,33 @@ an outer question about that entity.
 ship carried the party (the Solveig), then who captained the Solveig. A 270M base model does not
 chain the two on its own, so the pipeline asks them one after the other: ``search`` retrieves
 for both, ``extract`` answers the inner question and asks the outer one with the bridge filled
-in. Only two surface forms are recognised, both classic in reading-comprehension questions:
+in, reading only what the facts say about the bridge (``about_bridge``). The forms recognised are
+the classic ones of reading-comprehension questions, told apart by the words' roles (pronouns,
+determiners, person nouns, finite verbs), not by any one question's wording:
 
 - a relative clause on a common noun: "the ship that carried ...", "the person who discovered ...";
-- a role of a named thing: "the first captain of Kingsmead Rowing Club", "the founder of ...".
+- a role of a named thing, with modifiers: "the first captain of X", "the naval architect of X";
+- a possessive role: "X's successor";
+- a fronted subject: "The engraver of X came from which town?".
 
 A clause on a proper name ("the Saltcote Salt Works that survive today") only restricts the
-name, and a role right after "who was" ("Who was the founder of X?") is itself the question:
-neither is split.
+name, a role right after "who was" ("Who was the founder of X?") is itself the question, and an
+outer question that asks only for the bridge's name is not split.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
 
 from .text import terms
 
+# A sentence that opens with a pronoun points back at the sentence before it.
+POINTS_BACK = re.compile(r"(?:It|He|She|They|This|These|Its|His|Her|Their)\b")
+# Where a sentence joins two clauses that may be about different things.
+CLAUSE = re.compile(r",?\s+(?:while|whereas|but)\s+|;\s+")
 _PRONOUNS = frozenset({"who", "that", "which", "whom"})
 _DETERMINERS = frozenset({"the", "a", "an"})
 _PREPOSITIONS = frozenset({"in", "on", "at", "of", "from", "by", "to", "for", "with", "since", "during"})
@@ -232,3 +241,25 @@ def _split(words: list[str], lower: list[str], det: int, start: int, pivot: int)
         return None
     outer = " ".join([*words[:det], "{bridge}", *words[end:]]) + "?"
     return outer, clause
+
+
+def about(sentence: str, bridge: str) -> str:
+    """The clauses of ``sentence`` that mention ``bridge``: "A captained the Solveig, while B
+    sailed the Kestrel" is read as "A captained the Solveig" for a question about the Solveig."""
+    wanted = set(terms(bridge))
+    clauses: list[str] = []
+    for part in CLAUSE.split(sentence):
+        if clauses and POINTS_BACK.match(part.strip().capitalize()):
+            clauses[-1] = f"{clauses[-1]}; {part}"  # "...; she had been born in X": still about her
+        else:
+            clauses.append(part)
+    parts = [p for p in clauses if wanted & set(terms(p))]
+    return " ".join(parts) if parts else sentence
+
+
+def about_bridge(facts: list[str], bridge: str) -> list[str]:
+    """What ``facts`` say about ``bridge``: the clauses that mention it, of the facts that do
+    (all the facts when none mentions it)."""
+    wanted = set(terms(bridge))
+    mention = [f for f in facts if wanted & set(terms(f))]
+    return [about(f, bridge) for f in mention] if mention else facts

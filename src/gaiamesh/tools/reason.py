@@ -23,7 +23,7 @@ from ..frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesP
 from ..prompts import answer_prompt, clean_answer
 from ..scoring import normalize
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
-from .extract import about_bridge
+from .hops import about_bridge
 from .registry import Tool, ToolContext, register
 from .text import terms
 
