@@ -52,10 +52,7 @@ def parse_triple(text: str) -> tuple[str, str, str] | None:
     return (m.group(1), m.group(2), m.group(3)) if m else None
 
 
-# Honorifics before a name: short answers drop them, and ``reason`` scores a name with and
-# without the one the facts put before it.
-HONORIFIC = r"(?:Dr|Mr|Mrs|Ms|Prof|Sir|Capt|Captain)\.?"
-_TITLE = re.compile(rf"^{HONORIFIC}\s+(?=[A-Z])")
+_TITLE = re.compile(r"^(?:Dr|Mr|Mrs|Ms|Prof|Sir|Capt|Captain)\.?\s+(?=[A-Z])")
 
 
 def clean_answer(text: str) -> str:

@@ -15,13 +15,12 @@ agreement between readers.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
-from ..prompts import HONORIFIC, answer_prompt, clean_answer
+from ..prompts import answer_prompt, clean_answer
 from ..scoring import normalize
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
 from .hops import about_bridge
@@ -31,7 +30,6 @@ from .text import terms
 _DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 # Proper names in a question, not its first word (the wh-word or an opening capital).
 _NAMES = re.compile(r"(?<!^)\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
-_HONORIFIC_BEFORE = re.compile(rf"\b({HONORIFIC})\s+$")
 _EVIDENCE = 0.7  # log-likelihood units: about twice as likely
 _RANKED = 0.75  # the best-ranked fact's share; the second gets half of it
 _AGREE = 1.0  # per agreeing reading of a single fact
@@ -159,31 +157,6 @@ def by_likelihood(
     return max(zip(opts, scores, strict=True), key=score)[0]
 
 
-def surface_forms(option: str, facts: list[str]) -> list[str]:
-    """The ways the model may copy ``option`` from the facts: as it is, and with the honorific
-    that stands before it there ("Dr. Ann Lee" for "Ann Lee"). Answers are cleaned of
-    honorifics, so the model's belief in the titled form is belief in the same answer."""
-    forms = [option]
-    for fact in facts:
-        for m in re.finditer(re.escape(option), fact):
-            title = _HONORIFIC_BEFORE.search(fact, 0, m.start())
-            if title and f"{title.group(1)} {option}" not in forms:
-                forms.append(f"{title.group(1)} {option}")
-    return forms
-
-
-def answer_likelihoods(forms: list[list[str]], scores: list[float]) -> list[float]:
-    """One log-likelihood per option from the scores of all its forms (in order, flattened):
-    the probabilities of the forms of one answer add up (log-sum-exp)."""
-    out, at = [], 0
-    for group in forms:
-        part = scores[at : at + len(group)]
-        top = max(part)
-        out.append(top + math.log(sum(math.exp(v - top) for v in part)))
-        at += len(group)
-    return out
-
-
 def complete_dates(question: str, opts: list[Option], scores: list[float]) -> tuple[list[Option], list[float]]:
     """For "when", a bare year inside a date that is also an option gives way to the date, which
     takes the year's likelihood if higher: "4 May 1901" answers "when" more fully than
@@ -218,11 +191,8 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
     opts = options(question, facts, reading, candidates, body.triples)
     fit = eligible(question, facts, opts)
     weigh = len(fit) > 1 and (ctx.settings is None or ctx.settings.answer_choice == "likelihood")
-    forms = [surface_forms(o.text, facts) for o in fit]
-    flat = [f" {form}\n" for group in forms for form in group]
-    scores = await ctx.llm.score(prompt, flat, ctx.usage) if weigh else None
+    scores = await ctx.llm.score(prompt, [f" {o.text}\n" for o in fit], ctx.usage) if weigh else None
     if scores is not None:
-        scores = answer_likelihoods(forms, scores)
         ctx.memory["likelihoods"] = {o.text: round(v, 3) for o, v in zip(fit, scores, strict=True)}
         fit, scores = complete_dates(question, fit, scores)
         best = by_likelihood(fit, scores, question, facts, body.triples, candidates)
