@@ -27,6 +27,14 @@ class FindFact(_Input):
     exclude: list[str | int | float] = Field(default_factory=list, max_length=10)
 
 
+class Derive(_Input):
+    """Read from the run's document a calculation the question only implies (what a sentence
+    leaves uncounted, a change in a count, a year given relative to another); the result is the
+    expression for the calculator, and the step fails where none fits."""
+
+    question: str = Field(min_length=1, max_length=1000)
+
+
 class AnswerQuestion(_Input):
     """Answer a question about the run's document (or about ``text``, e.g. a web page read by
     an earlier step) with the pipeline's method (search, extract, triples, reason), inside one
@@ -91,6 +99,7 @@ TOOLS: dict[tuple[str, str], ToolSpec] = {
     (s.role, s.name): s
     for s in (
         ToolSpec(RESEARCH, "find_fact", FindFact, FindFact.__doc__ or ""),
+        ToolSpec(RESEARCH, "derive", Derive, Derive.__doc__ or ""),
         ToolSpec(RESEARCH, "answer_question", AnswerQuestion, AnswerQuestion.__doc__ or ""),
         ToolSpec(RESEARCH, "summarize", Summarize, Summarize.__doc__ or ""),
         ToolSpec(RESEARCH, "web_search", WebSearch, WebSearch.__doc__ or ""),

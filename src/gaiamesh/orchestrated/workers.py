@@ -51,11 +51,13 @@ from .catalog import (
     UTILITY,
     AnswerQuestion,
     Calculate,
+    Derive,
     FindFact,
     ReadWebpage,
     Summarize,
     WebSearch,
 )
+from .derive import implied
 from .download import DownloadError, fetch
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
@@ -142,6 +144,24 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     raise LookupError(f"no {atype.value} for {task.query!r} in the document")
 
 
+async def derive(ctx: ToolContext, task: Derive) -> tuple[Any, Any, str | None]:
+    """``(the expression, the expression, its sentence)`` of a calculation the question implies."""
+    sents = sentences("".join(_document(ctx).chunks))
+    weight = rarity(sents)
+
+    def find_year(query: str) -> int | None:
+        for index, _score in typed_rank(query, sents, AnswerType.YEAR)[:1]:
+            found = spans(sents[index], AnswerType.YEAR, query)
+            if found:
+                return int(best_span(sents[index], found, query, weight))
+        return None
+
+    reading = implied(task.question, sents, find_year)
+    if reading is None:
+        raise LookupError(f"the document implies no calculation for {task.question!r}")
+    return reading.expression, reading.expression, reading.sentence
+
+
 async def summarize(ctx: ToolContext, task: Summarize) -> tuple[Any, Any, str | None]:
     """``(the summary, how many sentences, None)``: the best sentences for the topic (BM25 and
     proximity, as retrieval ranks them), put back in the document's order."""
@@ -207,6 +227,7 @@ async def calculator(ctx: ToolContext, task: Calculate) -> tuple[Any, Any, str |
 HANDLERS: dict[str, dict[str, tuple[type[BaseModel], Handler]]] = {
     RESEARCH: {
         "find_fact": (FindFact, find_fact),
+        "derive": (Derive, derive),
         "answer_question": (AnswerQuestion, answer_question),
         "summarize": (Summarize, summarize),
         "web_search": (WebSearch, web_search),

@@ -97,3 +97,13 @@ async def test_a_worker_answers_failed_with_the_reason() -> None:
         assert result.error_details.type == kind and message in result.error_details.message, result.error_details
     ok = await utility(ctx(), sub("utility", "calculator", expression="1946 - 1887"))
     assert (ok.status, ok.result_data, ok.processed_result_data) == ("COMPLETED", "59", 59)
+
+
+async def test_derive_reads_an_implied_calculation_or_fails() -> None:
+    research = worker("research")
+    hidden = await research(ctx(), sub("research", "derive", question="How many of the objects are not on display?"))
+    assert (hidden.status, hidden.processed_result_data) == ("COMPLETED", "12400 - 3100")
+    assert "3,100 of them" in (hidden.evidence or "")
+    plain = await research(ctx(), sub("research", "derive", question="How many objects are on display?"))
+    assert plain.status == "FAILED" and plain.error_details is not None
+    assert plain.error_details.type == "NotFound" and "implies no calculation" in plain.error_details.message

@@ -1,0 +1,81 @@
+"""Implied arithmetic (derive.py): each reading on invented sentences, and where none applies."""
+
+from __future__ import annotations
+
+from gaiamesh.orchestrated.derive import counts, implied, question_parts
+from gaiamesh.tools.text import sentences
+
+
+def _read(question: str, text: str, year: int | None = None) -> str | None:
+    reading = implied(question, sentences(text), lambda _query: year)
+    return None if reading is None else reading.expression
+
+
+def test_counts_skip_years_and_read_words_and_thousands() -> None:
+    found = counts("In 1902 the club had 1,250 members, twelve of them founders.")
+    assert [c.value for c in found] == [1250, 12]
+
+
+def test_question_parts_split_at_the_last_verb() -> None:
+    assert question_parts("How many of the sailors who joined in May deserted the ship?") == (
+        "the sailors who joined in May", "deserted the ship"
+    )  # fmt: skip
+
+
+def test_a_part_the_question_does_not_ask_for_leaves_the_rest() -> None:
+    text = "The Pendle Hotel burned in 1931. Of the 84 guests staying that night, 9 were injured."
+    assert _read("How many of the guests staying that night escaped unhurt?", text) == "84 - 9"
+
+
+def test_a_part_the_question_asks_for_is_not_a_complement() -> None:
+    text = "The Pendle Hotel burned in 1931. Of the 84 guests staying that night, 9 were injured."
+    assert _read("How many of the guests staying that night were injured?", text) is None
+
+
+def test_negation_on_one_side_only_is_the_complement() -> None:
+    text = "The ship carried 30 crew; twelve of them went ashore at Cadiz and five did not come back."
+    assert _read("How many of the crew who went ashore at Cadiz came back?", text) == "12 - 5"
+
+
+def test_other_than_and_of_which() -> None:
+    text = "The library holds 5,400 books, of which the founder gave 1,900 in 1850."
+    assert _read("How many books were given by people other than the founder?", text) == "5400 - 1900"
+    text = "The organ cost 2,000 pounds, of which 1,500 pounds came from the parish and the rest from a bazaar."
+    assert _read("How much money did the bazaar raise?", text) == "2000 - 1500"
+
+
+def test_a_change_in_a_count() -> None:
+    text = "The school opened with 40 pupils; a second classroom built in 1911 raised the roll to 65."
+    assert _read("How many pupils did the second classroom add?", text) == "abs(65 - 40)"
+
+
+def test_a_plain_count_is_no_change() -> None:
+    text = "The school opened with 40 pupils; a second classroom built in 1911 raised the roll to 65."
+    assert _read("How many pupils did the school open with?", text) is None
+
+
+def test_a_year_given_relative_to_another() -> None:
+    text = "The choir first sang in public in 1888, four years after the parish church was rebuilt."
+    assert _read("In what year was the parish church rebuilt?", text) == "1888 - 4"
+    text = "The canal was abandoned in 1921, six years before the railway to Lowick was opened."
+    assert _read("When was the railway to Lowick opened?", text) == "1921 + 6"
+
+
+def test_a_year_stated_outright_is_not_derived() -> None:
+    text = (
+        "The parish church was rebuilt in 1884. "
+        "The choir first sang in public in 1888, four years after the parish church was rebuilt."
+    )
+    assert _read("In what year was the parish church rebuilt?", text) is None
+
+
+def test_a_birth_year_from_an_age_at_a_dated_event() -> None:
+    text = "Mary Ashe became the first headmistress in 1874 at the age of 27."
+    assert _read("In what year was Mary Ashe born?", text) == "1874 - 27"
+    text = "Mary Ashe was appointed at the school's opening at the age of 27."
+    assert _read("In what year was Mary Ashe born?", text, year=1874) == "1874 - 27"
+
+
+def test_spans_of_time_are_left_to_the_templates() -> None:
+    text = "Of the 84 guests staying that night, 9 were injured."
+    assert _read("How many years of the guests' lives were not injured?", text) is None
