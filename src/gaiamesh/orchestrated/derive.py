@@ -203,7 +203,7 @@ def _lemmas(word: str) -> set[str]:
 YEAR_QUESTION = re.compile(r"^\s*(?:in )?(?:what|which) year\b|^\s*when\b", re.IGNORECASE)
 
 
-def relative_year(question: str, sents: list[str], find_year: Callable[[str], int | None]) -> Reading | None:
+def relative_year(question: str, sents: list[str], find_year: Callable[[str, str], int | None]) -> Reading | None:
     """The year of an event the document dates only relative to another, or a birth year from an
     age at a dated event; None where a sentence states the asked-for year outright."""
     if not YEAR_QUESTION.search(question):
@@ -236,13 +236,13 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str], in
             n = _value(age.group("n"))
             clause = next((s[a:b] for a, b in _clauses(s) if a <= age.start() < b + 1), s)
             stated = YEAR.findall(clause)
-            year = int(stated[0]) if stated else find_year(AGE.sub("", clause))
+            year = int(stated[0]) if stated else find_year(AGE.sub("", clause), s)
             if n is not None and year is not None:
                 return Reading("birth_year", f"{year} - {_num(n)}", s)
     return None
 
 
-def implied(question: str, sents: list[str], find_year: Callable[[str], int | None]) -> Reading | None:
+def implied(question: str, sents: list[str], find_year: Callable[[str, str], int | None]) -> Reading | None:
     """The first implied calculation that fits ``question`` in the sentences that match it best."""
     if not re.search(r"\bhow (?:many|much)\b", question, re.IGNORECASE):
         return relative_year(question, sents, find_year)

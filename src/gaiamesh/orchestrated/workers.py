@@ -90,14 +90,18 @@ def best_span(sentence: str, found: list[str], query: str, weight: Mapping[str, 
     positions = {t: [i for i, s in enumerate(stems) if t in s] for t in wanted}
     positions = {t: at for t, at in positions.items() if at}
 
-    def key(span: str) -> tuple[float, int, int, int]:
+    def distance(starts: list[int], among: set[str]) -> int:
+        at = [p for t, p in positions.items() if t in among]
+        return min(sum(min(abs(i - q) for q in ps) for ps in at) for i in starts)
+
+    def key(span: str) -> tuple[float, int, int, int, int]:
         clause = set(terms(next((c for c in clauses if span in c), sentence)))
         shared = sum((weight or {}).get(t, 1.0) for t in plain & clause)
         unit = len(wanted & set(terms(" ".join(span.split()[1:]))))
         first = span.split()[0]
         starts = [i for i, w in enumerate(words) if first in w] or [len(words)]
-        near = min(sum(min(abs(i - p) for p in at) for at in positions.values()) for i in starts)
-        return (-shared, -len(names & clause), -unit, near)
+        # Nearest the query's own words first ("until he retired in 1899"), then its names.
+        return (-shared, -len(names & clause), -unit, distance(starts, plain), distance(starts, wanted))
 
     return min(found, key=key)
 
@@ -130,7 +134,15 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     sents = sentences(doc)
     atype = AnswerType(task.answer_type)
     numeric = atype in (AnswerType.YEAR, AnswerType.NUMBER)
-    for index, _score in typed_rank(task.query, sents, atype)[:5]:
+    ranked = [index for index, _score in typed_rank(task.query, sents, atype)[:5]]
+    names = {t for w in re.findall(r"\b[A-Z][\w'-]*", task.query) for t in terms(w)}
+    plain = {t for t in terms(task.query) if len(t) > 1} - names
+    years = set(re.findall(r"\b(?:1[0-9]{3}|20[0-9]{2})\b", task.query))
+    # The sentence of the query's year first ("output in 1950"), then one with more of the
+    # query's own words before one that only shares its names: "X, who was born in 1779"
+    # before "a proposal made in 1811 by X" for "X born".
+    ranked.sort(key=lambda i: (-len(years & set(terms(sents[i]))), -len(plain & set(terms(sents[i])))))
+    for index in ranked:
         sentence = sents[index]
         if atype is AnswerType.ANY:
             return sentence, None, sentence
@@ -149,10 +161,10 @@ async def derive(ctx: ToolContext, task: Derive) -> tuple[Any, Any, str | None]:
     sents = sentences("".join(_document(ctx).chunks))
     weight = rarity(sents)
 
-    def find_year(query: str) -> int | None:
-        for index, _score in typed_rank(query, sents, AnswerType.YEAR)[:1]:
+    def find_year(query: str, skip: str) -> int | None:
+        for index, _score in typed_rank(query, sents, AnswerType.YEAR)[:3]:
             found = spans(sents[index], AnswerType.YEAR, query)
-            if found:
+            if found and sents[index] != skip:  # its other years date its other clauses
                 return int(best_span(sents[index], found, query, weight))
         return None
 

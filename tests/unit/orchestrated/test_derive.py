@@ -7,7 +7,7 @@ from gaiamesh.tools.text import sentences
 
 
 def _read(question: str, text: str, year: int | None = None) -> str | None:
-    reading = implied(question, sentences(text), lambda _query: year)
+    reading = implied(question, sentences(text), lambda _query, _skip: year)
     return None if reading is None else reading.expression
 
 
