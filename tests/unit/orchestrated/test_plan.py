@@ -130,3 +130,27 @@ def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -
     with pytest.raises(PlanError, match="template broken.json: a plan needs a non-empty list 'stages'"):
         MeshAgent(settings)
     templates.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("question", "name", "slots"),
+    [
+        ("How long did the pier stay closed before it was rebuilt?", "years_until", {"a": "the pier stay closed", "b": "it was rebuilt"}),
+        ("How long did the ferry service run?", "how_long", {"a": "the ferry service run"}),
+        ("By how many tonnes did the harvest exceed the forecast?", "exceed", {"a": "the harvest", "b": "the forecast"}),
+        ("How many pews were removed between 1890 and 1920?", "change_between", {"what": "pews", "a": "1890", "b": "1920"}),
+        ("By how many visitors a day did attendance fall between 1990 and 2000?", "change_from_to", {"what": "attendance", "a": "1990", "b": "2000"}),
+        ("What age was Ada Byrne when she won the prize?", "age_what_age", {"who": "Ada Byrne", "event": "she won the prize"}),
+        ("At what age did Ada Byrne win the prize?", "age_at_what_age", {"who": "Ada Byrne win the prize"}),
+        ("How old was Ada Byrne in 1921?", "age_in_year", {"who": "Ada Byrne", "year": "1921"}),
+        ("How many boats did the two yards build in total?", "sum_altogether", None),
+        ("How many ships did the north yard and the south yard launch altogether?", "sum_altogether", {"what": "ships", "a": "the north yard", "b": "the south yard"}),
+        ("How many of the crew survived?", "implied_arithmetic", {"question": "How many of the crew survived?"}),
+        ("Who built the pier?", "implied_arithmetic", None),
+    ],
+)  # fmt: skip
+def test_templates_for_more_question_forms(question: str, name: str, slots: dict[str, str] | None) -> None:
+    loaded = {t.name: t for t in templates(BUNDLED_TEMPLATES)}
+    assert loaded[name].match(question) == slots
+    if slots is not None:  # and no template of higher priority reads the question first
+        assert next(t.name for t in templates(BUNDLED_TEMPLATES) if t.match(question) is not None) == name
