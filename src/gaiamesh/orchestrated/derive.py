@@ -62,7 +62,14 @@ CHANGE_WORD = re.compile(
     r"|decreas|reduc|cut|shrank|shrunk|shrink|doubl|trebl)\w*|\b(?:from|to) (?=\S*\d)",
     re.IGNORECASE,
 )
-AGE = re.compile(rf"\b(?:at the age of|aged|age) (?P<n>{_NUM})\b", re.IGNORECASE)
+AGE = re.compile(
+    rf"\b(?:(?:at the age of|aged|age) (?P<n>{_NUM})|(?P<old>{_NUM})[ -]years?[ -]old)\b", re.IGNORECASE
+)
+# "rebuilt two years later": the clause's own event, dated from the year before it.
+LATER = re.compile(
+    rf"\b(?:(?P<n>{_NUM}) years? (?P<dir>later|afterwards|earlier)|the (?P<one>following|next|previous|preceding) year)\b(?! than)",
+    re.IGNORECASE,
+)
 OFFSET = re.compile(
     rf"\b(?P<n>{_NUM}) years? (?P<dir>after|before|later than|earlier than) (?P<event>[^,;.]+)", re.IGNORECASE
 )
@@ -200,6 +207,28 @@ def _lemmas(word: str) -> set[str]:
     return {lemma for forms in getAllLemmas(word.lower().strip(",.;:?!'\"")).values() for lemma in forms}
 
 
+ALL_BUT = re.compile(
+    rf"\ball but (?P<m>{_NUM}) of (?:its|the|their|his|her|our) (?:(?P<n>{_NUM}) )?(?P<noun>[a-z]+)", re.IGNORECASE
+)
+
+
+def all_but(question: str, sentence: str, sents: list[str]) -> Reading | None:
+    """N - M for "all but M of its N things" (N, when the phrase omits it, is the count the
+    document gives those things elsewhere: "it has 96 stalls")."""
+    m = ALL_BUT.search(sentence)
+    if m is None or NEGATION.search(question) or not set(terms(m.group("noun"))) & set(terms(question)):
+        return None
+    part = _value(m.group("m"))
+    whole = _value(m.group("n")) if m.group("n") else None
+    if whole is None:
+        counted = re.compile(rf"(?<![\w.,])({_NUM}) (?:\w+ )?{re.escape(m.group('noun'))}\b", re.IGNORECASE)
+        found = next((c for s in sents for c in counted.finditer(s) if not YEAR.fullmatch(c.group(1))), None)
+        whole = _value(found.group(1)) if found else None
+    if part is None or whole is None or whole <= part:
+        return None
+    return Reading("complement", f"{_num(whole)} - {_num(part)}", sentence)
+
+
 YEAR_QUESTION = re.compile(r"^\s*(?:in )?(?:what|which) year\b|^\s*when\b", re.IGNORECASE)
 
 
@@ -231,12 +260,26 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
             anchor = min(years, key=lambda y: abs(y.start() - m.start())).group(0)
             sign = "-" if m.group("dir").lower().startswith(("after", "later")) else "+"
             return Reading("relative_year", f"{anchor} {sign} {_num(n)}", s)
+        for m in LATER.finditer(s):
+            before = s[: m.start()]
+            anchors = list(YEAR.finditer(before))
+            event = before[anchors[-1].end() :] if anchors else ""
+            if not anchors or not verb & set(terms(event)) or _overlap(question, s) < 2:
+                continue
+            n = 1.0 if m.group("one") else _value(m.group("n") or "")
+            if n is None:
+                continue
+            later = (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or "").lower() in {"following", "next"}
+            return Reading("relative_year", f"{anchors[-1].group(0)} {'+' if later else '-'} {_num(n)}", s)
         age = AGE.search(s)
         if age and "born" in question.lower() and _overlap(question, s) >= 1:
-            n = _value(age.group("n"))
+            n = _value(age.group("n") or age.group("old"))
             clause = next((s[a:b] for a, b in _clauses(s) if a <= age.start() < b + 1), s)
-            stated = YEAR.findall(clause)
-            year = int(stated[0]) if stated else find_year(AGE.sub("", clause), s)
+            # The age is at the event dated before it ("in 1901 ..., then 52 years old"); a year
+            # after it dates something else ("... and served until 1901"), so then the event's
+            # year is looked up elsewhere.
+            stated = YEAR.findall(s[: age.start()])
+            year = int(stated[-1]) if stated else find_year(AGE.sub("", clause), s)
             if n is not None and year is not None:
                 return Reading("birth_year", f"{year} - {_num(n)}", s)
     return None
@@ -250,7 +293,11 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
         return None  # a span of time: the templates' business, not a count's
     document_terms = {t for s in sents for t in terms(s)}
     for index, _ in rank(question, sents)[:2]:
-        reading = change(question, sents[index]) or complement(question, sents[index], document_terms)
+        reading = (
+            all_but(question, sents[index], sents)
+            or change(question, sents[index])
+            or complement(question, sents[index], document_terms)
+        )
         if reading is not None:
             return reading
     return None

@@ -79,3 +79,24 @@ def test_a_birth_year_from_an_age_at_a_dated_event() -> None:
 def test_spans_of_time_are_left_to_the_templates() -> None:
     text = "Of the 84 guests staying that night, 9 were injured."
     assert _read("How many years of the guests' lives were not injured?", text) is None
+
+
+def test_a_year_stated_some_years_later_than_the_one_before_it() -> None:
+    text = "The pavilion that was flooded in 1968 was reopened three years later by the mayor."
+    assert _read("In what year was the flooded pavilion reopened?", text) == "1968 + 3"
+    text = "The mill burned in 1820 and was rebuilt the following year."
+    assert _read("When was the mill rebuilt?", text) == "1820 + 1"
+    text = "The mill burned in 1820 and was rebuilt the following year."
+    assert _read("When did the mill open?", text) is None  # no event of the question's verb
+
+
+def test_an_age_in_years_old() -> None:
+    text = "The museum was founded in 1901 by Ann Pell, then 52 years old, with her own collection."
+    assert _read("In what year was Ann Pell born?", text) == "1901 - 52"
+
+
+def test_all_but_some_of_a_count_given_elsewhere() -> None:
+    text = "The almshouse has 24 flats around a garden. Today all but 3 of its flats are occupied."
+    assert _read("How many flats are occupied today?", text) == "24 - 3"
+    assert _read("How many flats are not occupied today?", text) is None  # the part itself: a plain fact
+    assert _read("How many of the 40 boats are afloat?", "All but 6 of the 40 boats are afloat.") == "40 - 6"

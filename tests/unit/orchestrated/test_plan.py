@@ -145,6 +145,8 @@ def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -
         ("How old was Ada Byrne in 1921?", "age_in_year", {"who": "Ada Byrne", "year": "1921"}),
         ("How many boats did the two yards build in total?", "sum_altogether", None),
         ("How many ships did the north yard and the south yard launch altogether?", "sum_altogether", {"what": "ships", "a": "the north yard", "b": "the south yard"}),
+        ("How many fewer pupils attended in 1950 than in 1930?", "how_many_more_verb", {"what": "pupils", "a": "attended in 1950", "b": "in 1930"}),
+        ("How many more books did the library hold in 1900 than in 1850?", "how_many_more", {"what": "books", "a": "the library hold in 1900", "b": "in 1850"}),
         ("How many of the crew survived?", "implied_arithmetic", {"question": "How many of the crew survived?"}),
         ("Who built the pier?", "implied_arithmetic", None),
     ],
