@@ -51,6 +51,7 @@ COMPLEMENT_CUE = re.compile(
 PART_OF = re.compile(r"^\s*of (?:them|whom|which|these|those)\b|^\s*of (?:them|those|these) \w+\b", re.IGNORECASE)
 PART_AFTER = re.compile(r"\bof (?:whom|which)\b[^,;]*$", re.IGNORECASE)
 WHOLE_AFTER_OF = re.compile(r"\bof the\s+$", re.IGNORECASE)
+PARTITIVE = re.compile(r"\bhow many of\b", re.IGNORECASE)
 REST = re.compile(r"\b(?:the rest|the remainder|the others|the remaining)\b", re.IGNORECASE)
 # Verbs of change in number: the general class, as a lemma list.
 CHANGE = frozenset(
@@ -162,6 +163,16 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
         for whole in found[:j]:
             if WHOLE_AFTER_OF.search(sentence[: whole.start]) and whole.value > part.value:
                 pairs.append((whole, part))
+    if not pairs and PARTITIVE.search(question) and len(found) == 2:
+        # "killed 31 miners; 112 men were underground": no "of them", the whole given after its
+        # part; the question's own words say which count is the whole.
+        big, small = sorted(found, key=lambda c: -c.value)
+
+        def named(c: _Count) -> tuple[int, int]:  # the thing counted ("112 men"), then the clause
+            return (_overlap(whole_q, " ".join(sentence[c.end :].split()[:1])), _overlap(whole_q, c.clause))
+
+        if named(big) > named(small) and big.clause != small.clause:
+            pairs.append((big, small))
     if not pairs:
         return None
     rest = next((sentence[a:b] for a, b in _clauses(sentence) if REST.search(sentence[a:b])), None)
@@ -198,7 +209,10 @@ def change(question: str, sentence: str) -> Reading | None:
     scored = [(len(set(q) & set(terms(c.clause))), i) for i, c in enumerate(found[1:], start=1)]
     best, i = max(scored)
     new, old = found[i], found[i - 1]
-    if best == 0 or not CHANGE_WORD.search(new.clause + " " + old.clause):
+    # A word of change between the two counts, or the same thing counted in both clauses
+    # ("it seated 1,120 ...; rebuilt with 940 seats").
+    same = set(q) & set(terms(new.clause)) & set(terms(old.clause))
+    if best == 0 or not (CHANGE_WORD.search(new.clause + " " + old.clause) or same):
         return None
     return Reading("change", f"abs({_num(new.value)} - {_num(old.value)})", sentence)
 

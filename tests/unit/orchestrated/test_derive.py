@@ -100,3 +100,14 @@ def test_all_but_some_of_a_count_given_elsewhere() -> None:
     assert _read("How many flats are occupied today?", text) == "24 - 3"
     assert _read("How many flats are not occupied today?", text) is None  # the part itself: a plain fact
     assert _read("How many of the 40 boats are afloat?", "All but 6 of the 40 boats are afloat.") == "40 - 6"
+
+
+def test_a_whole_given_after_its_part() -> None:
+    text = "The flood of 1912 drowned 14 cattle; 230 cattle grazed the marsh that spring."
+    assert _read("How many of the cattle grazing the marsh that spring survived the flood?", text) == "230 - 14"
+    assert _read("How many cattle grazed the marsh that spring?", text) is None
+
+
+def test_a_change_counted_in_both_clauses_without_a_word_of_change() -> None:
+    text = "The chapel seated 300 people when it opened; after the fire it was rebuilt with 220 seats."
+    assert _read("How many seats did the chapel lose in the fire?", text) == "abs(220 - 300)"
