@@ -128,5 +128,5 @@ def to_number(text: str) -> int | float | None:
     after = lower[found.end() :] if found else ""
     scale = re.match(r"\s*(hundred|thousand|million|billion)\b", after)
     if scale:
-        value *= _SCALES[scale.group(1)]
+        value = round(value * _SCALES[scale.group(1)], 6)  # 8.2 million is 8200000, not 8199999.999999999
     return int(value) if float(value).is_integer() else value

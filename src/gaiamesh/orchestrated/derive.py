@@ -48,7 +48,8 @@ COMPLEMENT_CUE = re.compile(
     r"\b(?:other than|apart from|besides|except|the rest|remainder|remaining|not)\b", re.IGNORECASE
 )
 # The sentence counts a part of a whole it counted just before.
-PART_OF = re.compile(r"^\s*of (?:them|whom|which|these|those)\b|^\s*of (?:them|those|these) \w+\b", re.IGNORECASE)
+# "12 of them", "5.9 million pounds of which": the part's unit may stand before the "of".
+PART_OF = re.compile(r"^\s*(?:[a-z]+\s+)?of (?:them|whom|which|these|those)\b", re.IGNORECASE)
 PART_AFTER = re.compile(r"\bof (?:whom|which)\b[^,;]*$", re.IGNORECASE)
 WHOLE_AFTER_OF = re.compile(r"\bof the\s+$", re.IGNORECASE)
 PARTITIVE = re.compile(r"\bhow many of\b", re.IGNORECASE)

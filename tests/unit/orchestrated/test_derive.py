@@ -111,3 +111,8 @@ def test_a_whole_given_after_its_part() -> None:
 def test_a_change_counted_in_both_clauses_without_a_word_of_change() -> None:
     text = "The chapel seated 300 people when it opened; after the fire it was rebuilt with 220 seats."
     assert _read("How many seats did the chapel lose in the fire?", text) == "abs(220 - 300)"
+
+
+def test_a_part_whose_unit_stands_before_of_which() -> None:
+    text = "The new roof cost 4.5 million pounds, 3.1 million pounds of which came from the county."
+    assert _read("How much of the roof's cost did not come from the county?", text) == "4500000 - 3100000"

@@ -56,6 +56,7 @@ def test_numbers_read_from_spans() -> None:
     assert [to_number(s) for s in ("1,250 tonnes", "2.5 million", "twelve", "forty-two", "1887", "none")] == [
         1250, 2_500_000, 12, 42, 1887, None]  # fmt: skip
     assert (format_number(26.0), format_number(25.125), format_number(1 / 3)) == ("26", "25.125", "0.3333")
+    assert (to_number("8.2 million pounds"), to_number("0.3 billion")) == (8_200_000, 300_000_000)
 
 
 def ctx(doc: str | None = DOC) -> ToolContext:
