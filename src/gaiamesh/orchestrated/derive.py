@@ -32,6 +32,7 @@ from lemminflect import getAllLemmas
 
 from ..tools.text import rank, terms
 from .calculator import to_number
+from .phrases import parts_of_speech
 
 _WORDS = (
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -128,7 +129,7 @@ def counts(sentence: str) -> list[_Count]:
 
 
 def _is_verb(word: str) -> bool:
-    return "VERB" in getAllLemmas(word.lower().strip(",.;:?!'\""))
+    return "VERB" in parts_of_speech(word)
 
 
 def question_parts(question: str) -> tuple[str, str]:

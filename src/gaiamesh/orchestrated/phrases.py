@@ -22,7 +22,8 @@ _FUNCTION = frozenset(
 )
 
 
-def _pos(word: str) -> frozenset[str]:
+def parts_of_speech(word: str) -> frozenset[str]:
+    """The parts of speech ``word`` can have ("VERB", "NOUN", ...), punctuation ignored."""
     return frozenset(getAllLemmas(word.lower().strip(",.;:!?'\"")))
 
 
@@ -30,10 +31,10 @@ def split_subject(clause: str) -> tuple[str, str] | None:
     """``(subject, predicate)`` of ``clause``, or None when no word can start the predicate."""
     words = clause.split()
     for i in range(1, len(words)):
-        pos = _pos(words[i])
+        pos = parts_of_speech(words[i])
         if "VERB" not in pos or words[i - 1].lower() in _FUNCTION:
             continue
-        following = _pos(words[i + 1]) if i + 1 < len(words) else frozenset()
+        following = parts_of_speech(words[i + 1]) if i + 1 < len(words) else frozenset()
         if "NOUN" in pos and following == {"NOUN"}:
             continue  # "rail passengers": a compound noun, not a verb and its object
         return " ".join(words[:i]), " ".join(words[i:])

@@ -57,7 +57,7 @@ from .catalog import (
     Summarize,
     WebSearch,
 )
-from .derive import implied
+from .derive import CLAUSE_END, implied
 from .download import DownloadError, fetch
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
@@ -68,8 +68,6 @@ def _document(ctx: ToolContext) -> DocInit:
         raise LookupError("this worker has not received the run's document (doc_init)")
     return ctx.doc
 
-
-_CLAUSES = re.compile(r",\s+|;\s+|\s+(?:and|but|while|whereas)\s+")
 
 
 def best_span(sentence: str, found: list[str], query: str, weight: Mapping[str, float] | None = None) -> str:
@@ -84,7 +82,7 @@ def best_span(sentence: str, found: list[str], query: str, weight: Mapping[str, 
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", query) for t in terms(w)}
     wanted = set(terms(query))
     plain = wanted - names
-    clauses = _CLAUSES.split(sentence)
+    clauses = CLAUSE_END.split(sentence)
     words = sentence.split()
     stems = [set(terms(w)) for w in words]
     positions = {t: [i for i, s in enumerate(stems) if t in s] for t in wanted}
@@ -141,7 +139,8 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     # The sentence of the query's year first ("output in 1950"), then one with more of the
     # query's own words before one that only shares its names: "X, who was born in 1779"
     # before "a proposal made in 1811 by X" for "X born".
-    ranked.sort(key=lambda i: (-len(years & set(terms(sents[i]))), -len(plain & set(terms(sents[i])))))
+    words = {i: set(terms(sents[i])) for i in ranked}
+    ranked.sort(key=lambda i: (-len(years & words[i]), -len(plain & words[i])))
     for index in ranked:
         sentence = sents[index]
         if atype is AnswerType.ANY:
@@ -159,13 +158,12 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
 async def derive(ctx: ToolContext, task: Derive) -> tuple[Any, Any, str | None]:
     """``(the expression, the expression, its sentence)`` of a calculation the question implies."""
     sents = sentences("".join(_document(ctx).chunks))
-    weight = rarity(sents)
 
     def find_year(query: str, skip: str) -> int | None:
         for index, _score in typed_rank(query, sents, AnswerType.YEAR)[:3]:
             found = spans(sents[index], AnswerType.YEAR, query)
             if found and sents[index] != skip:  # its other years date its other clauses
-                return int(best_span(sents[index], found, query, weight))
+                return int(best_span(sents[index], found, query, rarity(sents)))
         return None
 
     reading = implied(task.question, sents, find_year)
