@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
 
-from ..tools.text import rank, terms
+from ..tools.text import STOPWORDS, rank, terms
 from .calculator import to_number
 from .phrases import parts_of_speech
 
@@ -258,10 +258,12 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
     if not predicate:
         return None
     verb = set(terms(predicate[-1]))
-    for s in sents:  # stated outright: "founded in 1836", "born in 1831"
+    names = {t for w in re.findall(r"(?<!^)\b[A-Z][\w'-]*", question.strip()) for t in terms(w)}
+    for s in sents:  # stated outright, of the question's own subject: "founded in 1836", "born in 1831"
+        words = set(terms(s))
         for m in YEAR.finditer(s):
             near = s[max(0, m.start() - 40) : m.start()]
-            if verb & set(terms(near)) and len(qterms & set(terms(s))) >= 2 and not OFFSET.search(near):
+            if verb & set(terms(near)) and len(qterms & words) >= 2 and names <= words and not OFFSET.search(near):
                 return None
     for index, _ in rank(question, sents)[:3]:
         s = sents[index]
@@ -287,18 +289,200 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
                 continue
             later = (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or "").lower() in {"following", "next"}
             return Reading("relative_year", f"{anchors[-1].group(0)} {'+' if later else '-'} {_num(n)}", s)
-        age = AGE.search(s)
-        if age and "born" in question.lower() and _overlap(question, s) >= 1:
-            n = _value(age.group("n") or age.group("old"))
-            clause = next((s[a:b] for a, b in _clauses(s) if a <= age.start() < b + 1), s)
-            # The age is at the event dated before it ("in 1901 ..., then 52 years old"); a year
-            # after it dates something else ("... and served until 1901"), so then the event's
-            # year is looked up elsewhere.
-            stated = YEAR.findall(s[: age.start()])
-            year = int(stated[-1]) if stated else find_year(AGE.sub("", clause), s)
-            if n is not None and year is not None:
-                return Reading("birth_year", f"{year} - {_num(n)}", s)
+    # A date only implied ("was 23 when he took the post in 1883"): the statement made explicit
+    # that shares the question's verb and most of its words.
+    # The statement must name the question's subject; the rest of the question's words may be
+    # in it or in the sentence it was read from ("its last head, X, retired ... after N years in
+    # the post" for "when did X become head").
+    def about(d: Dated) -> set[str]:
+        return set(terms(d.text + " " + YEAR.sub("", d.source)))
+
+    fits = [
+        d for d in implied_dates(sents, find_year)
+        if (qterms - names) & about(d) and (names & set(terms(d.text)) if names else _overlap(question, d.text) >= 2)
+    ]  # fmt: skip
+    if fits:
+        best = max(fits, key=lambda d: (len(names & set(terms(d.text))), len(qterms & about(d))))
+        return Reading("implied_year", best.expression, best.source)
     return None
+
+
+# Dates a sentence implies without stating them.
+AGE_WHEN = re.compile(rf"\b(?:was|were) (?P<n>{_NUM})(?: years old)? when\b", re.IGNORECASE)
+FOR_YEARS = re.compile(rf"\bfor (?P<n>{_NUM}) years\b(?! (?:until|before|after|later|earlier|ago)\b)", re.IGNORECASE)
+AFTER_YEARS = re.compile(rf"\bafter (?P<n>{_NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
+# "boys aged twelve to eighteen": an age range describes a group, not one person.
+AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{_NUM})\b")
+BORN_YEAR = re.compile(r"\bborn(?: in)?\s+$", re.IGNORECASE)
+PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
+# A clause's opening word that only links it to the one before.
+LINK = re.compile(r"^(?:(?:and|but|while|whereas|who|which|that|then)\s+)+", re.IGNORECASE)
+PROPER = re.compile(r"[A-Z][\w'-]*(?:\s+(?:of\s+)?[A-Z][\w'-]*)*")
+PERSONAL = re.compile(r"(?:he|she)\b", re.IGNORECASE)
+PRONOUN = re.compile(r"(?:he|she|they|it)\b", re.IGNORECASE)
+MONTHS = frozenset(
+    "january february march april may june july august september october november december".split()
+)
+
+
+@dataclass(frozen=True)
+class Dated:
+    """A date a sentence implies, made explicit: ``text`` ("Ann Pell was born in 1849.") is a
+    sentence retrieval can find, ``expression`` how the year follows from ``source``."""
+
+    text: str
+    year: int
+    expression: str
+    source: str
+
+
+def _proper_names(sentence: str, end: int) -> list[tuple[int, str]]:
+    """``(start, name)`` of the names in ``sentence`` before ``end``: a leading function word
+    dropped ("The Duke of Clarence" is "Duke of Clarence"; a sentence's opening "In" is no
+    name), months and names used as a modifier ("an Asian elephant") left out."""
+    out = []
+    for m in PROPER.finditer(sentence[:end]):
+        words = m.group(0).split()
+        while words and re.sub(r"'s$", "", words[0].lower()) in STOPWORDS:
+            words.pop(0)
+        following = sentence[m.end() :].split()[:1]
+        if following and following[0].isalpha() and following[0].islower() and parts_of_speech(following[0]) == {"NOUN"}:
+            continue
+        words = [w for w in words if w.lower() not in MONTHS]
+        if words and not words[-1].endswith(("'s", "’s")):  # "Lenz's death" is about a death
+            out.append((m.start(), " ".join(words)))
+    return out
+
+
+def _opening_name(s: str) -> str | None:
+    """The name a sentence opens with (its subject), past function words and years."""
+    names = _proper_names(s, len(s))
+    if names and all(w.lower() in STOPWORDS or YEAR.fullmatch(w) for w in re.findall(r"[\w']+", s[: names[0][0]])):
+        return names[0][1]
+    return None
+
+
+def _inflected_verb(word: str) -> bool:
+    """A verb's past or present form ("died", "held"): a clause that opens with one shares the
+    sentence's subject."""
+    lemmas = getAllLemmas(word.lower()).get("VERB", ())
+    return bool(lemmas) and word.lower() not in lemmas
+
+
+def _subject(sents: list[str], i: int, at: int) -> str | None:
+    """Who the clause at ``at`` of sentence ``i`` is about. The name just before it ("founded by
+    Ann Pell, then 52"); for a clause that opens with a verb ("... and died in 1890 at the age
+    of 70"), the sentence's subject; for a pronoun, the first name before it ("he", "she": in
+    its sentence, else the one before) or the name a sentence opens with ("it", "they", which
+    may stand for a thing)."""
+    s = sents[i]
+    start = _clause_at(s, at)[0]
+    lead = LINK.sub("", s[start:at])
+    names = _proper_names(s, at)
+    pronoun = PRONOUN.match(lead)
+    at_pronoun = start + s[start:at].find(lead) if pronoun else 0
+    words = lead.split()
+    if pronoun is None and words and _inflected_verb(words[0]):
+        # The clause shares the subject of the clause before it (or of the one before that).
+        for a, b in reversed([c for c in _clauses(s) if c[1] <= start]):
+            prior = LINK.sub("", s[a:b])
+            if PRONOUN.match(prior):
+                pronoun, at_pronoun = PRONOUN.match(prior), a + s[a:b].find(prior)
+                break
+            named = _proper_names(s[a:b], b - a)
+            if named:
+                return named[0][1]
+        else:
+            return None
+    if pronoun is None:
+        return names[-1][1] if names else None
+    before = _proper_names(s, at_pronoun)
+    if not before:
+        if i == 0:
+            return None
+        s = sents[i - 1]
+        before = _proper_names(s, len(s))
+    if PERSONAL.fullmatch(pronoun.group(0)):
+        return before[0][1] if before else None
+    return _opening_name(s)
+
+
+def _years(text: str) -> list[int]:
+    return [int(y) for y in YEAR.findall(text)]
+
+
+def _clause_at(s: str, at: int) -> tuple[int, int]:
+    return next(((a, b) for a, b in _clauses(s) if a <= at < b + 1), (0, len(s)))
+
+
+def _year_before(s: str, at: int) -> int | None:
+    """The year of the event told just before ``at``: the last year before it, moved by a
+    "the following year" or "N years later" that stands between them; a birth year dates no
+    event but the birth."""
+    found = [y for y in YEAR.finditer(s[:at]) if not BORN_YEAR.search(s[: y.start()])]
+    if not found:
+        return None
+    year = int(found[-1].group(0))
+    for m in LATER.finditer(s, found[-1].end(), at):
+        n = 1.0 if m.group("one") else _value(m.group("n") or "")
+        if n is None:
+            return None
+        later = (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or "").lower() in {"following", "next"}
+        year = int(year + n if later else year - n)
+    return year
+
+
+def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] | None = None) -> list[Dated]:
+    """The dates the document implies: a birth year from an age at a dated event ("was 23 when
+    he took the post in 1883"); the end of a term given by its length from a dated start
+    ("appointed in 1898 and held the post for 24 years"); the start of one ended "after N
+    years" ("retired in 1952 after 28 years in charge")."""
+    out: list[Dated] = []
+    for i, s in enumerate(sents):
+        for m in (*AGE.finditer(s), *AGE_WHEN.finditer(s)):
+            n = _value(m.group("n") or m.groupdict().get("old") or "")
+            if n is None or AGE_RANGE.match(s[m.end() :]):
+                continue
+            who = _subject(sents, i, m.start())
+            a, b = _clause_at(s, m.start())
+            if m.re is AGE_WHEN:  # "was 23 when he took the post in 1883": the event follows
+                event = s[m.end() : _clause_at(s, m.end())[1]]
+                year = next(iter(_years(event)), None)
+            else:  # "died in 1801 at the age of 48": it precedes (a year after dates something else)
+                event = s[a:b].replace(m.group(0), "")
+                year = _year_before(s, m.start())
+            if year is None and find_year is not None and who:
+                year = find_year(f"{who} {event}", s)  # the event dated elsewhere ("at the opening")
+            if year is not None and who:
+                born = int(year - n)
+                out.append(Dated(f"{who} was born in {born}.", born, f"{year} - {_num(n)}", s))
+        for m in FOR_YEARS.finditer(s):
+            n = _value(m.group("n"))
+            a, b = _clause_at(s, m.start())
+            since = _year_before(s, m.start())
+            if since is None and i and PRONOUN.match(s):  # "He coached the side for 12 years."
+                since = _year_before(sents[i - 1], len(sents[i - 1]))
+            if n is None or since is None or _years(s[m.end() : b]) or PLUPERFECT.search(s[a : m.start()]):
+                continue  # a term whose end is stated, or one that had ended by then
+            who = _subject(sents, i, m.start())
+            if who is None:
+                continue
+            end = int(since + n)
+            clause = LINK.sub("", s[a : m.start()] + f"until {end}" + s[m.end() : b]).rstrip(" .")
+            clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) else clause
+            text = f"{who} {clause}." if who not in clause else f"{clause}."
+            out.append(Dated(text, end, f"{since} + {_num(n)}", s))
+        for m in AFTER_YEARS.finditer(s):
+            n = _value(m.group("n"))
+            a, _b = _clause_at(s, m.start())
+            ended = _years(s[a : m.start()])
+            who = _subject(sents, i, m.start())
+            if n is None or not ended or not who:
+                continue
+            start = int(ended[-1] - n)
+            text = f"{who}'s {_num(n)} years{m.group('rest')} began in {start}."
+            out.append(Dated(text, start, f"{ended[-1]} - {_num(n)}", s))
+    return out
 
 
 def implied(question: str, sents: list[str], find_year: Callable[[str, str], int | None]) -> Reading | None:

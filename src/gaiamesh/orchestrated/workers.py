@@ -57,7 +57,7 @@ from .catalog import (
     Summarize,
     WebSearch,
 )
-from .derive import CLAUSE_END, implied
+from .derive import CLAUSE_END, implied, implied_dates
 from .download import DownloadError, fetch
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
@@ -132,6 +132,10 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     sents = sentences(doc)
     atype = AnswerType(task.answer_type)
     numeric = atype in (AnswerType.YEAR, AnswerType.NUMBER)
+    # A year may be one the document implies ("was 23 when he took the post in 1883" dates a
+    # birth): those dates, made explicit, are candidates like the document's own sentences.
+    dated = {d.text: d for d in implied_dates(sents, year_finder(sents))} if atype in (AnswerType.YEAR, AnswerType.WHEN) else {}
+    sents = sents + list(dated)
     ranked = [index for index, _score in typed_rank(task.query, sents, atype)[:5]]
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", task.query) for t in terms(w)}
     plain = {t for t in terms(task.query) if len(t) > 1} - names
@@ -151,22 +155,30 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
         ]  # fmt: skip
         if found:
             span = best_span(sentence, found, task.query, rarity(sents))
+            if sentence in dated:
+                sentence = f"{sentence} ({dated[sentence].expression}, from: {dated[sentence].source})"
             return span, to_number(span) if numeric else None, sentence
     raise LookupError(f"no {atype.value} for {task.query!r} in the document")
+
+
+def year_finder(sents: list[str]) -> Callable[[str, str], int | None]:
+    """A lookup of the year the document states for an event, from any sentence but ``skip``
+    (the one the event was read from: its other years date its other clauses)."""
+
+    def find_year(query: str, skip: str) -> int | None:
+        for index, _score in typed_rank(query, sents, AnswerType.YEAR)[:3]:
+            found = spans(sents[index], AnswerType.YEAR, query)
+            if found and sents[index] != skip:
+                return int(best_span(sents[index], found, query, rarity(sents)))
+        return None
+
+    return find_year
 
 
 async def derive(ctx: ToolContext, task: Derive) -> tuple[Any, Any, str | None]:
     """``(the expression, the expression, its sentence)`` of a calculation the question implies."""
     sents = sentences("".join(_document(ctx).chunks))
-
-    def find_year(query: str, skip: str) -> int | None:
-        for index, _score in typed_rank(query, sents, AnswerType.YEAR)[:3]:
-            found = spans(sents[index], AnswerType.YEAR, query)
-            if found and sents[index] != skip:  # its other years date its other clauses
-                return int(best_span(sents[index], found, query, rarity(sents)))
-        return None
-
-    reading = implied(task.question, sents, find_year)
+    reading = implied(task.question, sents, year_finder(sents))
     if reading is None:
         raise LookupError(f"the document implies no calculation for {task.question!r}")
     return reading.expression, reading.expression, reading.sentence

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gaiamesh.orchestrated.derive import counts, implied, question_parts
+from gaiamesh.orchestrated.derive import counts, implied, implied_dates, question_parts
 from gaiamesh.tools.text import sentences
 
 
@@ -116,3 +116,37 @@ def test_a_change_counted_in_both_clauses_without_a_word_of_change() -> None:
 def test_a_part_whose_unit_stands_before_of_which() -> None:
     text = "The new roof cost 4.5 million pounds, 3.1 million pounds of which came from the county."
     assert _read("How much of the roof's cost did not come from the county?", text) == "4500000 - 3100000"
+
+
+def _dates(text: str) -> list[tuple[str, int, str]]:
+    return [(d.text, d.year, d.expression) for d in implied_dates(sentences(text))]
+
+
+def test_a_birth_year_from_an_age_before_its_event() -> None:
+    text = "The first matron, Ruth Ogden, was 31 when she took charge of the ward in 1902."
+    assert _dates(text) == [("Ruth Ogden was born in 1871.", 1871, "1902 - 31")]
+    assert _read("In what year was Ruth Ogden born?", text) == "1902 - 31"
+
+
+def test_a_pronoun_takes_the_subject_of_the_sentence_before() -> None:
+    text = "The keeper was Hugh Bray, a boatman. He was made keeper in 1850 and died in 1890 at the age of 70."
+    assert ("Hugh Bray was born in 1820.", 1820, "1890 - 70") in _dates(text)
+
+
+def test_the_end_of_a_term_given_by_its_length() -> None:
+    text = "Ellen Voss was elected to the board in 1921 and chaired it for 17 years."
+    assert _dates(text) == [("Ellen Voss chaired it until 1938.", 1938, "1921 + 17")]
+    text = "Colin Marr became the club's first coach in 1930. He coached the side for 12 years."
+    assert _dates(text) == [("Colin Marr coached the side until 1942.", 1942, "1930 + 12")]
+
+
+def test_the_start_of_a_term_ended_after_some_years() -> None:
+    text = "His deputy, Anne Croft, moved the office in 1961; she retired in 1975 after 19 years as editor."
+    assert _dates(text) == [("Anne Croft's 19 years as editor began in 1956.", 1956, "1975 - 19")]
+    assert _read("When did Anne Croft become editor?", text) == "1975 - 19"
+
+
+def test_no_date_is_implied_without_an_anchor_year() -> None:
+    assert _dates("Tom Hale ran the forge for 30 years and was 60 when he sold it.") == []
+    # a term whose end the sentence states is no implied date
+    assert _dates("In 1900 Tom Hale took the forge and ran it for 30 years until 1931.") == []
