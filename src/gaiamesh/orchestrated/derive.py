@@ -43,6 +43,12 @@ NUMBER = re.compile(rf"(?<![\w.,])(?:[$£€]\s?)?(?i:{_NUM})(?![\w])")
 YEAR = re.compile(r"(?<![\w,.])(?:1[0-9]{3}|20[0-9]{2})(?!\w|[,.]\d)")
 # Where one clause ends and the next begins, inside a sentence.
 CLAUSE_END = re.compile(r",\s+|;\s+|\s+(?:and|but|while|whereas)\s+")
+# "for 41 years": a length of time, not a count of things.
+DURATION = re.compile(r"[ -](?:years?|months?|weeks?|days?|hours?|decades?|centuries)\b", re.IGNORECASE)
+# A year that dates a birth ("a fisherman born in the village in 1839") dates no other event.
+BORN_BEFORE = re.compile(r"\bborn\b[^,;.]{0,30}$", re.IGNORECASE)
+# "restored 26 of the canal's 31 locks": a part, then its whole.
+OF_WHOLE = re.compile(rf"^\s+of\s+(?:(?:the|its|their|his|her|[\w-]+'s)\s+)+(?={_NUM})", re.IGNORECASE)
 NEGATION = re.compile(r"\b(?:not|never|no longer|n't|none)\b", re.IGNORECASE)
 # The question asks for what the sentence leaves uncounted.
 COMPLEMENT_CUE = re.compile(
@@ -85,6 +91,7 @@ class Reading:
     kind: str
     expression: str
     sentence: str
+    fit: int = 0  # how many of the question's words the clause read from shares
 
 
 @dataclass(frozen=True)
@@ -118,7 +125,7 @@ def counts(sentence: str) -> list[_Count]:
     clauses = _clauses(sentence)
     out = []
     for m in NUMBER.finditer(sentence):
-        if YEAR.fullmatch(m.group(0)):
+        if YEAR.fullmatch(m.group(0)) or DURATION.match(sentence, m.end()):
             continue
         value = _value(m.group(0))
         if value is None:
@@ -161,10 +168,15 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
         if j and pairs and pairs[-1][1] is found[j - 1] and found[j - 1].value > part.value:
             if part.clause != found[j - 1].clause and not PART_OF.match(after):
                 pairs.append((found[j - 1], part))
-        # "Of the 46 men ..., 7 died": the whole comes first.
+        # "Of the 46 men ..., 7 died": the whole comes first, the part in another clause (a
+        # number in the whole's own clause describes it: "of the 54 aboard the three ships").
         for whole in found[:j]:
-            if WHOLE_AFTER_OF.search(sentence[: whole.start]) and whole.value > part.value:
+            if WHOLE_AFTER_OF.search(sentence[: whole.start]) and whole.value > part.value and whole.clause != part.clause:
                 pairs.append((whole, part))
+        # "restored 26 of the canal's 31 locks"
+        if j + 1 < len(found) and OF_WHOLE.match(after) and found[j + 1].value > part.value:
+            if not _years(sentence[part.end : found[j + 1].start]):
+                pairs.append((found[j + 1], part))
     if not pairs and PARTITIVE.search(question) and len(found) == 2:
         # "killed 31 miners; 112 men were underground": no "of them", the whole given after its
         # part; the question's own words say which count is the whole.
@@ -187,14 +199,15 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
     cue = bool(COMPLEMENT_CUE.search(question))
     negated = bool(NEGATION.search(question)) != bool(NEGATION.search(part.clause))
     unused = bool(pred_q) and not set(terms(pred_q.split()[0])) & document_terms
+    fit = _overlap(pred_q, part.clause)
     if rest is not None and _overlap(question, rest) > _overlap(question, part.clause):
-        return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence)
+        return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, _overlap(question, rest))
     if cue and NEGATION.search(part.clause) and NEGATION.search(question):
         return None  # both say "not": the part is what is asked
     if not _overlap(whole_q, whole.clause + " " + sentence[: whole.start]):
         return None  # the sentence's whole is not the question's
-    if cue or (negated and _overlap(pred_q, part.clause)) or unused:
-        return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence)
+    if cue or (negated and fit) or unused:
+        return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, fit)
     return None
 
 
@@ -269,6 +282,17 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
         s = sents[index]
         for m in OFFSET.finditer(s):
             event = m.group("event")
+            main = s[_clause_at(s, m.start())[0] : m.start()]
+            if verb & set(terms(main)) and not verb & set(terms(event)) and not _years(main) and _overlap(question, s) >= 2:
+                # "... and opened five years after his death": the asked-for event is the one
+                # dated relative to the other, whose year is the sentence's last before it (a
+                # birth year aside) or, where it has none, the one the document gives it.
+                n = _value(m.group("n"))
+                anchor = _year_before(s, m.start()) or find_year(event, s)
+                if n is None or anchor is None:
+                    continue
+                sign = "+" if m.group("dir").lower().startswith(("after", "later")) else "-"
+                return Reading("relative_year", f"{anchor} {sign} {_num(n)}", s)
             if not verb & set(terms(event)) or _overlap(question, event) < 2:
                 continue
             years = [y for y in YEAR.finditer(s) if not (m.start() <= y.start() < m.end())]
@@ -313,7 +337,6 @@ FOR_YEARS = re.compile(rf"\bfor (?P<n>{_NUM}) years\b(?! (?:until|before|after|l
 AFTER_YEARS = re.compile(rf"\bafter (?P<n>{_NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
 # "boys aged twelve to eighteen": an age range describes a group, not one person.
 AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{_NUM})\b")
-BORN_YEAR = re.compile(r"\bborn(?: in)?\s+$", re.IGNORECASE)
 PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
 # A clause's opening word that only links it to the one before.
 LINK = re.compile(r"^(?:(?:and|but|while|whereas|who|which|that|then)\s+)+", re.IGNORECASE)
@@ -419,7 +442,7 @@ def _year_before(s: str, at: int) -> int | None:
     """The year of the event told just before ``at``: the last year before it, moved by a
     "the following year" or "N years later" that stands between them; a birth year dates no
     event but the birth."""
-    found = [y for y in YEAR.finditer(s[:at]) if not BORN_YEAR.search(s[: y.start()])]
+    found = [y for y in YEAR.finditer(s[:at]) if not BORN_BEFORE.search(s[: y.start()])]
     if not found:
         return None
     year = int(found[-1].group(0))
@@ -492,12 +515,14 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
     if re.search(r"\bhow many (?:years|months|days|decades)\b", question, re.IGNORECASE):
         return None  # a span of time: the templates' business, not a count's
     document_terms = {t for s in sents for t in terms(s)}
-    for index, _ in rank(question, sents)[:2]:
-        reading = (
-            all_but(question, sents[index], sents)
-            or change(question, sents[index])
-            or complement(question, sents[index], document_terms)
-        )
-        if reading is not None:
-            return reading
-    return None
+    # Of the best two, a sentence with the question's year first ("restored by 2010").
+    asked = set(YEAR.findall(question))
+    best = sorted(rank(question, sents)[:2], key=lambda r: not asked & set(YEAR.findall(sents[r[0]])))
+    readings = [
+        all_but(question, sents[index], sents) or change(question, sents[index]) or complement(question, sents[index], document_terms)
+        for index, _ in best
+    ]
+    # The reading whose clause says what the question asks ("not in the flight": the clause of
+    # the locks in the flight), the better-ranked sentence on a tie.
+    found = [r for r in readings if r is not None]
+    return max(found, key=lambda r: r.fit) if found else None

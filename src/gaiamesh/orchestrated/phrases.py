@@ -32,7 +32,8 @@ def split_subject(clause: str) -> tuple[str, str] | None:
     words = clause.split()
     for i in range(1, len(words)):
         pos = parts_of_speech(words[i])
-        if "VERB" not in pos or words[i - 1].lower() in _FUNCTION:
+        # after a function word or a possessive ("the restoration's cost") comes a noun
+        if "VERB" not in pos or words[i - 1].lower() in _FUNCTION or words[i - 1].endswith(("'s", "’s", "s'")):
             continue
         following = parts_of_speech(words[i + 1]) if i + 1 < len(words) else frozenset()
         if "NOUN" in pos and following == {"NOUN"}:

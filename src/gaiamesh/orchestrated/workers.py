@@ -42,7 +42,7 @@ from ..tools import search as search_stage
 from ..tools import triple as triple_stage
 from ..tools.answer_type import AnswerType, spans, typed_rank
 from ..tools.registry import Tool
-from ..tools.text import rank, sentences, terms
+from ..tools.text import paraphrases, rank, sentences, terms
 from ..web.reader import html_to_text
 from .calculator import CalculatorError, calculate, format_number, to_number
 from .catalog import (
@@ -57,7 +57,7 @@ from .catalog import (
     Summarize,
     WebSearch,
 )
-from .derive import CLAUSE_END, implied, implied_dates
+from .derive import BORN_BEFORE, CLAUSE_END, implied, implied_dates
 from .download import DownloadError, fetch
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
@@ -139,12 +139,16 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     ranked = [index for index, _score in typed_rank(task.query, sents, atype)[:5]]
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", task.query) for t in terms(w)}
     plain = {t for t in terms(task.query) if len(t) > 1} - names
+    # the query's words as the document may say them ("completion": "finished"), on a tie
+    said = set(paraphrases(sorted(plain)))
     years = set(re.findall(r"\b(?:1[0-9]{3}|20[0-9]{2})\b", task.query))
     # The sentence of the query's year first ("output in 1950"), then one with more of the
     # query's own words before one that only shares its names: "X, who was born in 1779"
     # before "a proposal made in 1811 by X" for "X born".
     words = {i: set(terms(sents[i])) for i in ranked}
-    ranked.sort(key=lambda i: (-len(years & words[i]), -len(plain & words[i])))
+    ranked.sort(key=lambda i: (-len(years & words[i]), -len(plain & words[i]), -len(said & words[i]), -len(names & words[i])))
+    # A year that dates a birth answers only a question about the birth.
+    skip_births = atype in (AnswerType.YEAR, AnswerType.WHEN) and not re.search(r"\b(?:born|birth)", task.query, re.IGNORECASE)
     for index in ranked:
         sentence = sents[index]
         if atype is AnswerType.ANY:
@@ -152,6 +156,7 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
         found = [
             s for s in spans(sentence, atype, task.query)
             if not _excluded(s, to_number(s) if numeric else None, task.exclude)
+            and not (skip_births and BORN_BEFORE.search(sentence[: sentence.find(s)]))
         ]  # fmt: skip
         if found:
             span = best_span(sentence, found, task.query, rarity(sents))

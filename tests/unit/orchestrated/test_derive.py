@@ -150,3 +150,23 @@ def test_no_date_is_implied_without_an_anchor_year() -> None:
     assert _dates("Tom Hale ran the forge for 30 years and was 60 when he sold it.") == []
     # a term whose end the sentence states is no implied date
     assert _dates("In 1900 Tom Hale took the forge and ran it for 30 years until 1931.") == []
+
+
+def test_an_event_dated_relative_to_another_in_its_own_sentence() -> None:
+    text = "The founder, born in 1790, died in 1850, and the hall he paid for was opened three years after his death."
+    assert _read("In what year was the hall opened?", text) == "1850 + 3"
+
+
+def test_a_part_then_its_whole_and_the_question_year_first() -> None:
+    text = "The pier had 40 lamps, 12 of them on the pavilion. By 1990 the trust had repaired 31 of the pier's 40 lamps."
+    assert _read("How many lamps had still not been repaired by 1990?", text) == "40 - 31"
+
+
+def test_a_number_inside_the_whole_is_no_part() -> None:
+    text = "Of the 60 people aboard the two boats that capsized, 52 were rescued."
+    assert _read("How many of the people aboard drowned?", text) == "60 - 52"
+
+
+def test_a_length_of_time_is_no_count() -> None:
+    text = "She kept the shop for 30 years, and under her the stock grew to 900 titles."
+    assert _read("By how many titles did the stock grow under her?", text) is None
