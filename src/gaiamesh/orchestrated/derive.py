@@ -199,15 +199,15 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
     cue = bool(COMPLEMENT_CUE.search(question))
     negated = bool(NEGATION.search(question)) != bool(NEGATION.search(part.clause))
     unused = bool(pred_q) and not set(terms(pred_q.split()[0])) & document_terms
-    fit = _overlap(pred_q, part.clause)
+    says = _overlap(pred_q, part.clause)
     if rest is not None and _overlap(question, rest) > _overlap(question, part.clause):
         return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, _overlap(question, rest))
     if cue and NEGATION.search(part.clause) and NEGATION.search(question):
         return None  # both say "not": the part is what is asked
     if not _overlap(whole_q, whole.clause + " " + sentence[: whole.start]):
         return None  # the sentence's whole is not the question's
-    if cue or (negated and fit) or unused:
-        return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, fit)
+    if cue or (negated and says) or unused:
+        return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, says)
     return None
 
 
@@ -288,11 +288,11 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
                 # dated relative to the other, whose year is the sentence's last before it (a
                 # birth year aside) or, where it has none, the one the document gives it.
                 n = _value(m.group("n"))
-                anchor = _year_before(s, m.start()) or find_year(event, s)
-                if n is None or anchor is None:
+                base = _year_before(s, m.start()) or find_year(event, s)
+                if n is None or base is None:
                     continue
                 sign = "+" if m.group("dir").lower().startswith(("after", "later")) else "-"
-                return Reading("relative_year", f"{anchor} {sign} {_num(n)}", s)
+                return Reading("relative_year", f"{base} {sign} {_num(n)}", s)
             if not verb & set(terms(event)) or _overlap(question, event) < 2:
                 continue
             years = [y for y in YEAR.finditer(s) if not (m.start() <= y.start() < m.end())]
