@@ -43,6 +43,12 @@ NUMBER = re.compile(rf"(?<![\w.,])(?:[$£€]\s?)?(?i:{_NUM})(?![\w])")
 YEAR = re.compile(r"(?<![\w,.])(?:1[0-9]{3}|20[0-9]{2})(?!\w|[,.]\d)")
 # Where one clause ends and the next begins, inside a sentence.
 CLAUSE_END = re.compile(r",\s+|;\s+|\s+(?:and|but|while|whereas)\s+")
+# The two halves of a group divided by sex or age: a general pair list, like month names.
+OPPOSITE = {
+    a: b
+    for x, y in (("men", "women"), ("man", "woman"), ("boys", "girls"), ("male", "female"), ("adults", "children"))
+    for a, b in ((x, y), (y, x))
+}
 # "for 41 years": a length of time, not a count of things.
 DURATION = re.compile(r"[ -](?:years?|months?|weeks?|days?|hours?|decades?|centuries)\b", re.IGNORECASE)
 # A year that dates a birth ("a fisherman born in the village in 1839") dates no other event.
@@ -204,6 +210,11 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
         return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, _overlap(question, rest))
     if cue and NEGATION.search(part.clause) and NEGATION.search(question):
         return None  # both say "not": the part is what is asked
+    # "the crew numbered 24, of whom 5 were women" for "how many men": the other half of a pair
+    # that divides every group in two.
+    other = {OPPOSITE[w] for w in re.findall(r"[a-z]+", whole_q.lower()) if w in OPPOSITE}
+    if other & set(re.findall(r"[a-z]+", sentence[part.end : part.end + 30].lower())) and _overlap(question, whole.clause):
+        return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, 1)
     if not _overlap(whole_q, whole.clause + " " + sentence[: whole.start]):
         return None  # the sentence's whole is not the question's
     if cue or (negated and says) or unused:

@@ -170,3 +170,9 @@ def test_a_number_inside_the_whole_is_no_part() -> None:
 def test_a_length_of_time_is_no_count() -> None:
     text = "She kept the shop for 30 years, and under her the stock grew to 900 titles."
     assert _read("By how many titles did the stock grow under her?", text) is None
+
+
+def test_the_other_half_of_a_pair() -> None:
+    text = "In 1950 the choir had 48 voices, of whom 20 were women."
+    assert _read("How many men sang in the choir in 1950?", text) == "48 - 20"
+    assert _read("How many women sang in the choir in 1950?", text) is None
