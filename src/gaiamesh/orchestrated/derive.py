@@ -49,6 +49,19 @@ OPPOSITE = {
     for x, y in (("men", "women"), ("man", "woman"), ("boys", "girls"), ("male", "female"), ("adults", "children"))
     for a, b in ((x, y), (y, x))
 }
+# "grew to 22 cars", "enlarged to 16 acres": a new count after a verb of change.
+TO_COUNT = re.compile(
+    r"\b(?:grew|grown|rose|risen|raised|increased|expanded|extended|enlarged|fell|fallen|dropped|declined"
+    rf"|decreased|reduced|cut|shrank|shrunk)\b[^,;.]{{0,20}}?\bto\s+(?:{_NUM})",
+    re.IGNORECASE,
+)
+# "a third of them", "40 per cent of which": a share of a whole counted just before.
+SHARE = re.compile(
+    r"\b(?P<share>(?:a|one) (?:half|third|quarter|fifth|tenth)|half|two thirds|three quarters|(?P<pct>\d+(?:\.\d+)?)(?: per cent|%))"
+    r" of (?:them|which|whom|it|these|those)\b",
+    re.IGNORECASE,
+)
+FRACTIONS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1, "two thirds": 2 / 3, "three quarters": 0.75}
 # "for 41 years": a length of time, not a count of things.
 DURATION = re.compile(r"[ -](?:years?|months?|weeks?|days?|hours?|decades?|centuries)\b", re.IGNORECASE)
 # A year that dates a birth ("a fisherman born in the village in 1839") dates no other event.
@@ -222,13 +235,30 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
     return None
 
 
-def change(question: str, sentence: str) -> Reading | None:
+def _unit(sentence: str, end: int) -> str:
+    """The word a count counts ("16 acres" -> "acres")."""
+    following = re.match(r"\s+([a-z]+)", sentence[end:])
+    return following.group(1) if following else ""
+
+
+def change(question: str, sentence: str, earlier: list[str] | None = None) -> Reading | None:
     """|new - old| for "how many X did Y add": the clause that matches the question holds the new
     count and a word of change, the count before it in the sentence is the old one."""
     verbs = {lemma for w in question.split() for lemma in _lemmas(w)}
     if not verbs & CHANGE:
         return None
     found = counts(sentence)
+    if len(found) == 1 and earlier:
+        # "enlarged to 16 acres in 1888": the old count is the last one before this sentence of
+        # the same unit ("laid out on 9 acres").
+        m = TO_COUNT.search(sentence)
+        unit = _unit(sentence, found[0].end)
+        if m is None or not unit or not set(terms(unit)) & set(terms(question)):
+            return None
+        olds = [c for s in earlier for c in counts(s) if _unit(s, c.end) == unit]
+        if not olds:
+            return None
+        return Reading("change", f"abs({_num(found[0].value)} - {_num(olds[-1].value)})", sentence)
     if len(found) < 2:
         return None
     q = [t for t in terms(question) if t not in {"mani", "much", "how"}]
@@ -241,6 +271,27 @@ def change(question: str, sentence: str) -> Reading | None:
     if best == 0 or not (CHANGE_WORD.search(new.clause + " " + old.clause) or same):
         return None
     return Reading("change", f"abs({_num(new.value)} - {_num(old.value)})", sentence)
+
+
+def share(question: str, sentence: str) -> Reading | None:
+    """whole * share for "180,000 visitors, a third of them schoolchildren" or "cost 1.6 million
+    pounds, 40 per cent of which came from X", where the question names what follows the share
+    (and whole * (1 - share) where it asks for the rest)."""
+    m = SHARE.search(sentence)
+    if m is None:
+        return None
+    wholes = [c for c in counts(sentence) if c.end <= m.start()]
+    named = sentence[m.end() : _clause_at(sentence, m.end())[1]]
+    if not wholes or not _overlap(question, named):
+        return None
+    whole = _num(wholes[-1].value)
+    if m.group("pct"):
+        part = f"{whole} * {m.group('pct')} / 100"
+    else:
+        f = FRACTIONS[re.sub(r"^(?:a|one) ", "", m.group("share").lower())]
+        part = f"{whole} * {round(f * 3)} / 3" if f in (1 / 3, 2 / 3) else f"{whole} * {f}"
+    rest = COMPLEMENT_CUE.search(question) or NEGATION.search(question)
+    return Reading("share", f"{whole} - {part}" if rest else part, sentence, _overlap(question, named))
 
 
 def _lemmas(word: str) -> set[str]:
@@ -332,9 +383,11 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
     def about(d: Dated) -> set[str]:
         return set(terms(d.text + " " + YEAR.sub("", d.source)))
 
+    birth = bool(re.search(r"\b(?:born|birth)\b", question, re.IGNORECASE))
     fits = [
         d for d in implied_dates(sents, find_year)
-        if (qterms - names) & about(d) and (names & set(terms(d.text)) if names else _overlap(question, d.text) >= 2)
+        if (d.kind == "birth") == birth and (qterms - names) & about(d)
+        and (names & set(terms(d.text)) if names else _overlap(question, d.text) >= 2)
     ]  # fmt: skip
     if fits:
         best = max(fits, key=lambda d: (len(names & set(terms(d.text))), len(qterms & about(d))))
@@ -348,6 +401,7 @@ FOR_YEARS = re.compile(rf"\bfor (?P<n>{_NUM}) years\b(?! (?:until|before|after|l
 AFTER_YEARS = re.compile(rf"\bafter (?P<n>{_NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
 # "boys aged twelve to eighteen": an age range describes a group, not one person.
 AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{_NUM})\b")
+YEAR_AFTER = re.compile(r"\s+in\s+(1[0-9]{3}|20[0-9]{2})\b")
 PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
 # A clause's opening word that only links it to the one before.
 LINK = re.compile(r"^(?:(?:and|but|while|whereas|who|which|that|then)\s+)+", re.IGNORECASE)
@@ -368,6 +422,7 @@ class Dated:
     year: int
     expression: str
     source: str
+    kind: str = "birth"  # or "end", "start": of a term
 
 
 def _proper_names(sentence: str, end: int) -> list[tuple[int, str]]:
@@ -453,7 +508,9 @@ def _year_before(s: str, at: int) -> int | None:
     """The year of the event told just before ``at``: the last year before it, moved by a
     "the following year" or "N years later" that stands between them; a birth year dates no
     event but the birth."""
-    found = [y for y in YEAR.finditer(s[:at]) if not BORN_BEFORE.search(s[: y.start()])]
+    # within its part of the sentence: a semicolon joins two statements that date two events
+    begin = s.rfind(";", 0, at) + 1
+    found = [y for y in YEAR.finditer(s, begin, at) if not BORN_BEFORE.search(s[: y.start()])]
     if not found:
         return None
     year = int(found[-1].group(0))
@@ -482,6 +539,8 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             if m.re is AGE_WHEN:  # "was 23 when he took the post in 1883": the event follows
                 event = s[m.end() : _clause_at(s, m.end())[1]]
                 year = next(iter(_years(event)), None)
+            elif right_after := YEAR_AFTER.match(s, m.end()):  # "at the age of 19 in 1911"
+                event, year = s[a:b].replace(m.group(0), ""), int(right_after.group(1))
             else:  # "died in 1801 at the age of 48": it precedes (a year after dates something else)
                 event = s[a:b].replace(m.group(0), "")
                 year = _year_before(s, m.start())
@@ -505,7 +564,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             clause = LINK.sub("", s[a : m.start()] + f"until {end}" + s[m.end() : b]).rstrip(" .")
             clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) else clause
             text = f"{who} {clause}." if who not in clause else f"{clause}."
-            out.append(Dated(text, end, f"{since} + {_num(n)}", s))
+            out.append(Dated(text, end, f"{since} + {_num(n)}", s, "end"))
         for m in AFTER_YEARS.finditer(s):
             n = _value(m.group("n"))
             a, _b = _clause_at(s, m.start())
@@ -515,7 +574,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 continue
             start = int(ended[-1] - n)
             text = f"{who}'s {_num(n)} years{m.group('rest')} began in {start}."
-            out.append(Dated(text, start, f"{ended[-1]} - {_num(n)}", s))
+            out.append(Dated(text, start, f"{ended[-1]} - {_num(n)}", s, "start"))
     return out
 
 
@@ -530,7 +589,10 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
     asked = set(YEAR.findall(question))
     best = sorted(rank(question, sents)[:2], key=lambda r: not asked & set(YEAR.findall(sents[r[0]])))
     readings = [
-        all_but(question, sents[index], sents) or change(question, sents[index]) or complement(question, sents[index], document_terms)
+        all_but(question, sents[index], sents)
+        or change(question, sents[index], sents[:index])
+        or share(question, sents[index])
+        or complement(question, sents[index], document_terms)
         for index, _ in best
     ]
     # The reading whose clause says what the question asks ("not in the flight": the clause of

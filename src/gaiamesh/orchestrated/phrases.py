@@ -42,7 +42,8 @@ def split_subject(clause: str) -> tuple[str, str] | None:
     return None
 
 
-_SCALE = re.compile(r"\bin (?:(thousand|million|billion)s?\b)", re.IGNORECASE)
+# "in millions", "how many million passengers"
+_SCALE = re.compile(r"\b(?:in|how many|how much) (?:(thousand|million|billion)s?\b)", re.IGNORECASE)
 _SCALES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 _UNIT_TAIL = re.compile(r",\s*in\s+[\w ]+$")
 

@@ -73,12 +73,13 @@ def _document(ctx: ToolContext) -> DocInit:
 def best_span(sentence: str, found: list[str], query: str, weight: Mapping[str, float] | None = None) -> str:
     """Of the spans ``found`` in ``sentence``, the one the query points at.
 
-    First the span whose clause shares the most informative of the query's words ("X, who was
-    born in 1822, took charge in 1856": the clause with "took charge" for a query about taking
-    charge). Words are weighted by ``weight`` (their rarity in the document: the subject's name
-    is in every sentence and says little), and the query's names are left to break ties, since
-    retrieval already used them to find the sentence. Then the span whose own unit words are the
-    query's ("32 cars" for the cars), then the one nearest the query's words."""
+    First the span whose own unit words are the query's ("32 cars" for the cars: direct
+    evidence). Then the span whose clause shares the most informative of the query's words ("X,
+    who was born in 1822, took charge in 1856": the clause with "took charge" for a query about
+    taking charge). Words are weighted by ``weight`` (their rarity in the document: the subject's
+    name is in every sentence and says little), and the query's names are left to break ties,
+    since retrieval already used them to find the sentence. Then the one nearest the query's
+    words."""
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", query) for t in terms(w)}
     wanted = set(terms(query))
     plain = wanted - names
@@ -95,11 +96,15 @@ def best_span(sentence: str, found: list[str], query: str, weight: Mapping[str, 
     def key(span: str) -> tuple[float, int, int, int, int]:
         clause = set(terms(next((c for c in clauses if span in c), sentence)))
         shared = sum((weight or {}).get(t, 1.0) for t in plain & clause)
-        unit = len(wanted & set(terms(" ".join(span.split()[1:]))))
+        # its unit: its own words, and for a span cut short after a modifier the head word the
+        # query holds ("14 electric | cars" for cars; a bare "12,400" keeps its own reading)
+        own = span.split()[1:]
+        head = sentence[sentence.find(span) + len(span) :].split()[:1] if own else []
+        unit = len(wanted & set(terms(" ".join(own + head))))
         first = span.split()[0]
         starts = [i for i, w in enumerate(words) if first in w] or [len(words)]
         # Nearest the query's own words first ("until he retired in 1899"), then its names.
-        return (-shared, -len(names & clause), -unit, distance(starts, plain), distance(starts, wanted))
+        return (-unit, -shared, -len(names & clause), distance(starts, plain), distance(starts, wanted))
 
     return min(found, key=key)
 

@@ -176,3 +176,29 @@ def test_the_other_half_of_a_pair() -> None:
     text = "In 1950 the choir had 48 voices, of whom 20 were women."
     assert _read("How many men sang in the choir in 1950?", text) == "48 - 20"
     assert _read("How many women sang in the choir in 1950?", text) is None
+
+
+def test_a_share_of_a_whole() -> None:
+    text = "The fair drew 24,000 people, a quarter of them from abroad."
+    assert _read("How many of the fair's visitors came from abroad?", text) == "24000 * 0.25"
+    text = "The new roof cost 2.5 million pounds, 30 per cent of which came from the diocese."
+    assert _read("How much did the diocese give towards the roof?", text) == "2500000 * 30 / 100"
+    assert _read("How much of the roof's cost did not come from the diocese?", text) == "2500000 - 2500000 * 30 / 100"
+
+
+def test_a_change_whose_old_count_is_in_an_earlier_sentence() -> None:
+    text = "The park opened in 1890 on 20 hectares. It was extended to 35 hectares in 1925."
+    assert _read("How many hectares did the park gain in 1925?", text) == "abs(35 - 20)"
+    text = "The park opened in 1890 with 20 gardeners. It was extended to 35 hectares in 1925."
+    assert _read("How many hectares did the park gain in 1925?", text) is None  # no earlier count of hectares
+
+
+def test_an_age_followed_by_its_year_and_a_semicolon_between_two_events() -> None:
+    text = "The engineer, Rose Tait, rebuilt the shed in 1930; she had joined the firm at the age of 20 in 1915."
+    assert _read("In what year was Rose Tait born?", text) == "1915 - 20"
+
+
+def test_a_term_date_does_not_answer_a_birth_question_or_the_reverse() -> None:
+    text = "Ida Moss joined the company at the age of 18 in 1920 and stayed with it for 40 years."
+    assert _read("When did Ida Moss leave the company?", text) == "1920 + 40"
+    assert _read("In what year was Ida Moss born?", text) == "1920 - 18"

@@ -10,7 +10,7 @@ import pytest
 from gaiamesh.frames import DocInit, PacketType, SubTaskPacket, make_packet
 from gaiamesh.llm import LLMClient, LLMUsage
 from gaiamesh.orchestrated.calculator import CalculatorError, calculate, format_number, to_number
-from gaiamesh.orchestrated.workers import worker
+from gaiamesh.orchestrated.workers import best_span, worker
 from gaiamesh.tools import ToolContext
 
 DOC = (
@@ -108,3 +108,8 @@ async def test_derive_reads_an_implied_calculation_or_fails() -> None:
     plain = await research(ctx(), sub("research", "derive", question="How many objects are on display?"))
     assert plain.status == "FAILED" and plain.error_details is not None
     assert plain.error_details.type == "NotFound" and "implies no calculation" in plain.error_details.message
+
+
+def test_best_span_prefers_the_count_of_the_asked_thing() -> None:
+    sentence = "The line opened in 1899 with 6 miles of track and 14 electric cars."
+    assert best_span(sentence, ["6 miles", "14 electric"], "cars the opening") == "14 electric"
