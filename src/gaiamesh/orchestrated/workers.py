@@ -93,7 +93,7 @@ def best_span(sentence: str, found: list[str], query: str, weight: Mapping[str, 
         at = [p for t, p in positions.items() if t in among]
         return min(sum(min(abs(i - q) for q in ps) for ps in at) for i in starts)
 
-    def key(span: str) -> tuple[float, int, int, int, int]:
+    def key(span: str) -> tuple[int, float, int, int, int]:
         clause = set(terms(next((c for c in clauses if span in c), sentence)))
         shared = sum((weight or {}).get(t, 1.0) for t in plain & clause)
         # its unit: its own words, and for a span cut short after a modifier the head word the
