@@ -25,6 +25,9 @@ class FindFact(_Input):
     answer_type: Literal["year", "date", "number", "person", "place", "any"] = "any"
     # Values another step already found: a second fact of the same kind must be a different one.
     exclude: list[str | int | float] = Field(default_factory=list, max_length=10)
+    # What the number counts, where the question says it ("by how many passengers"): a span of
+    # that unit first ("612,000 passengers", not "12,000 crossings" of the same sentence).
+    unit: str = Field(default="", max_length=100)
 
 
 class Derive(_Input):

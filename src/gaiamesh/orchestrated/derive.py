@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
 
-from ..tools.text import STOPWORDS, rank, terms
+from ..tools.text import STOPWORDS, paraphrases, rank, terms
 from .calculator import to_number
 from .phrases import parts_of_speech
 
@@ -273,6 +273,23 @@ def change(question: str, sentence: str, earlier: list[str] | None = None) -> Re
     return Reading("change", f"abs({_num(new.value)} - {_num(old.value)})", sentence)
 
 
+PER = re.compile(r"\bhow many (?P<num>[a-z]+)\b.*\b(?:per|for each|for every|a) (?P<den>[a-z]+)\b", re.IGNORECASE)
+
+
+def ratio(question: str, sentence: str) -> Reading | None:
+    """x / y for "on average, how many passengers per crossing": the sentence counts both the
+    question's things ("612,000 passengers") and what they are counted per ("12,000 crossings")."""
+    m = PER.search(question)
+    if m is None or not re.search(r"\baverage\b|\bper\b|\bfor (?:each|every)\b", question, re.IGNORECASE):
+        return None
+    units = [(c, set(terms(_unit(sentence, c.end)))) for c in counts(sentence)]
+    num = [c for c, u in units if u and u <= set(terms(m.group("num")))]
+    den = [c for c, u in units if u and u <= set(terms(m.group("den")))]
+    if not num or not den:
+        return None
+    return Reading("ratio", f"{_num(num[0].value)} / {_num(den[0].value)}", sentence, 2)
+
+
 def share(question: str, sentence: str) -> Reading | None:
     """whole * share for "180,000 visitors, a third of them schoolchildren" or "cost 1.6 million
     pounds, 40 per cent of which came from X", where the question names what follows the share
@@ -340,6 +357,7 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
             near = s[max(0, m.start() - 40) : m.start()]
             if verb & set(terms(near)) and len(qterms & words) >= 2 and names <= words and not OFFSET.search(near):
                 return None
+    asked = set(terms(question)) | set(paraphrases(terms(question)))
     for index, _ in rank(question, sents)[:3]:
         s = sents[index]
         for m in OFFSET.finditer(s):
@@ -355,7 +373,9 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
                     continue
                 sign = "+" if m.group("dir").lower().startswith(("after", "later")) else "-"
                 return Reading("relative_year", f"{base} {sign} {_num(n)}", s)
-            if not verb & set(terms(event)) or _overlap(question, event) < 2:
+            # the event as the sentence may name it ("die": "his death")
+            said = set(terms(event))
+            if not (verb | set(paraphrases(sorted(verb)))) & said or len(asked & said) < 2:
                 continue
             years = [y for y in YEAR.finditer(s) if not (m.start() <= y.start() < m.end())]
             n = _value(m.group("n"))
@@ -422,7 +442,7 @@ class Dated:
     year: int
     expression: str
     source: str
-    kind: str = "birth"  # or "end", "start": of a term
+    kind: str = "birth"  # or "end", "start" of a term, or "event" dated from another
 
 
 def _proper_names(sentence: str, end: int) -> list[tuple[int, str]]:
@@ -565,6 +585,15 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) else clause
             text = f"{who} {clause}." if who not in clause else f"{clause}."
             out.append(Dated(text, end, f"{since} + {_num(n)}", s, "end"))
+        for m in OFFSET.finditer(s):
+            # "ground flour again in 1986, 75 years after the gale had stopped it": the gale's year
+            n = _value(m.group("n"))
+            dated = re.search(r"\b(1[0-9]{3}|20[0-9]{2}),?\s*$", s[max(0, m.start() - 8) : m.start()])
+            if n is None or dated is None:
+                continue
+            year = int(int(dated.group(1)) - n if m.group("dir").lower().startswith(("after", "later")) else int(dated.group(1)) + n)
+            sign = "-" if m.group("dir").lower().startswith(("after", "later")) else "+"
+            out.append(Dated(f"{m.group('event').strip()} in {year}.", year, f"{dated.group(1)} {sign} {_num(n)}", s, "event"))
         for m in AFTER_YEARS.finditer(s):
             n = _value(m.group("n"))
             a, _b = _clause_at(s, m.start())
@@ -589,7 +618,8 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
     asked = set(YEAR.findall(question))
     best = sorted(rank(question, sents)[:2], key=lambda r: not asked & set(YEAR.findall(sents[r[0]])))
     readings = [
-        all_but(question, sents[index], sents)
+        ratio(question, sents[index])
+        or all_but(question, sents[index], sents)
         or change(question, sents[index], sents[:index])
         or share(question, sents[index])
         or complement(question, sents[index], document_terms)

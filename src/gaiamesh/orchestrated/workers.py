@@ -57,7 +57,7 @@ from .catalog import (
     Summarize,
     WebSearch,
 )
-from .derive import BORN_BEFORE, CLAUSE_END, implied, implied_dates
+from .derive import BORN_BEFORE, CLAUSE_END, NUMBER, PART_OF, YEAR, implied, implied_dates
 from .download import DownloadError, fetch
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
@@ -70,19 +70,23 @@ def _document(ctx: ToolContext) -> DocInit:
 
 
 
-def best_span(sentence: str, found: list[str], query: str, weight: Mapping[str, float] | None = None) -> str:
+def best_span(
+    sentence: str, found: list[str], query: str, weight: Mapping[str, float] | None = None, unit: str = ""
+) -> str:
     """Of the spans ``found`` in ``sentence``, the one the query points at.
 
-    First the span whose own unit words are the query's ("32 cars" for the cars: direct
-    evidence). Then the span whose clause shares the most informative of the query's words ("X,
-    who was born in 1822, took charge in 1856": the clause with "took charge" for a query about
-    taking charge). Words are weighted by ``weight`` (their rarity in the document: the subject's
-    name is in every sentence and says little), and the query's names are left to break ties,
-    since retrieval already used them to find the sentence. Then the one nearest the query's
-    words."""
+    Where the step names the ``unit`` it counts, first a span of that unit ("612,000
+    passengers" for passengers: direct evidence). Then the span whose clause shares the most
+    informative of the query's words ("X, who was born in 1822, took charge in 1856": the clause
+    with "took charge" for a query about taking charge). Words are weighted by ``weight`` (their
+    rarity in the document: the subject's name is in every sentence and says little), and the
+    query's names are left to break ties, since retrieval already used them to find the
+    sentence. Then the span whose own unit words are the query's ("32 cars" for the cars), then
+    the one nearest the query's words."""
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", query) for t in terms(w)}
     wanted = set(terms(query))
     plain = wanted - names
+    counted = set(terms(unit))
     clauses = CLAUSE_END.split(sentence)
     words = sentence.split()
     stems = [set(terms(w)) for w in words]
@@ -93,18 +97,26 @@ def best_span(sentence: str, found: list[str], query: str, weight: Mapping[str, 
         at = [p for t, p in positions.items() if t in among]
         return min(sum(min(abs(i - q) for q in ps) for ps in at) for i in starts)
 
-    def key(span: str) -> tuple[int, float, int, int, int]:
+    def counts_asked(span: str) -> int:
+        # The unit the step asks for: the span's own words and the word after it that the span
+        # left out because the query holds it ("14 electric | cars", "612,000 | passengers"); a
+        # part "of them" counts what its whole counts ("12,400 objects, and 3,100 of them").
+        at = sentence.find(span)
+        head = sentence[at + len(span) :].split()[:1]
+        if PART_OF.match(sentence[at + len(span) :]):
+            whole = [m for m in NUMBER.finditer(sentence, 0, at) if not YEAR.fullmatch(m.group(0))]
+            head = sentence[whole[-1].end() :].split()[:1] if whole else []
+        return len(counted & set(terms(" ".join(span.split()[1:] + head))))
+
+    def key(span: str) -> tuple[int, float, int, int, int, int]:
         clause = set(terms(next((c for c in clauses if span in c), sentence)))
         shared = sum((weight or {}).get(t, 1.0) for t in plain & clause)
-        # its unit: its own words, and for a span cut short after a modifier the head word the
-        # query holds ("14 electric | cars" for cars; a bare "12,400" keeps its own reading)
-        own = span.split()[1:]
-        head = sentence[sentence.find(span) + len(span) :].split()[:1] if own else []
-        unit = len(wanted & set(terms(" ".join(own + head))))
+        own = len(wanted & set(terms(" ".join(span.split()[1:]))))
         first = span.split()[0]
         starts = [i for i, w in enumerate(words) if first in w] or [len(words)]
         # Nearest the query's own words first ("until he retired in 1899"), then its names.
-        return (-unit, -shared, -len(names & clause), distance(starts, plain), distance(starts, wanted))
+        near = (distance(starts, plain), distance(starts, wanted))
+        return (-counts_asked(span) if counted else 0, -shared, -len(names & clause), -own, *near)
 
     return min(found, key=key)
 
@@ -136,6 +148,10 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     doc = "".join(_document(ctx).chunks)
     sents = sentences(doc)
     atype = AnswerType(task.answer_type)
+    # "million" is the number's scale, not its unit: a span must keep it ("7.8 million")
+    task = task.model_copy(
+        update={k: re.sub(r"\b(?:thousand|million|billion)s?\b", "", getattr(task, k)).strip() for k in ("query", "unit")}
+    )
     numeric = atype in (AnswerType.YEAR, AnswerType.NUMBER)
     # A year may be one the document implies ("was 23 when he took the post in 1883" dates a
     # birth): those dates, made explicit, are candidates like the document's own sentences.
@@ -164,7 +180,7 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
             and not (skip_births and BORN_BEFORE.search(sentence[: sentence.find(s)]))
         ]  # fmt: skip
         if found:
-            span = best_span(sentence, found, task.query, rarity(sents))
+            span = best_span(sentence, found, task.query, rarity(sents), task.unit)
             if sentence in dated:
                 sentence = f"{sentence} ({dated[sentence].expression}, from: {dated[sentence].source})"
             return span, to_number(span) if numeric else None, sentence

@@ -202,3 +202,15 @@ def test_a_term_date_does_not_answer_a_birth_question_or_the_reverse() -> None:
     text = "Ida Moss joined the company at the age of 18 in 1920 and stayed with it for 40 years."
     assert _read("When did Ida Moss leave the company?", text) == "1920 + 40"
     assert _read("In what year was Ida Moss born?", text) == "1920 - 18"
+
+
+def test_an_average_per_thing_counted_in_the_same_sentence() -> None:
+    text = "In 1950 the dairy ran 40 rounds and delivered 9,000 pints a day."
+    assert _read("On average, how many pints were delivered per round in 1950?", text) == "9000 / 40"
+
+
+def test_the_year_of_an_event_another_is_dated_from() -> None:
+    text = "The chapel reopened in 1960, 15 years after the fire had gutted it."
+    assert ("the fire had gutted it in 1945.", 1945, "1960 - 15") in _dates(text)
+    text = "The shop was sold in 1931, two years after the founder's death."
+    assert _read("When did the founder die?", text) == "1931 - 2"

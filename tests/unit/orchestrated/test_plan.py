@@ -139,7 +139,7 @@ def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -
         ("How long did the ferry service run?", "how_long", {"a": "the ferry service run"}),
         ("By how many tonnes did the harvest exceed the forecast?", "exceed", {"a": "the harvest", "b": "the forecast"}),
         ("How many pews were removed between 1890 and 1920?", "change_between", {"what": "pews", "a": "1890", "b": "1920"}),
-        ("By how many visitors a day did attendance fall between 1990 and 2000?", "change_from_to", {"what": "attendance", "a": "1990", "b": "2000"}),
+        ("By how many visitors a day did attendance fall between 1990 and 2000?", "change_from_to", {"unit": "visitors a day", "what": "attendance", "a": "1990", "b": "2000"}),
         ("What age was Ada Byrne when she won the prize?", "age_what_age", {"who": "Ada Byrne", "event": "she won the prize"}),
         ("At what age did Ada Byrne win the prize?", "age_at_what_age", {"who": "Ada Byrne win the prize"}),
         ("How old was Ada Byrne in 1921?", "age_in_year", {"who": "Ada Byrne", "year": "1921"}),

@@ -112,4 +112,6 @@ async def test_derive_reads_an_implied_calculation_or_fails() -> None:
 
 def test_best_span_prefers_the_count_of_the_asked_thing() -> None:
     sentence = "The line opened in 1899 with 6 miles of track and 14 electric cars."
-    assert best_span(sentence, ["6 miles", "14 electric"], "cars the opening") == "14 electric"
+    assert best_span(sentence, ["6 miles", "14 electric"], "cars the opening", unit="cars") == "14 electric"
+    sentence = "In 1913 the boats made 12,000 crossings and carried 612,000 passengers."
+    assert best_span(sentence, ["12,000 crossings", "612,000"], "passengers 1913", unit="passengers") == "612,000"
