@@ -421,6 +421,7 @@ FOR_YEARS = re.compile(rf"\bfor (?P<n>{_NUM}) years\b(?! (?:until|before|after|l
 AFTER_YEARS = re.compile(rf"\bafter (?P<n>{_NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
 # "boys aged twelve to eighteen": an age range describes a group, not one person.
 AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{_NUM})\b")
+FOR_BEFORE = re.compile(rf"\bfor (?P<n>{_NUM}) years before [^,;.]*?\bin (?P<year>1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
 YEAR_AFTER = re.compile(r"\s+in\s+(1[0-9]{3}|20[0-9]{2})\b")
 PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
 # A clause's opening word that only links it to the one before.
@@ -585,6 +586,18 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) else clause
             text = f"{who} {clause}." if who not in clause else f"{clause}."
             out.append(Dated(text, end, f"{since} + {_num(n)}", s, "end"))
+        for m in FOR_BEFORE.finditer(s):
+            # "had been a councillor for eleven years before entering Parliament in 1987"
+            n = _value(m.group("n"))
+            a, _b = _clause_at(s, m.start())
+            who = _subject(sents, i, m.start())
+            if n is None or not who:
+                continue
+            start = int(int(m.group("year")) - n)
+            clause = LINK.sub("", s[a : m.start()]).strip()
+            clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) else clause
+            text = f"{who} {clause} from {start}." if who not in clause else f"{clause} from {start}."
+            out.append(Dated(text, start, f"{m.group('year')} - {_num(n)}", s, "start"))
         for m in OFFSET.finditer(s):
             # "ground flour again in 1986, 75 years after the gale had stopped it": the gale's year
             n = _value(m.group("n"))

@@ -54,6 +54,15 @@ def answer_scale(question: str) -> int:
     return _SCALES[m.group(1).lower()] if m else 1
 
 
+def unit_tail(question: str) -> str:
+    """The unit the question asks its number in (", in metres" -> "metres"; scale words aside)."""
+    m = _UNIT_TAIL.search(question.strip().rstrip("?").strip())
+    if m is None:
+        return ""
+    words = m.group(0).split()[2:]
+    return " ".join(w for w in words if w.lower().rstrip("s") not in {"thousand", "million", "billion", "of"})
+
+
 def drop_unit(slot: str) -> str:
     """A slot without the unit phrase the question appended to it (", in tonnes")."""
     return _UNIT_TAIL.sub("", slot).strip()

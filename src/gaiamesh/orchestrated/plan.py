@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .phrases import drop_unit, split_subject
+from .phrases import drop_unit, split_subject, unit_tail
 
 STEP_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 REFERENCE = re.compile(r"@\{outputs\.([A-Za-z][A-Za-z0-9_]{0,63})\.(result_data|processed_result_data)\}")
@@ -256,14 +256,30 @@ class Template:
             if parts is None:
                 return None  # the question does not have the form this template reads
             slots[subject], slots[predicate] = parts
+        # "how many years after it opened did the airport ...": "it" is the other clause's subject
+        for name, value in list(slots.items()):
+            if PRONOUN_START.match(value):
+                others = [split_subject(v) for n, v in slots.items() if n != name and not PRONOUN_START.match(v)]
+                named = [p[0] for p in others if p and (p[0][:1].isupper() or p[0].split()[0].lower() in {"the", "a", "an"})]
+                if named:
+                    slots[name] = PRONOUN_START.sub(named[0] + " ", value, count=1)
+        unit = unit_tail(question)
+        if unit:
+            slots[UNIT_SLOT] = unit
         return slots
 
     def fill(self, slots: Mapping[str, str]) -> dict[str, Any]:
         """The plan with its slots filled (a slot the question did not fill is an error)."""
 
+        unit = slots.get(UNIT_SLOT, "")
+
         def sub(value: Any) -> Any:
             if isinstance(value, dict):
-                return {k: sub(v) for k, v in value.items()}
+                filled = {k: sub(v) for k, v in value.items()}
+                # a number look-up that names no unit counts in the one the question asks for
+                if unit and filled.get("answer_type") == "number" and not filled.get("unit"):
+                    filled["unit"] = unit
+                return filled
             if isinstance(value, list):
                 return [sub(v) for v in value]
             if isinstance(value, str):
@@ -271,6 +287,12 @@ class Template:
             return value
 
         return sub(self.plan)
+
+
+# The unit the question asks its number in (", in metres"): not a pattern's slot, but given to
+# every number look-up of the plan that names no unit of its own.
+UNIT_SLOT = "_unit"
+PRONOUN_START = re.compile(r"^(?:it|they|he|she)\s+", re.IGNORECASE)
 
 
 def _slot(name: str, slots: Mapping[str, str], template: str) -> str:

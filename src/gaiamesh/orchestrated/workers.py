@@ -87,6 +87,7 @@ def best_span(
     wanted = set(terms(query))
     plain = wanted - names
     counted = set(terms(unit))
+    years = set(YEAR.findall(query))  # "the prize fund in 2020": the span of 2020's clause
     clauses = CLAUSE_END.split(sentence)
     words = sentence.split()
     stems = [set(terms(w)) for w in words]
@@ -108,7 +109,7 @@ def best_span(
             head = sentence[whole[-1].end() :].split()[:1] if whole else []
         return len(counted & set(terms(" ".join(span.split()[1:] + head))))
 
-    def key(span: str) -> tuple[int, float, int, int, int, int]:
+    def key(span: str) -> tuple[int, int, float, int, int, int, int]:
         clause = set(terms(next((c for c in clauses if span in c), sentence)))
         shared = sum((weight or {}).get(t, 1.0) for t in plain & clause)
         own = len(wanted & set(terms(" ".join(span.split()[1:]))))
@@ -116,7 +117,8 @@ def best_span(
         starts = [i for i, w in enumerate(words) if first in w] or [len(words)]
         # Nearest the query's own words first ("until he retired in 1899"), then its names.
         near = (distance(starts, plain), distance(starts, wanted))
-        return (-counts_asked(span) if counted else 0, -shared, -len(names & clause), -own, *near)
+        dated = len(years & set(YEAR.findall(next((c for c in clauses if span in c), ""))))
+        return (-counts_asked(span) if counted else 0, -dated, -shared, -len(names & clause), -own, *near)
 
     return min(found, key=key)
 
@@ -170,6 +172,12 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     ranked.sort(key=lambda i: (-len(years & words[i]), -len(plain & words[i]), -len(said & words[i]), -len(names & words[i])))
     # A year that dates a birth answers only a question about the birth.
     skip_births = atype in (AnswerType.YEAR, AnswerType.WHEN) and not re.search(r"\b(?:born|birth)", task.query, re.IGNORECASE)
+    # A birth is someone's: an implied one ("Y was born in 1931", which names whose it is) that
+    # shares none of the query's other words is another's ("X born"). A document's own sentence
+    # may say "she" and is kept.
+    subject = set(terms(re.sub(r"\b(?:born|birth)\b", "", task.query, flags=re.IGNORECASE)))
+    if re.search(r"\b(?:born|birth)", task.query, re.IGNORECASE) and subject:
+        ranked = [i for i in ranked if sents[i] not in dated or subject & words[i]]
     for index in ranked:
         sentence = sents[index]
         if atype is AnswerType.ANY:

@@ -214,3 +214,8 @@ def test_the_year_of_an_event_another_is_dated_from() -> None:
     assert ("the fire had gutted it in 1945.", 1945, "1960 - 15") in _dates(text)
     text = "The shop was sold in 1931, two years after the founder's death."
     assert _read("When did the founder die?", text) == "1931 - 2"
+
+
+def test_the_start_of_a_term_that_ended_when_a_dated_one_began() -> None:
+    text = "The speaker, Ann Rudd, had sat on the council for nine years before entering Parliament in 1992."
+    assert ("Ann Rudd had sat on the council from 1983.", 1983, "1992 - 9") in _dates(text)

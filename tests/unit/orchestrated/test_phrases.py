@@ -34,8 +34,11 @@ def test_templates_read_modal_auxiliaries_clauses_and_durations() -> None:
 
 def test_comparatives_and_totals_over_two_things() -> None:
     loaded = {t.name: t for t in templates(BUNDLED_TEMPLATES)}
-    assert loaded["comparative"].match("How much longer is the north pier than the south pier, in metres?") == {
-        "a": "the north pier", "b": "the south pier"}  # fmt: skip
+    slots = loaded["comparative"].match("How much longer is the north pier than the south pier, in metres?")
+    assert slots == {"a": "the north pier", "b": "the south pier", "_unit": "metres"}
+    # the unit the question asks in goes to every number look-up that names none
+    steps = [s for st in loaded["comparative"].fill(slots)["stages"] for s in st["steps"]]
+    assert [s["sub_task_input"].get("unit") for s in steps if s["tool_name"] == "find_fact"] == ["metres", "metres"]
     assert loaded["sum_of_the_two"].match("What is the combined height of the two towers?") == {
         "what": "height", "things": "towers"}  # fmt: skip
 

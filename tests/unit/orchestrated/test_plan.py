@@ -107,7 +107,7 @@ def test_bundled_templates_load_and_match_questions_by_their_form() -> None:
     assert loaded["years_between"].match("Who founded the mill?") is None
     # the main clause's auxiliary is the last one: the first event may be a clause of its own
     assert loaded["years_after"].match("How many years after the bridge was opened was it widened?") == {
-        "a": "the bridge was opened", "b": "it widened"}  # fmt: skip
+        "a": "the bridge was opened", "b": "the bridge widened"}  # "it": the other clause's subject
 
 
 def test_a_broken_template_is_refused_at_load_with_its_file_name(tmp_path: Path) -> None:
@@ -135,7 +135,7 @@ def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("question", "name", "slots"),
     [
-        ("How long did the pier stay closed before it was rebuilt?", "years_until", {"a": "the pier stay closed", "b": "it was rebuilt"}),
+        ("How long did the pier stay closed before it was rebuilt?", "years_until", {"a": "the pier stay closed", "b": "the pier was rebuilt"}),
         ("How long did the ferry service run?", "how_long", {"a": "the ferry service run"}),
         ("By how many tonnes did the harvest exceed the forecast?", "exceed", {"a": "the harvest", "b": "the forecast"}),
         ("How many pews were removed between 1890 and 1920?", "change_between", {"what": "pews", "a": "1890", "b": "1920"}),

@@ -115,3 +115,8 @@ def test_best_span_prefers_the_count_of_the_asked_thing() -> None:
     assert best_span(sentence, ["6 miles", "14 electric"], "cars the opening", unit="cars") == "14 electric"
     sentence = "In 1913 the boats made 12,000 crossings and carried 612,000 passengers."
     assert best_span(sentence, ["12,000 crossings", "612,000"], "passengers 1913", unit="passengers") == "612,000"
+
+
+def test_best_span_takes_the_number_of_the_query_year() -> None:
+    sentence = "Its fund was 500 pounds in 1900 and 4,000 pounds in 1950; in 2020 it was 120,000 pounds."
+    assert best_span(sentence, ["500 pounds", "4,000 pounds", "120,000 pounds"], "the fund in 2020") == "120,000 pounds"
