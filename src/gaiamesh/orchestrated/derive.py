@@ -52,7 +52,8 @@ OPPOSITE = {
 # "grew to 22 cars", "enlarged to 16 acres": a new count after a verb of change.
 TO_COUNT = re.compile(
     r"\b(?:grew|grown|rose|risen|raised|increased|expanded|extended|enlarged|fell|fallen|dropped|declined"
-    rf"|decreased|reduced|cut|shrank|shrunk)\b[^,;.]{{0,20}}?\bto\s+(?:{_NUM})",
+    r"|decreased|reduced|cut|shrank|shrunk|(?:grow|ris|rais|increas|expand|extend|enlarg|fall|dropp|declin|decreas"
+    rf"|reduc|cutt|shrink)ing)\b(?P<what>[^,;.]{{0,20}}?)\bto\s+(?:{_NUM})",
     re.IGNORECASE,
 )
 # "a third of them", "40 per cent of which": a share of a whole counted just before.
@@ -252,10 +253,11 @@ def change(question: str, sentence: str, earlier: list[str] | None = None) -> Re
         # "enlarged to 16 acres in 1888": the old count is the last one before this sentence of
         # the same unit ("laid out on 9 acres").
         m = TO_COUNT.search(sentence)
-        unit = _unit(sentence, found[0].end)
+        # the unit after the count, or the thing named before "to" ("reducing the seating to 980")
+        unit = _unit(sentence, found[0].end) or (m.group("what").split() or [""])[-1] if m else ""
         if m is None or not unit or not set(terms(unit)) & set(terms(question)):
             return None
-        olds = [c for s in earlier for c in counts(s) if _unit(s, c.end) == unit]
+        olds = [c for s in earlier for c in counts(s) if set(terms(_unit(s, c.end))) & set(terms(unit))]
         if not olds:
             return None
         return Reading("change", f"abs({_num(found[0].value)} - {_num(olds[-1].value)})", sentence)
@@ -273,7 +275,7 @@ def change(question: str, sentence: str, earlier: list[str] | None = None) -> Re
     return Reading("change", f"abs({_num(new.value)} - {_num(old.value)})", sentence)
 
 
-PER = re.compile(r"\bhow many (?P<num>[a-z]+)\b.*\b(?:per|for each|for every|a) (?P<den>[a-z]+)\b", re.IGNORECASE)
+PER = re.compile(r"\bhow many (?P<num>[a-z]+)\b.*?\b(?:per|for each|for every|a) (?P<den>[a-z]+)\b", re.IGNORECASE)
 
 
 def ratio(question: str, sentence: str) -> Reading | None:
@@ -282,12 +284,15 @@ def ratio(question: str, sentence: str) -> Reading | None:
     m = PER.search(question)
     if m is None or not re.search(r"\baverage\b|\bper\b|\bfor (?:each|every)\b", question, re.IGNORECASE):
         return None
-    units = [(c, set(terms(_unit(sentence, c.end)))) for c in counts(sentence)]
-    num = [c for c, u in units if u and u <= set(terms(m.group("num")))]
-    den = [c for c, u in units if u and u <= set(terms(m.group("den")))]
-    if not num or not den:
+    # what each number counts: the two words after it ("425 academic staff", "eighteen months")
+    found = [(v, set(terms(" ".join(sentence[x.end() :].split()[:2])))) for x in NUMBER.finditer(sentence)
+             if not YEAR.fullmatch(x.group(0)) and (v := _value(x.group(0))) is not None]  # fmt: skip
+    per = re.split(r"\s+(?:in|during|at|on)\s+|[,?]", question[m.start("den") :])[0]
+    num = [v for v, u in found if u & set(terms(question[m.start("num") : m.start("den")].split(" per ")[0]))]
+    den = [v for v, u in found if u & set(terms(per))]
+    if not num or not den or num[0] == den[0]:
         return None
-    return Reading("ratio", f"{_num(num[0].value)} / {_num(den[0].value)}", sentence, 2)
+    return Reading("ratio", f"{_num(num[0])} / {_num(den[0])}", sentence, 2)
 
 
 def share(question: str, sentence: str) -> Reading | None:
@@ -574,7 +579,9 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             n = _value(m.group("n"))
             a, b = _clause_at(s, m.start())
             since = _year_before(s, m.start())
-            if since is None and i and PRONOUN.match(s):  # "He coached the side for 12 years."
+            # "... first coach in 1930. He coached the side for 12 years.": the year before, where
+            # that sentence tells of the same activity (not "joined as a deckhand in 1874")
+            if since is None and i and PRONOUN.match(s) and _overlap(sents[i - 1], s[a : m.start()]):
                 since = _year_before(sents[i - 1], len(sents[i - 1]))
             if n is None or since is None or _years(s[m.end() : b]) or PLUPERFECT.search(s[a : m.start()]):
                 continue  # a term whose end is stated, or one that had ended by then
@@ -586,6 +593,22 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) else clause
             text = f"{who} {clause}." if who not in clause else f"{clause}."
             out.append(Dated(text, end, f"{since} + {_num(n)}", s, "end"))
+        for m in LATER.finditer(s):
+            # "entered service in the following year", "had reached Dunford two years earlier"
+            n = 1.0 if m.group("one") else _value(m.group("n") or "")
+            anchor = _year_before(s, m.start())
+            if anchor is None and i:  # dated from the last year the text gave
+                anchor = next((_year_before(p, len(p)) for p in (sents[i - 1], sents[i - 2] if i > 1 else "") if _years(p)), None)
+            if n is None or anchor is None:
+                continue
+            later = (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or "").lower() in {"following", "next"}
+            year = int(anchor + n if later else anchor - n)
+            a, b = _clause_at(s, m.start())
+            clause = LINK.sub("", re.sub(r"(?:\bin )?" + re.escape(m.group(0)), f"in {year}", s[a:b], count=1)).rstrip(" .")
+            who = _subject(sents, i, m.start())
+            clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) and who else clause
+            text = f"{who} {clause}." if who and who not in clause else f"{clause}."
+            out.append(Dated(text, year, f"{anchor} {'+' if later else '-'} {_num(n)}", s, "event"))
         for m in FOR_BEFORE.finditer(s):
             # "had been a councillor for eleven years before entering Parliament in 1987"
             n = _value(m.group("n"))

@@ -219,3 +219,20 @@ def test_the_year_of_an_event_another_is_dated_from() -> None:
 def test_the_start_of_a_term_that_ended_when_a_dated_one_began() -> None:
     text = "The speaker, Ann Rudd, had sat on the council for nine years before entering Parliament in 1992."
     assert ("Ann Rudd had sat on the council from 1983.", 1983, "1992 - 9") in _dates(text)
+
+
+def test_a_ratio_over_a_length_of_time_and_a_phrase() -> None:
+    text = "In 1940 the ferry carried 2,400 evacuees to the mainland in twelve weeks."
+    assert _read("On average, how many evacuees did the ferry carry per week?", text) == "2400 / 12"
+    text = "In 2020 the school had 900 pupils and 60 teaching staff."
+    assert _read("On average, how many pupils were there per member of the teaching staff in 2020?", text) == "900 / 60"
+
+
+def test_a_relative_year_dated_from_an_earlier_sentence() -> None:
+    text = "The first cinema in Alby opened in 1912. Electric light had reached the town three years earlier."
+    assert _read("In what year did electric light reach the town?", text) == "1912 - 3"
+
+
+def test_a_term_is_dated_from_the_sentence_before_only_if_it_tells_of_it() -> None:
+    text = "Tom Reed joined the firm in 1874 as a clerk. He managed the mill for 19 years, until he retired."
+    assert _dates(text) == []
