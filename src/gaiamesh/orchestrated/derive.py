@@ -92,7 +92,9 @@ CHANGE_WORD = re.compile(
     re.IGNORECASE,
 )
 AGE = re.compile(
-    rf"\b(?:(?:at the age of|aged|age) (?P<n>{_NUM})|(?P<old>{_NUM})[ -]years?[ -]old)\b", re.IGNORECASE
+    rf"\b(?:(?:at the age of|aged|age) (?P<n>{_NUM})|(?P<old>{_NUM})[ -]years?[ -]old)\b"
+    rf"|(?:\bwas|\bwere|,) then (?P<then>{_NUM})(?=[,.;])",  # "Ann Pell, then 52,", "was then 38."
+    re.IGNORECASE,
 )
 # "rebuilt two years later": the clause's own event, dated from the year before it.
 LATER = re.compile(
@@ -145,7 +147,8 @@ def counts(sentence: str) -> list[_Count]:
     clauses = _clauses(sentence)
     out = []
     for m in NUMBER.finditer(sentence):
-        if YEAR.fullmatch(m.group(0)) or DURATION.match(sentence, m.end()):
+        counted = re.match(r"\s+[a-z]+s\b", sentence[m.end() :])  # "of the 2000 members": a count
+        if (YEAR.fullmatch(m.group(0)) and not counted) or DURATION.match(sentence, m.end()):
             continue
         value = _value(m.group(0))
         if value is None:
@@ -255,6 +258,9 @@ def change(question: str, sentence: str, earlier: list[str] | None = None) -> Re
         m = TO_COUNT.search(sentence)
         # the unit after the count, or the thing named before "to" ("reducing the seating to 980")
         unit = _unit(sentence, found[0].end) or (m.group("what").split() or [""])[-1] if m else ""
+        asked = re.search(r"\bhow many ([a-z]+)", question, re.IGNORECASE)
+        if m is not None and asked and not set(terms(unit)) & set(terms(question)):
+            unit = asked.group(1)  # "their number reduced to 10" for "how many dwellings were lost"
         if m is None or not unit or not set(terms(unit)) & set(terms(question)):
             return None
         olds = [c for s in earlier for c in counts(s) if set(terms(_unit(s, c.end))) & set(terms(unit))]
@@ -426,6 +432,7 @@ FOR_YEARS = re.compile(rf"\bfor (?P<n>{_NUM}) years\b(?! (?:until|before|after|l
 AFTER_YEARS = re.compile(rf"\bafter (?P<n>{_NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
 # "boys aged twelve to eighteen": an age range describes a group, not one person.
 AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{_NUM})\b")
+LIFE = re.compile(r"\s*\((?:b\.\s*)?(?P<born>1[0-9]{3}|20[0-9]{2})\s*[–-]\s*(?P<died>1[0-9]{3}|20[0-9]{2})\)")
 FOR_BEFORE = re.compile(rf"\bfor (?P<n>{_NUM}) years before [^,;.]*?\bin (?P<year>1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
 YEAR_AFTER = re.compile(r"\s+in\s+(1[0-9]{3}|20[0-9]{2})\b")
 PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
@@ -497,7 +504,7 @@ def _subject(sents: list[str], i: int, at: int) -> str | None:
     pronoun = PRONOUN.match(lead)
     at_pronoun = start + s[start:at].find(lead) if pronoun else 0
     words = lead.split()
-    if pronoun is None and words and _inflected_verb(words[0]):
+    if pronoun is None and words and words[0][:1].islower() and _inflected_verb(words[0]):
         # The clause shares the subject of the clause before it (or of the one before that).
         for a, b in reversed([c for c in _clauses(s) if c[1] <= start]):
             prior = LINK.sub("", s[a:b])
@@ -557,7 +564,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
     out: list[Dated] = []
     for i, s in enumerate(sents):
         for m in (*AGE.finditer(s), *AGE_WHEN.finditer(s)):
-            n = _value(m.group("n") or m.groupdict().get("old") or "")
+            n = _value(m.group("n") or m.groupdict().get("old") or m.groupdict().get("then") or "")
             if n is None or AGE_RANGE.match(s[m.end() :]):
                 continue
             who = _subject(sents, i, m.start())
@@ -570,6 +577,8 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             else:  # "died in 1801 at the age of 48": it precedes (a year after dates something else)
                 event = s[a:b].replace(m.group(0), "")
                 year = _year_before(s, m.start())
+                if year is None and m.groupdict().get("then") and i:  # "then": at the time just told of
+                    year = _year_before(sents[i - 1], len(sents[i - 1]))
             if year is None and find_year is not None and who:
                 year = find_year(f"{who} {event}", s)  # the event dated elsewhere ("at the opening")
             if year is not None and who:
@@ -579,17 +588,21 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             n = _value(m.group("n"))
             a, b = _clause_at(s, m.start())
             since = _year_before(s, m.start())
+            stated = re.match(r"\s+(?:from|starting in|beginning in)\s+(1[0-9]{3}|20[0-9]{2})\b", s[m.end() :])
+            if stated:  # "served as president for 12 years from 1975"
+                since = int(stated.group(1))
             # "... first coach in 1930. He coached the side for 12 years.": the year before, where
             # that sentence tells of the same activity (not "joined as a deckhand in 1874")
             if since is None and i and PRONOUN.match(s) and _overlap(sents[i - 1], s[a : m.start()]):
                 since = _year_before(sents[i - 1], len(sents[i - 1]))
-            if n is None or since is None or _years(s[m.end() : b]) or PLUPERFECT.search(s[a : m.start()]):
+            if n is None or since is None or (_years(s[m.end() : b]) and not stated) or PLUPERFECT.search(s[a : m.start()]):
                 continue  # a term whose end is stated, or one that had ended by then
             who = _subject(sents, i, m.start())
             if who is None:
                 continue
             end = int(since + n)
-            clause = LINK.sub("", s[a : m.start()] + f"until {end}" + s[m.end() : b]).rstrip(" .")
+            rest = s[m.end() + (stated.end() if stated else 0) : b]
+            clause = LINK.sub("", s[a : m.start()] + f"until {end}" + rest).rstrip(" .")
             clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) else clause
             text = f"{who} {clause}." if who not in clause else f"{clause}."
             out.append(Dated(text, end, f"{since} + {_num(n)}", s, "end"))
@@ -609,6 +622,13 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) and who else clause
             text = f"{who} {clause}." if who and who not in clause else f"{clause}."
             out.append(Dated(text, year, f"{anchor} {'+' if later else '-'} {_num(n)}", s, "event"))
+        for m in LIFE.finditer(s):
+            # "the merchant Edmund Sayer (1611–1679)": a life's two dates
+            names = _proper_names(s, m.start())
+            if names and names[-1][0] + len(names[-1][1]) + 12 >= m.start():
+                who = names[-1][1]
+                out.append(Dated(f"{who} was born in {m.group('born')}.", int(m.group("born")), m.group("born"), s))
+                out.append(Dated(f"{who} died in {m.group('died')}.", int(m.group("died")), m.group("died"), s, "event"))
         for m in FOR_BEFORE.finditer(s):
             # "had been a councillor for eleven years before entering Parliament in 1987"
             n = _value(m.group("n"))

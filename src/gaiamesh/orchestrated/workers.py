@@ -200,9 +200,9 @@ def year_finder(sents: list[str]) -> Callable[[str, str], int | None]:
     (the one the event was read from: its other years date its other clauses)."""
 
     def find_year(query: str, skip: str) -> int | None:
-        for index, _score in typed_rank(query, sents, AnswerType.YEAR)[:3]:
+        for index, score in typed_rank(query, sents, AnswerType.YEAR)[:3]:
             found = spans(sents[index], AnswerType.YEAR, query)
-            if found and sents[index] != skip:
+            if found and sents[index] != skip and score > 0:  # a sentence that shares no word says nothing of it
                 return int(best_span(sents[index], found, query, rarity(sents)))
         return None
 

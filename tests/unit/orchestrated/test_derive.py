@@ -236,3 +236,20 @@ def test_a_relative_year_dated_from_an_earlier_sentence() -> None:
 def test_a_term_is_dated_from_the_sentence_before_only_if_it_tells_of_it() -> None:
     text = "Tom Reed joined the firm in 1874 as a clerk. He managed the mill for 19 years, until he retired."
     assert _dates(text) == []
+
+
+def test_life_dates_in_brackets_and_an_age_said_with_then() -> None:
+    text = "The hall was left to the town by the banker Ruth Askew (1790–1861)."
+    assert ("Ruth Askew was born in 1790.", 1790, "1790") in _dates(text)
+    assert ("Ruth Askew died in 1861.", 1861, "1861") in _dates(text)
+    text = "In 1902 the board chose a new design. Its architect, Paul Grey, was then 41."
+    assert ("Paul Grey was born in 1861.", 1861, "1902 - 41") in _dates(text)
+
+
+def test_a_term_with_its_start_given_after_it() -> None:
+    text = "Rose Venn later served as mayor for 6 years from 1931."
+    assert _dates(text) == [("Rose Venn later served as mayor until 1937.", 1937, "1931 + 6")]
+
+
+def test_a_count_shaped_like_a_year() -> None:
+    assert [c.value for c in counts("Of the 2000 members, 140 were juniors.")] == [2000, 140]
