@@ -95,6 +95,8 @@ def test_bad_requests_get_precise_errors_and_change_nothing(service: Service) ->
         ({"task": "solar-farm", "protocol": "smoke"}, 422, "unknown protocol 'smoke'"),
         ({"document": "x" * 5000, "question": "q?"}, 413, "document is 5000 bytes; MAX_DOC_BYTES is 4000"),
         ({"task": "solar-farm", "colour": "red"}, 422, "colour"),
+        # this service runs the pipeline's agents only: refused now, not failed in a worker
+        ({"task": "solar-farm", "strategy": "orchestrated"}, 409, "no agents of the orchestrated strategy in AGENTS"),
     ]
     for body, status, message in cases:
         r = service.http.post("/api/runs", json=body)

@@ -150,7 +150,8 @@ class RunManager:
                     tuple(request.history or ()))  # fmt: skip
 
     def submit(self, request: RunRequest, session_id: str | None = None) -> RunView:
-        """Queue a run; raises :class:`RunRefused` (429 when the queue is full)."""
+        """Queue a run; raises :class:`RunRefused` (429 when the queue is full, 409 when no agent
+        of the asked-for strategy is configured)."""
         task = self.resolve(request)
         if self._stopping:
             raise RunRefused(503, "the service is stopping")
@@ -169,6 +170,11 @@ class RunManager:
                    "rejoin_grace": request.rejoin_grace}  # fmt: skip
         overrides = {k: v for k, v in options.items() if v is not None and v != ""}
         settings = self.settings.model_copy(update=overrides)
+        if not settings.team_specs():  # refused now, not failed later inside a worker
+            raise RunRefused(
+                409, f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents}): start its "
+                "agents (the compose profile of that strategy) or ask for another strategy",
+            )  # fmt: skip
         out = self.runs_dir / run_id
         try:
             self.store.add_run(run_id, session_id, request.model_dump(exclude_none=True), task.task_id, task.question)
