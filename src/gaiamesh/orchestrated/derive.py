@@ -144,7 +144,6 @@ def _clauses(sentence: str) -> list[tuple[int, int]]:
 
 def counts(sentence: str) -> list[_Count]:
     """The numbers of ``sentence`` that count something: not years, not ages or dates."""
-    clauses = _clauses(sentence)
     out = []
     for m in NUMBER.finditer(sentence):
         counted = re.match(r"\s+[a-z]+s\b", sentence[m.end() :])  # "of the 2000 members": a count
@@ -153,7 +152,7 @@ def counts(sentence: str) -> list[_Count]:
         value = _value(m.group(0))
         if value is None:
             continue
-        a, b = next(((a, b) for a, b in clauses if a <= m.start() < b + 1), (0, len(sentence)))
+        a, b = _clause_at(sentence, m.start())
         out.append(_Count(value, m.start(), m.end(), sentence[a:b]))
     return out
 
@@ -382,8 +381,7 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
                 base = _year_before(s, m.start()) or find_year(event, s)
                 if n is None or base is None:
                     continue
-                sign = "+" if m.group("dir").lower().startswith(("after", "later")) else "-"
-                return Reading("relative_year", f"{base} {sign} {_num(n)}", s)
+                return Reading("relative_year", f"{base} {'+' if _after(m) else '-'} {_num(n)}", s)
             # the event as the sentence may name it ("die": "his death")
             said = set(terms(event))
             if not (verb | set(paraphrases(sorted(verb)))) & said or len(asked & said) < 2:
@@ -393,8 +391,7 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
             if not years or n is None:
                 continue
             anchor = min(years, key=lambda y: abs(y.start() - m.start())).group(0)
-            sign = "-" if m.group("dir").lower().startswith(("after", "later")) else "+"
-            return Reading("relative_year", f"{anchor} {sign} {_num(n)}", s)
+            return Reading("relative_year", f"{anchor} {'-' if _after(m) else '+'} {_num(n)}", s)
         for m in LATER.finditer(s):
             before = s[: m.start()]
             anchors = list(YEAR.finditer(before))
@@ -404,12 +401,11 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
             n = 1.0 if m.group("one") else _value(m.group("n") or "")
             if n is None:
                 continue
-            later = (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or "").lower() in {"following", "next"}
+            later = _later(m)
             return Reading("relative_year", f"{anchors[-1].group(0)} {'+' if later else '-'} {_num(n)}", s)
     # A date only implied ("was 23 when he took the post in 1883"): the statement made explicit
-    # that shares the question's verb and most of its words.
-    # The statement must name the question's subject; the rest of the question's words may be
-    # in it or in the sentence it was read from ("its last head, X, retired ... after N years in
+    # that names the question's subject; the rest of the question's words may be in it or in
+    # the sentence it was read from ("its last head, X, retired ... after N years in
     # the post" for "when did X become head").
     def about(d: Dated) -> set[str]:
         return set(terms(d.text + " " + YEAR.sub("", d.source)))
@@ -537,6 +533,23 @@ def _clause_at(s: str, at: int) -> tuple[int, int]:
     return next(((a, b) for a, b in _clauses(s) if a <= at < b + 1), (0, len(s)))
 
 
+def _later(m: re.Match[str]) -> bool:
+    """Whether a LATER match ("two years later", "the following year") counts forward."""
+    return (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or "").lower() in {"following", "next"}
+
+
+def _after(m: re.Match[str]) -> bool:
+    """Whether an OFFSET match ("N years after X") dates its clause after X."""
+    return m.group("dir").lower().startswith(("after", "later"))
+
+
+def _statement(who: str | None, clause: str) -> str:
+    """``clause`` as a sentence about ``who``: its opening pronoun replaced by the name."""
+    if who and PRONOUN.match(clause):
+        clause = PRONOUN.sub("", clause, count=1).strip()
+    return f"{who} {clause}." if who and who not in clause else f"{clause}."
+
+
 def _year_before(s: str, at: int) -> int | None:
     """The year of the event told just before ``at``: the last year before it, moved by a
     "the following year" or "N years later" that stands between them; a birth year dates no
@@ -551,7 +564,7 @@ def _year_before(s: str, at: int) -> int | None:
         n = 1.0 if m.group("one") else _value(m.group("n") or "")
         if n is None:
             return None
-        later = (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or "").lower() in {"following", "next"}
+        later = _later(m)
         year = int(year + n if later else year - n)
     return year
 
@@ -603,9 +616,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             end = int(since + n)
             rest = s[m.end() + (stated.end() if stated else 0) : b]
             clause = LINK.sub("", s[a : m.start()] + f"until {end}" + rest).rstrip(" .")
-            clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) else clause
-            text = f"{who} {clause}." if who not in clause else f"{clause}."
-            out.append(Dated(text, end, f"{since} + {_num(n)}", s, "end"))
+            out.append(Dated(_statement(who, clause), end, f"{since} + {_num(n)}", s, "end"))
         for m in LATER.finditer(s):
             # "entered service in the following year", "had reached Dunford two years earlier"
             n = 1.0 if m.group("one") else _value(m.group("n") or "")
@@ -614,14 +625,11 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 anchor = next((_year_before(p, len(p)) for p in (sents[i - 1], sents[i - 2] if i > 1 else "") if _years(p)), None)
             if n is None or anchor is None:
                 continue
-            later = (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or "").lower() in {"following", "next"}
+            later = _later(m)
             year = int(anchor + n if later else anchor - n)
             a, b = _clause_at(s, m.start())
             clause = LINK.sub("", re.sub(r"(?:\bin )?" + re.escape(m.group(0)), f"in {year}", s[a:b], count=1)).rstrip(" .")
-            who = _subject(sents, i, m.start())
-            clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) and who else clause
-            text = f"{who} {clause}." if who and who not in clause else f"{clause}."
-            out.append(Dated(text, year, f"{anchor} {'+' if later else '-'} {_num(n)}", s, "event"))
+            out.append(Dated(_statement(_subject(sents, i, m.start()), clause), year, f"{anchor} {'+' if later else '-'} {_num(n)}", s, "event"))
         for m in LIFE.finditer(s):
             # "the merchant Edmund Sayer (1611–1679)": a life's two dates
             names = _proper_names(s, m.start())
@@ -638,17 +646,15 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 continue
             start = int(int(m.group("year")) - n)
             clause = LINK.sub("", s[a : m.start()]).strip()
-            clause = PRONOUN.sub("", clause, count=1).strip() if PRONOUN.match(clause) else clause
-            text = f"{who} {clause} from {start}." if who not in clause else f"{clause} from {start}."
-            out.append(Dated(text, start, f"{m.group('year')} - {_num(n)}", s, "start"))
+            out.append(Dated(_statement(who, f"{clause} from {start}"), start, f"{m.group('year')} - {_num(n)}", s, "start"))
         for m in OFFSET.finditer(s):
             # "ground flour again in 1986, 75 years after the gale had stopped it": the gale's year
             n = _value(m.group("n"))
             dated = re.search(r"\b(1[0-9]{3}|20[0-9]{2}),?\s*$", s[max(0, m.start() - 8) : m.start()])
             if n is None or dated is None:
                 continue
-            year = int(int(dated.group(1)) - n if m.group("dir").lower().startswith(("after", "later")) else int(dated.group(1)) + n)
-            sign = "-" if m.group("dir").lower().startswith(("after", "later")) else "+"
+            year = int(int(dated.group(1)) - n if _after(m) else int(dated.group(1)) + n)
+            sign = "-" if _after(m) else "+"
             out.append(Dated(f"{m.group('event').strip()} in {year}.", year, f"{dated.group(1)} {sign} {_num(n)}", s, "event"))
         for m in AFTER_YEARS.finditer(s):
             n = _value(m.group("n"))

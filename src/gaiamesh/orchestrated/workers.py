@@ -110,14 +110,15 @@ def best_span(
         return len(counted & set(terms(" ".join(span.split()[1:] + head))))
 
     def key(span: str) -> tuple[int, int, float, int, int, int, int]:
-        clause = set(terms(next((c for c in clauses if span in c), sentence)))
+        inside = next((c for c in clauses if span in c), None)
+        clause = set(terms(inside or sentence))
         shared = sum((weight or {}).get(t, 1.0) for t in plain & clause)
         own = len(wanted & set(terms(" ".join(span.split()[1:]))))
         first = span.split()[0]
         starts = [i for i, w in enumerate(words) if first in w] or [len(words)]
         # Nearest the query's own words first ("until he retired in 1899"), then its names.
         near = (distance(starts, plain), distance(starts, wanted))
-        dated = len(years & set(YEAR.findall(next((c for c in clauses if span in c), ""))))
+        dated = len(years & set(YEAR.findall(inside or "")))
         return (-counts_asked(span) if counted else 0, -dated, -shared, -len(names & clause), -own, *near)
 
     return min(found, key=key)
@@ -171,12 +172,13 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     words = {i: set(terms(sents[i])) for i in ranked}
     ranked.sort(key=lambda i: (-len(years & words[i]), -len(plain & words[i]), -len(said & words[i]), -len(names & words[i])))
     # A year that dates a birth answers only a question about the birth.
-    skip_births = atype in (AnswerType.YEAR, AnswerType.WHEN) and not re.search(r"\b(?:born|birth)", task.query, re.IGNORECASE)
+    birth = bool(re.search(r"\b(?:born|birth)", task.query, re.IGNORECASE))
+    skip_births = atype in (AnswerType.YEAR, AnswerType.WHEN) and not birth
     # A birth is someone's: an implied one ("Y was born in 1931", which names whose it is) that
     # shares none of the query's other words is another's ("X born"). A document's own sentence
     # may say "she" and is kept.
     subject = set(terms(re.sub(r"\b(?:born|birth)\b", "", task.query, flags=re.IGNORECASE)))
-    if re.search(r"\b(?:born|birth)", task.query, re.IGNORECASE) and subject:
+    if birth and subject:
         ranked = [i for i in ranked if sents[i] not in dated or subject & words[i]]
     for index in ranked:
         sentence = sents[index]
