@@ -32,6 +32,8 @@ async def call(tool: str, c: ToolContext, packet: Packet) -> dict:
 
 
 def test_registry_has_each_strategys_tools_one_consumed_type_each() -> None:
+    import gaiamesh.orchestrated  # noqa: F401  (as the agent does: registers the team's tools)
+
     assert {"extract", "reason", "search", "triple"} <= set(registered())  # the pipeline
     assert {"orchestrator", "research", "utility"} <= set(registered())  # the orchestrated team
     assert subscriptions()["search"] == frozenset({"doc_init"})
@@ -161,7 +163,8 @@ def test_reason_weighs_likelihood_triples_and_complete_dates() -> None:
     from gaiamesh.frames import Triple
     from gaiamesh.tools.reason import Option, by_likelihood, complete_dates, options, related
 
-    facts = ["Margit Farkas, born in Szeged, was taught by Ernst Dohnal.", "Dohnal was born in Sopron."]
+    # facts whose clauses tie neither place to the question, so that only the other evidence weighs
+    facts = ["Margit Farkas taught in Szeged.", "Some pupils came from Sopron."]
     q = "Where was Ernst Dohnal born?"
     tied = [Triple(subject="Dohnal", relation="was born in", object="Sopron", fact=facts[1])]
     assert related("Sopron", q, tied) and not related("Szeged", q, tied)
@@ -185,3 +188,37 @@ def test_reason_weighs_likelihood_triples_and_complete_dates() -> None:
     merged = complete_dates("When did it close?", when, [-3.3, -4.8, -4.7])
     assert [o.text for o in merged[0]] == ["3 March 1958", "1964"] and merged[1] == [-3.3, -4.7]
     assert complete_dates("In which year did it close?", when, [-3.3, -4.8, -4.7]) == (when, [-3.3, -4.8, -4.7])
+
+
+def test_reason_ties_an_answer_by_its_own_clause() -> None:
+    from gaiamesh.tools.reason import Option, by_likelihood, subject_terms, ties
+
+    q = "Who founded the Orme Lace Museum?"
+    facts = [
+        "The lace works, built in 1851 by the merchant Silas Orme, closed in 1930.",
+        "The collection became the museum, which was established in 1962 by the curator Ada Brisk, who ran it.",
+    ]
+    assert ties("Ada Brisk", q, facts) == 1  # "established" says "founded"; the museum is a part away
+    assert ties("Silas Orme", q, facts) == 0  # his clause tells of building the works
+    opts = [Option("Silas Orme", "reading"), Option("Ada Brisk", "span1")]
+    assert by_likelihood(opts, [-4.0, -7.0], q, facts).text == "Ada Brisk"  # outweighs a 3-nat gap
+    assert by_likelihood(opts, [-4.0, -10.0], q, facts).text == "Silas Orme"  # not a stray span's
+    # the subject named in the option's own clause, not elsewhere in the sentence
+    q = "On what date did Ivo Marr become warden?"
+    facts = ["Marr took charge on 2 May 1950, and his successor, Tom Bell, was appointed on 1 June 1970."]
+    assert ties("2 May 1950", q, facts) == 1 and ties("1 June 1970", q, facts) == 0
+    # an appositive takes its clause from the part before it, or gives it to the part after
+    q = "Who runs the bakery today?"
+    assert ties("Lena Hale", q, ["Today the bakery is run by his granddaughter, Lena Hale, who took over."]) == 1
+    q = "In which town was Ivo Marr born?"
+    fact = "Marr moved to Dunby from Ashwick, the town where he was born."
+    assert ties("Ashwick", q, [fact]) == 2 and ties("Dunby", q, [fact]) == 1
+    # a number's own comma does not split its clause; a noun ending a named phrase is the subject
+    assert ties("1,850", "How many can the hall seat?", ["It was made a hall seating 1,850."]) == 1
+    assert subject_terms("Who designed the Carnforth Library building?") == {"carnforth", "librari", "build"}
+    # a name's shorter form tied in another sentence ties the full name too
+    q = "Who laid out the galleries?"
+    facts = ["They hired an engineer, Abel Roe, as agent.", "It was Roe who laid out the galleries."]
+    full = [Option("Abel Roe", "reading"), Option("Roe", "span1"), Option("Ann Fisk", "span2")]
+    assert ties("Abel Roe", q, facts) == 0 and ties("Roe", q, facts) == 1
+    assert by_likelihood(full, [-3.5, -5.0, -3.0], q, facts).text == "Abel Roe"

@@ -19,20 +19,31 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lemminflect import getAllLemmas
+
 from ..frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
 from ..prompts import answer_prompt, clean_answer
 from ..scoring import normalize
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
 from .hops import about_bridge
 from .registry import Tool, ToolContext, register
-from .text import terms
+from .text import paraphrases, terms
 
 _DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 # Proper names in a question, not its first word (the wh-word or an opening capital).
 _NAMES = re.compile(r"(?<!^)\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+# "the Carnforth Library building": a common noun ending a named phrase is part of the subject.
+_NAMED_HEAD = re.compile(r"\bthe\s+(?:[A-Z][\w'-]*\s+)+([a-z]+)\b")
 _EVIDENCE = 0.7  # log-likelihood units: about twice as likely
 _RANKED = 0.75  # the best-ranked fact's share; the second gets half of it
 _AGREE = 1.0  # per agreeing reading of a single fact
+# Per tie of an option's own clause to the question (its subject, what it asks). Larger than the
+# likelihood gaps a 270M model leaves between a right name and a wrong one in the same facts
+# (2 to 4 nats), smaller than those between an answer and a stray span of the right form.
+_TIE = 4.5
+# Where a sentence's clauses and phrases part: "; ", ", " (not the comma inside "1,850"),
+# brackets, and the joins of two clauses.
+_PARTS = re.compile(r"\s*[;:()]\s*|,\s+|\s+(?:while|whereas|but)\s+")
 
 
 @dataclass(frozen=True)
@@ -137,22 +148,77 @@ def related(option: str, question: str, triples: Sequence[Triple]) -> bool:
     return False
 
 
+def _windows(option: str, fact: str) -> list[str]:
+    """The parts of ``fact`` that speak of ``option``: the clause or phrase it stands in, with
+    the part before where it is that part's appositive ("run by his granddaughter, Ann Lee,")
+    and the part after where that describes it ("Tarnby, the town where she was born")."""
+    parts = _PARTS.split(fact)
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if option not in part:
+            continue
+        window = part
+        if part.strip(" .") == option and i > 0:
+            window = f"{parts[i - 1]} {window}"
+        if part.rstrip(" .").endswith(option) and i + 1 < len(parts) and _DETERMINER.match(parts[i + 1]):
+            window = f"{window} {parts[i + 1]}"
+        out.append(window)
+    return out
+
+
+def subject_terms(question: str) -> set[str]:
+    """The terms of what a question is about: its proper names, with the common noun that ends
+    a named phrase ("the Carnforth Library building")."""
+    found = {t for name in _NAMES.findall(question) for t in terms(name)}
+    for m in _NAMED_HEAD.finditer(question):
+        if "NOUN" in getAllLemmas(m.group(1)):
+            found |= set(terms(m.group(1)))
+    return found
+
+
+def ties(option: str, question: str, facts: list[str]) -> int:
+    """How closely the facts tie ``option`` to the question, at the best of its mentions: one
+    where the part of a fact it stands in also names the question's subject, one where that
+    part says what the question asks (another of its words, or a paraphrase: "established"
+    for "founded"). A name elsewhere in the sentence, about something else, gets neither."""
+    subject = subject_terms(question)
+    asked = [t for t in terms(question) if t not in subject]
+    asked_set = set(asked) | set(paraphrases(asked))
+    own = set(terms(option))
+    best = 0
+    for fact in facts:
+        for window in _windows(option, fact):
+            said = set(terms(window)) - own
+            best = max(best, bool(said & (subject - own)) + bool(said & asked_set))
+    return best
+
+
 def by_likelihood(
     opts: list[Option], scores: list[float], question: str, facts: list[str], triples: Sequence[Triple] = (),
     readings: Sequence[str] = (),
 ) -> Option:  # fmt: skip
-    """The likeliest option, with the evidence the model's likelihood does not see: a triple
-    tying it to the question's subject counts as much as being twice as likely, each of
-    ``extract``'s readings of a single fact that agrees (the model undistracted by the other
-    facts) about as much as being e times as likely, and a better-ranked fact (retrieval's own
-    judgement) a little."""
+    """The likeliest option, with the evidence the model's likelihood does not see: each tie of
+    its own clause to the question (``ties``, its own or a shorter form's) outweighs the usual
+    gap between a right and a wrong name, a triple tying it to the question's subject counts as
+    much as being twice as likely, each of ``extract``'s readings of a single fact that agrees
+    (the model undistracted by the other facts) about as much as being e times as likely, and a
+    better-ranked fact (retrieval's own judgement) a little."""
     agree = [normalize(r) for r in readings]
+    own = {o.text: ties(o.text, question, facts) for o in opts}
+    # A shorter form of an option names the same thing ("Trewin", "Jabez Trewin"): the fuller
+    # option is tied wherever the shorter one is.
+    tie = {
+        o.text: max(v for t, v in own.items() if set(terms(t)) <= set(terms(o.text)) and terms(t))
+        if terms(o.text) else own[o.text]
+        for o in opts
+    }
 
     def score(pair: tuple[Option, float]) -> float:
         o, ll = pair
         support = _RANKED / (1 + support_rank(o.text, facts))  # facts come best-ranked first
         votes = _AGREE * agree.count(normalize(o.text))
-        return ll + _EVIDENCE * related(o.text, question, triples) + support + votes
+        tied = _TIE * tie[o.text]
+        return ll + tied + _EVIDENCE * related(o.text, question, triples) + support + votes
 
     return max(zip(opts, scores, strict=True), key=score)[0]
 
@@ -194,6 +260,7 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
     scores = await ctx.llm.score(prompt, [f" {o.text}\n" for o in fit], ctx.usage) if weigh else None
     if scores is not None:
         ctx.memory["likelihoods"] = {o.text: round(v, 3) for o, v in zip(fit, scores, strict=True)}
+        ctx.memory["ties"] = {o.text: ties(o.text, question, facts) for o in fit}
         fit, scores = complete_dates(question, fit, scores)
         best = by_likelihood(fit, scores, question, facts, body.triples, candidates)
         answer, method = best.text, f"likelihood:{best.source}"
