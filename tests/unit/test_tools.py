@@ -209,13 +209,13 @@ def test_reason_ties_an_answer_by_its_own_clause() -> None:
     assert ties("2 May 1950", q, facts) == 1 and ties("1 June 1970", q, facts) == 0
     # an appositive takes its clause from the part before it, or gives it to the part after
     q = "Who runs the bakery today?"
-    assert ties("Lena Hale", q, ["Today the bakery is run by his granddaughter, Lena Hale, who took over."]) == 1
+    assert ties("Lena Hale", q, ["Today the bakery is run by his niece, Lena Hale, who took over."]) == 1
     q = "In which town was Ivo Marr born?"
     fact = "Marr moved to Dunby from Ashwick, the town where he was born."
     assert ties("Ashwick", q, [fact]) == 2 and ties("Dunby", q, [fact]) == 1
     # a number's own comma does not split its clause; a noun ending a named phrase is the subject
     assert ties("1,850", "How many can the hall seat?", ["It was made a hall seating 1,850."]) == 1
-    assert subject_terms("Who designed the Carnforth Library building?") == {"carnforth", "librari", "build"}
+    assert subject_terms("Who designed the Halbury Library building?") == {"halburi", "librari", "build"}
     # a name's shorter form tied in another sentence ties the full name too
     q = "Who laid out the galleries?"
     facts = ["They hired an engineer, Abel Roe, as agent.", "It was Roe who laid out the galleries."]

@@ -32,7 +32,7 @@ from .text import paraphrases, terms
 _DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 # Proper names in a question, not its first word (the wh-word or an opening capital).
 _NAMES = re.compile(r"(?<!^)\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
-# "the Carnforth Library building": a common noun ending a named phrase is part of the subject.
+# "the Halbury Library building": a common noun ending a named phrase is part of the subject.
 _NAMED_HEAD = re.compile(r"\bthe\s+(?:[A-Z][\w'-]*\s+)+([a-z]+)\b")
 _EVIDENCE = 0.7  # log-likelihood units: about twice as likely
 _RANKED = 0.75  # the best-ranked fact's share; the second gets half of it
@@ -150,7 +150,7 @@ def related(option: str, question: str, triples: Sequence[Triple]) -> bool:
 
 def _windows(option: str, fact: str) -> list[str]:
     """The parts of ``fact`` that speak of ``option``: the clause or phrase it stands in, with
-    the part before where it is that part's appositive ("run by his granddaughter, Ann Lee,")
+    the part before where it is that part's appositive ("run by her cousin, Ann Lee,")
     and the part after where that describes it ("Tarnby, the town where she was born")."""
     parts = _PARTS.split(fact)
     out: list[str] = []
@@ -168,7 +168,7 @@ def _windows(option: str, fact: str) -> list[str]:
 
 def subject_terms(question: str) -> set[str]:
     """The terms of what a question is about: its proper names, with the common noun that ends
-    a named phrase ("the Carnforth Library building")."""
+    a named phrase ("the Halbury Library building")."""
     found = {t for name in _NAMES.findall(question) for t in terms(name)}
     for m in _NAMED_HEAD.finditer(question):
         if "NOUN" in getAllLemmas(m.group(1)):
@@ -205,7 +205,7 @@ def by_likelihood(
     better-ranked fact (retrieval's own judgement) a little."""
     agree = [normalize(r) for r in readings]
     own = {o.text: ties(o.text, question, facts) for o in opts}
-    # A shorter form of an option names the same thing ("Trewin", "Jabez Trewin"): the fuller
+    # A shorter form of an option names the same thing ("Roe", "Abel Roe"): the fuller
     # option is tied wherever the shorter one is.
     tie = {
         o.text: max(v for t, v in own.items() if set(terms(t)) <= set(terms(o.text)) and terms(t))
