@@ -205,13 +205,10 @@ def by_likelihood(
     better-ranked fact (retrieval's own judgement) a little."""
     agree = [normalize(r) for r in readings]
     own = {o.text: ties(o.text, question, facts) for o in opts}
+    words = {text: set(terms(text)) for text in own}
     # A shorter form of an option names the same thing ("Roe", "Abel Roe"): the fuller
     # option is tied wherever the shorter one is.
-    tie = {
-        o.text: max(v for t, v in own.items() if set(terms(t)) <= set(terms(o.text)) and terms(t))
-        if terms(o.text) else own[o.text]
-        for o in opts
-    }
+    tie = {t: max([v, *(own[s] for s in own if words[s] and words[s] <= words[t])]) for t, v in own.items()}
 
     def score(pair: tuple[Option, float]) -> float:
         o, ll = pair
@@ -260,7 +257,6 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
     scores = await ctx.llm.score(prompt, [f" {o.text}\n" for o in fit], ctx.usage) if weigh else None
     if scores is not None:
         ctx.memory["likelihoods"] = {o.text: round(v, 3) for o, v in zip(fit, scores, strict=True)}
-        ctx.memory["ties"] = {o.text: ties(o.text, question, facts) for o in fit}
         fit, scores = complete_dates(question, fit, scores)
         best = by_likelihood(fit, scores, question, facts, body.triples, candidates)
         answer, method = best.text, f"likelihood:{best.source}"
