@@ -309,7 +309,12 @@ def share(question: str, sentence: str) -> Reading | None:
         return None
     wholes = [c for c in counts(sentence) if c.end <= m.start()]
     named = sentence[m.end() : _clause_at(sentence, m.end())[1]]
-    if not wholes or not _overlap(question, named):
+    # "40 per cent of which was raised by members; the rest came from a grant": a question that
+    # says what the rest clause says asks for the rest.
+    rest_clause = next((sentence[a:b] for a, b in _clauses(sentence) if a >= m.end() and REST.search(sentence[a:b])), "")
+    # (more than a shared verb: "came" alone ties any question about arrivals to it)
+    asks_rest = _overlap(question, rest_clause) > max(1, _overlap(question, named))
+    if not wholes or not (_overlap(question, named) or asks_rest):
         return None
     whole = _num(wholes[-1].value)
     if m.group("pct"):
@@ -317,8 +322,9 @@ def share(question: str, sentence: str) -> Reading | None:
     else:
         f = FRACTIONS[re.sub(r"^(?:a|one) ", "", m.group("share").lower())]
         part = f"{whole} * {round(f * 3)} / 3" if f in (1 / 3, 2 / 3) else f"{whole} * {f}"
-    rest = COMPLEMENT_CUE.search(question) or NEGATION.search(question)
-    return Reading("share", f"{whole} - {part}" if rest else part, sentence, _overlap(question, named))
+    rest = asks_rest or COMPLEMENT_CUE.search(question) or NEGATION.search(question)
+    fit = _overlap(question, rest_clause if asks_rest else named)
+    return Reading("share", f"{whole} - {part}" if rest else part, sentence, fit)
 
 
 def _lemmas(word: str) -> set[str]:
@@ -326,7 +332,8 @@ def _lemmas(word: str) -> set[str]:
 
 
 ALL_BUT = re.compile(
-    rf"\ball but (?P<m>{_NUM}) of (?:its|the|their|his|her|our) (?:(?P<n>{_NUM}) )?(?P<noun>[a-z]+)", re.IGNORECASE
+    rf"\ball but (?P<m>{_NUM}) of (?:(?:its|the|their|his|her|our) (?:(?P<n>{_NUM}) )?(?P<noun>[a-z]+)|(?P<them>them|these|those)\b)",
+    re.IGNORECASE,
 )
 
 
@@ -334,12 +341,20 @@ def all_but(question: str, sentence: str, sents: list[str]) -> Reading | None:
     """N - M for "all but M of its N things" (N, when the phrase omits it, is the count the
     document gives those things elsewhere: "it has 96 stalls")."""
     m = ALL_BUT.search(sentence)
-    if m is None or NEGATION.search(question) or not set(terms(m.group("noun"))) & set(terms(question)):
+    if m is None or NEGATION.search(question):
         return None
     part = _value(m.group("m"))
     whole = _value(m.group("n")) if m.group("n") else None
+    noun = m.group("noun") or ""
+    if m.group("them"):
+        # "2,300 crates were sent ... and all but 40 of them returned": the count before it
+        before = [c for c in counts(sentence) if c.end <= m.start()]
+        whole = before[-1].value if before else None
+        noun = _unit(sentence, before[-1].end) if before else ""
+    if not set(terms(noun)) & set(terms(question)):
+        return None
     if whole is None:
-        counted = re.compile(rf"(?<![\w.,])({_NUM}) (?:\w+ )?{re.escape(m.group('noun'))}\b", re.IGNORECASE)
+        counted = re.compile(rf"(?<![\w.,])({_NUM}) (?:\w+ )?{re.escape(noun)}\b", re.IGNORECASE)
         found = next((c for s in sents for c in counted.finditer(s) if not YEAR.fullmatch(c.group(1))), None)
         whole = _value(found.group(1)) if found else None
     if part is None or whole is None or whole <= part:
@@ -396,7 +411,7 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
             before = s[: m.start()]
             anchors = list(YEAR.finditer(before))
             event = before[anchors[-1].end() :] if anchors else ""
-            if not anchors or not verb & set(terms(event)) or _overlap(question, s) < 2:
+            if not anchors or not (verb | set(paraphrases(sorted(verb)))) & set(terms(event)) or _overlap(question, s) < 2:
                 continue
             n = 1.0 if m.group("one") else _value(m.group("n") or "")
             if n is None:
@@ -413,7 +428,7 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
     birth = bool(re.search(r"\b(?:born|birth)\b", question, re.IGNORECASE))
     fits = [
         d for d in implied_dates(sents, find_year)
-        if (d.kind == "birth") == birth and (qterms - names) & about(d)
+        if (d.kind == "birth") == birth and (asked - names - {"year"}) & about(d)
         and (names & set(terms(d.text)) if names else _overlap(question, d.text) >= 2)
     ]  # fmt: skip
     if fits:
@@ -502,7 +517,11 @@ def _subject(sents: list[str], i: int, at: int) -> str | None:
     words = lead.split()
     if pronoun is None and words and words[0][:1].islower() and _inflected_verb(words[0]):
         # The clause shares the subject of the clause before it (or of the one before that).
-        for a, b in reversed([c for c in _clauses(s) if c[1] <= start]):
+        prior_clauses = [c for c in _clauses(s) if c[1] <= start]
+        for k in range(len(prior_clauses) - 1, -1, -1):
+            a, b = prior_clauses[k]
+            if k and _appositive(s[a:b], s[slice(*prior_clauses[k - 1])]):
+                continue
             prior = LINK.sub("", s[a:b])
             if PRONOUN.match(prior):
                 pronoun, at_pronoun = PRONOUN.match(prior), a + s[a:b].find(prior)
@@ -513,6 +532,10 @@ def _subject(sents: list[str], i: int, at: int) -> str | None:
         else:
             return None
     if pronoun is None:
+        # "X, a pupil of Y, who ...": past an appositive to the name it describes
+        prior_clauses = [c for c in _clauses(s) if c[1] <= start]
+        if len(prior_clauses) > 1 and _appositive(s[slice(*prior_clauses[-1])], s[slice(*prior_clauses[-2])]):
+            names = _proper_names(s, prior_clauses[-2][1]) or names
         return names[-1][1] if names else None
     before = _proper_names(s, at_pronoun)
     if not before:
@@ -523,6 +546,18 @@ def _subject(sents: list[str], i: int, at: int) -> str | None:
     if PERSONAL.fullmatch(pronoun.group(0)):
         return before[0][1] if before else None
     return _opening_name(s)
+
+
+APPOSITIVE = re.compile(r"^(?:a|an|the|one of)\s", re.IGNORECASE)
+
+
+def _appositive(clause: str, before: str) -> bool:
+    """Whether ``clause`` is a noun phrase describing the name that ends ``before`` ("William
+    Bainbridge, | a pupil of the engineer Thomas Sopwith,"): it names no new subject."""
+    names = _proper_names(before, len(before))
+    ends_with_name = bool(names) and before.rstrip().endswith(names[-1][1])
+    # no auxiliary: "the mill was sold" has its own subject and verb ("a mining engineer" has none)
+    return ends_with_name and bool(APPOSITIVE.match(clause)) and not any("AUX" in parts_of_speech(w) for w in clause.split())
 
 
 def _years(text: str) -> list[int]:

@@ -170,7 +170,7 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     # query's own words before one that only shares its names: "X, who was born in 1779"
     # before "a proposal made in 1811 by X" for "X born".
     words = {i: set(terms(sents[i])) for i in ranked}
-    ranked.sort(key=lambda i: (-len(years & words[i]), -len(plain & words[i]), -len(said & words[i]), -len(names & words[i])))
+    ranked.sort(key=lambda i: (-len(years & words[i]), -len((plain | said) & words[i]), -len(names & words[i]), -len(plain & words[i])))
     # A year that dates a birth answers only a question about the birth.
     birth = bool(re.search(r"\b(?:born|birth)", task.query, re.IGNORECASE))
     skip_births = atype in (AnswerType.YEAR, AnswerType.WHEN) and not birth

@@ -253,3 +253,30 @@ def test_a_term_with_its_start_given_after_it() -> None:
 
 def test_a_count_shaped_like_a_year() -> None:
     assert [c.value for c in counts("Of the 2000 members, 140 were juniors.")] == [2000, 140]
+
+
+def test_the_rest_of_a_share_named_in_its_own_clause() -> None:
+    text = "The school bought the field for 60,000 pounds, 30 per cent of which was given by parents; the rest came from the county council."
+    assert _read("How much of the field's price came from the county council, in pounds?", text) == "60000 - 60000 * 30 / 100"
+    assert _read("How much did the parents give towards the field, in pounds?", text) == "60000 * 30 / 100"
+    # a verb alone ("came") does not tie a question to the rest clause
+    assert _read("How many visitors came on the open day?", text) is None
+
+
+def test_all_but_some_of_them() -> None:
+    text = "In 1916 some 480 horses were sent to France, and all but 35 of them came home in 1919."
+    assert _read("How many horses came home from France?", text) == "480 - 35"
+    assert _read("How many ships came home?", text) is None  # "them" counts horses
+
+
+def test_a_relative_clause_after_an_appositive_is_about_the_name_it_describes() -> None:
+    text = (
+        "The first warden was Hugh Lyle, a nephew of the banker Oswald Crane, who had taken the post in 1861 at "
+        "the age of 30 and who kept it until his death fourteen years later."
+    )
+    assert ("Hugh Lyle was born in 1831.", 1831, "1861 - 30") in _dates(text)
+    assert _read("In what year was Hugh Lyle born?", text) == "1861 - 30"
+    assert _read("In which year did Hugh Lyle die?", text) == "1861 + 14"  # "die": "his death"
+    # the appositive's own name is the subject where nothing names one before it
+    text = "Its first keeper, the surveyor Ada Moss, was appointed in 1870 at the age of 25."
+    assert ("Ada Moss was born in 1845.", 1845, "1870 - 25") in _dates(text)

@@ -120,3 +120,10 @@ def test_best_span_prefers_the_count_of_the_asked_thing() -> None:
 def test_best_span_takes_the_number_of_the_query_year() -> None:
     sentence = "Its fund was 500 pounds in 1900 and 4,000 pounds in 1950; in 2020 it was 120,000 pounds."
     assert best_span(sentence, ["500 pounds", "4,000 pounds", "120,000 pounds"], "the fund in 2020") == "120,000 pounds"
+
+
+async def test_find_fact_takes_the_subjects_sentence_over_anothers_exact_word() -> None:
+    # "died" is said of Ada Lowe; "his death" of Ned Pike, whom the query names: his sentence wins
+    doc = "The press was founded by Ada Lowe (1790-1851). Its printer was Ned Pike, who worked there until his death in 1872."
+    died = await worker("research")(ctx(doc), sub("research", "find_fact", query="Ned Pike died", answer_type="year"))
+    assert died.processed_result_data == 1872, died
