@@ -222,6 +222,12 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
     negated = bool(NEGATION.search(question)) != bool(NEGATION.search(part.clause))
     unused = bool(pred_q) and not set(terms(pred_q.split()[0])) & document_terms
     says = _overlap(pred_q, part.clause)
+    # "3,700 of them came on the first day" for "how many came on the second day": the
+    # predicate is the part's but for one word the document never uses.
+    other_part = set(terms(question)) - set(terms(sentence)) - {"mani", "much"}
+    said = _overlap(question, part.clause) >= 1 and _overlap(question, f"{part.clause} {whole.clause}") >= 3
+    contrast = said and len(other_part) == 1 and not other_part & document_terms
+    unused = unused or contrast
     if rest is not None and _overlap(question, rest) > _overlap(question, part.clause):
         return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, _overlap(question, rest))
     if cue and NEGATION.search(part.clause) and NEGATION.search(question):
@@ -325,6 +331,29 @@ def share(question: str, sentence: str) -> Reading | None:
     rest = asks_rest or COMPLEMENT_CUE.search(question) or NEGATION.search(question)
     fit = _overlap(question, rest_clause if asks_rest else named)
     return Reading("share", f"{whole} - {part}" if rest else part, sentence, fit)
+
+
+# "310 men at its mines and a further 45 at the mill": counts added to the one before.
+FURTHER = re.compile(rf"\b(?:a further|another|an additional|an extra|plus|and) (?P<n>{_NUM})\b(?! per cent| years?\b)", re.IGNORECASE)
+TOTAL_CUE = re.compile(r"\b(?:counting|including|in all|in total|all told|altogether|together|combined)\b", re.IGNORECASE)
+
+
+def total(question: str, sentence: str) -> Reading | None:
+    """a + b for "how many did it employ, counting the mill" where the sentence adds a count to
+    the one before it ("310 men at its mines and a further 45 at the smelt mill")."""
+    if not TOTAL_CUE.search(question):
+        return None
+    found = counts(sentence)
+    for m in FURTHER.finditer(sentence):
+        added = next((c for c in found if c.start == m.start("n")), None)
+        before = [c for c in found if c.end <= m.start()]
+        # "a further" says what it adds to; a bare "and N" only where the question names the
+        # added count's own clause ("counting the smelt mill")
+        said = m.group(0).split()[0].lower() not in {"and", "plus"} or _overlap(question, sentence[m.end() : _clause_at(sentence, m.end())[1]])
+        if added is None or not before or not said or _overlap(question, sentence) < 2:
+            continue
+        return Reading("total", f"{_num(before[-1].value)} + {_num(added.value)}", sentence, _overlap(question, sentence))
+    return None
 
 
 def _lemmas(word: str) -> set[str]:
@@ -719,6 +748,7 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
         or all_but(question, sents[index], sents)
         or change(question, sents[index], sents[:index])
         or share(question, sents[index])
+        or total(question, sents[index])
         or complement(question, sents[index], document_terms)
         for index, _ in best
     ]

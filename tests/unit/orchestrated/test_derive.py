@@ -280,3 +280,17 @@ def test_a_relative_clause_after_an_appositive_is_about_the_name_it_describes() 
     # the appositive's own name is the subject where nothing names one before it
     text = "Its first keeper, the surveyor Ada Moss, was appointed in 1870 at the age of 25."
     assert ("Ada Moss was born in 1845.", 1845, "1870 - 25") in _dates(text)
+
+
+def test_a_total_of_a_count_and_a_further_one() -> None:
+    text = "In 1890 the works employed 220 men in its forges and a further 35 in the pattern shop."
+    assert _read("How many men did the works employ in 1890, counting the pattern shop?", text) == "220 + 35"
+    assert _read("How many men did the works employ in 1890 in the pattern shop?", text) is None  # no cue of a total
+    text = "The fleet had 12 trawlers and 4 drifters in 1910."
+    assert _read("How many boats did the fleet have in 1910, including the drifters?", text) == "12 + 4"
+
+
+def test_the_other_part_named_by_a_word_the_document_never_uses() -> None:
+    text = "The fair ran for two days in 1952; 9,400 people came, 5,100 of them on the opening day."
+    assert _read("How many people came on the closing day of the fair?", text) == "9400 - 5100"
+    assert _read("How many people came on the opening day of the fair?", text) is None  # the part itself
