@@ -733,12 +733,65 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
     return out
 
 
+# Lemma classes (like CHANGE): what begins a thing's life or a person's term, and what ends it.
+BEGIN = frozenset("open found establish build begin start launch form create join appoint elect found inaugurate".split())
+END = frozenset("close end retire die leave cease stop demolish abandon shut last final withdraw disband resign".split())
+FOR_SPAN = re.compile(
+    rf"\bfor (?:(?:its|their|his|her|the) )?(?:first |last |next )?(?P<n>{_NUM}) (?P<unit>years|decades)\b(?! (?:before|after|ago)\b)",
+    re.IGNORECASE,
+)
+DURATION_QUESTION = re.compile(
+    r"^.*?\bhow (?:many years (?:is|are|was|were|has|have|had|do|does|did|can|could|will|would)|long (?:did|does|do|has|had|have))"
+    r" (?P<body>.+?)\??$",
+    re.IGNORECASE,
+)
+
+
+def _says(text: str, lemmas: frozenset[str]) -> bool:
+    return any(_lemmas(w) & lemmas for w in re.findall(r"[A-Za-z]+", text))
+
+
+def duration(question: str, sents: list[str]) -> Reading | None:
+    """A span of time the document states outright, for "how many years did X do Y":
+
+    - "The mill closed in 1950, 77 years after it opened": a clause about X's end (a word of
+      ending, and the question's words), dated N years after a beginning;
+    - "she served as its secretary for 12 years", "for its first four decades": a clause that
+      says what the question asks of the question's subject, with its length.
+
+    None where no sentence states it (the templates then compute it from two years)."""
+    m = DURATION_QUESTION.match(" ".join(question.split()))
+    if m is None:
+        return None
+    body = m.group("body")
+    names = {t for w in re.findall(r"\b[A-Z][\w'-]*", body) for t in terms(w)}
+    asked = set(terms(body)) - {"year"}
+    wanted = (asked | set(paraphrases(sorted(asked)))) - names
+    for index, _ in rank(question, sents)[:3]:
+        s = sents[index]
+        for o in OFFSET.finditer(s):
+            main = s[s.rfind(";", 0, o.start()) + 1 : o.start()]  # the statement the offset dates
+            if _after(o) and _says(o.group("event"), BEGIN) and _says(main, END) and _overlap(body, main) >= 2 and _overlap(question, s) >= 2:
+                n = _value(o.group("n"))
+                if n is not None:
+                    return Reading("duration", _num(n), s, _overlap(body, main))
+        for f in FOR_SPAN.finditer(s):
+            a, b = _clause_at(s, f.start())
+            clause = s[a:b]
+            who = set(terms(_subject(sents, index, f.start()) or "")) | set(terms(clause))
+            n = _value(f.group("n"))
+            if n is None or not wanted & set(terms(clause)) or not names <= who or len(asked & (who | set(terms(clause)))) < 2:
+                continue
+            return Reading("duration", _num(n * 10 if f.group("unit").lower() == "decades" else n), s, len(asked & who))
+    return None
+
+
 def implied(question: str, sents: list[str], find_year: Callable[[str, str], int | None]) -> Reading | None:
     """The first implied calculation that fits ``question`` in the sentences that match it best."""
+    if DURATION_QUESTION.match(question) or re.search(r"\bhow many (?:years|months|days|decades)\b", question, re.IGNORECASE):
+        return duration(question, sents)  # a span of time: stated outright, or the templates' business
     if not re.search(r"\bhow (?:many|much)\b", question, re.IGNORECASE):
         return relative_year(question, sents, find_year)
-    if re.search(r"\bhow many (?:years|months|days|decades)\b", question, re.IGNORECASE):
-        return None  # a span of time: the templates' business, not a count's
     document_terms = {t for s in sents for t in terms(s)}
     # Of the best two, a sentence with the question's year first ("restored by 2010").
     asked = set(YEAR.findall(question))

@@ -5,8 +5,9 @@ the question. Otherwise the model writes a plan from a few-shot prompt; a plan t
 validation is rejected with its reasons (in the journal) and replaced by the default template.
 After a failed attempt, a revision is asked of the model with the working context, the failed
 step and the failed plan; when the model's revision is not valid, a failure that another try
-may cure (a worker that died or timed out) runs the same plan again, and any other failure falls
-back to the default template, once. No valid plan: the task fails.
+may cure (a worker that died or timed out) runs the same plan again, a failed template's plan
+gives way to the next template that matches (the default template on the last revision
+allowed), and the default template's own failure ends it. No valid plan: the task fails.
 """
 
 from __future__ import annotations
@@ -103,9 +104,12 @@ class PlanManager:
     def _default_plan(self, question: str) -> Plan:
         return self.from_template(self.default, self.default.match(question) or {"question": question})
 
-    async def plan(self, question: str, journal: Journal) -> Plan:
-        """The first plan for ``question``."""
-        for template in self.templates:
+    def _next_template(self, question: str, journal: Journal, after: str | None = None) -> Plan | None:
+        """The plan of the first template (highest priority first; after the one named ``after``,
+        where given) that matches ``question``, the default aside."""
+        names = [t.name for t in self.templates]
+        start = names.index(after) + 1 if after in names else 0
+        for template in self.templates[start:]:
             if template is self.default:
                 continue
             slots = template.match(question)
@@ -115,8 +119,15 @@ class PlanManager:
                 except PlanError as exc:
                     journal.add("template_rejected", template=template.name, reasons=exc.reasons)
                     continue
-                journal.add("plan_chosen", source=plan.source, slots=slots)
+                journal.add("plan_chosen", source=plan.source, slots=slots, **({"why": f"the next template after {after}"} if after else {}))
                 return plan
+        return None
+
+    async def plan(self, question: str, journal: Journal) -> Plan:
+        """The first plan for ``question``."""
+        chosen = self._next_template(question, journal)
+        if chosen is not None:
+            return chosen
         if self.write is not None:
             written = await self._from_model(plan_prompt(question, self.catalog), journal)
             if written is not None:
@@ -126,9 +137,11 @@ class PlanManager:
         return plan
 
     async def revise(
-        self, question: str, cwc: WorkingContext, failed: Execution, plan: Plan, journal: Journal
+        self, question: str, cwc: WorkingContext, failed: Execution, plan: Plan, journal: Journal, last: bool = False
     ) -> Plan | None:
-        """A new plan after ``failed`` (an attempt at ``plan``), or None when there is none."""
+        """A new plan after ``failed`` (an attempt at ``plan``), or None when there is none. A
+        template's plan that failed gives way to the next template that matches the question,
+        unless this is the ``last`` revision allowed: then to the default plan."""
         assert failed.failed is not None
         if self.write is not None:
             context = (
@@ -143,6 +156,10 @@ class PlanManager:
         if error.startswith(TRANSIENT):
             journal.add("plan_chosen", source=plan.source, why="the failure may be transient: same plan again")
             return plan
+        if plan.source.startswith("template:") and not last:
+            following = self._next_template(question, journal, after=plan.source.removeprefix("template:"))
+            if following is not None:
+                return following
         if not plan.source.startswith(f"template:{self.default.name}"):
             revised = self._default_plan(question)
             journal.add("plan_chosen", source=revised.source, why="fall back to the default plan")

@@ -72,7 +72,7 @@ async def run_task(
             return _failed(journal, cwc, plan, run, revision)
         revision += 1
         journal.add("replan_started", revision=revision)
-        revised = await manager.revise(question, cwc, run, plan, journal)
+        revised = await manager.revise(question, cwc, run, plan, journal, last=revision >= max_revisions)
         if revised is None:
             journal.add("replan_failed", revision=revision, why="no valid plan")
             return _failed(journal, cwc, plan, run, revision)

@@ -294,3 +294,23 @@ def test_the_other_part_named_by_a_word_the_document_never_uses() -> None:
     text = "The fair ran for two days in 1952; 9,400 people came, 5,100 of them on the opening day."
     assert _read("How many people came on the closing day of the fair?", text) == "9400 - 5100"
     assert _read("How many people came on the opening day of the fair?", text) is None  # the part itself
+
+
+def test_a_duration_stated_outright() -> None:
+    text = "The Lyric theatre opened in 1911. It staged its last play in 1968, 57 years after it opened."
+    assert _read("For how many years did the Lyric stage plays?", text) == "57"
+    text = "The society's secretary for its first three decades was Mary Kell, a schoolteacher."
+    assert _read("How many years did Mary Kell work for the society?", text) == "30"
+    text = "Tom Ash joined the choir in 1950. He sang as its leading tenor for 22 years."
+    assert _read("How many years did Tom Ash sing as the leading tenor?", text) == "22"
+
+
+def test_a_duration_of_another_thing_or_person_is_not_read() -> None:
+    # the end clause is of the slipway, not the yard: its two years are the template's business
+    text = "The yard opened in 1870. Its slipway closed in 1931, 61 years after the yard opened."
+    assert _read("How many years did the yard build ships?", text) is None
+    # a term of another person
+    text = "The mill opened in 1820. Its manager, Ada Crane, ran it for 30 years."
+    assert _read("How many years did John Crane run the mill?", text) is None
+    # not a duration: a length
+    assert _read("How long is the mill race?", "The mill race was dug in 1820 and is 900 yards long.") is None

@@ -155,4 +155,6 @@ def test_templates_for_more_question_forms(question: str, name: str, slots: dict
     loaded = {t.name: t for t in templates(BUNDLED_TEMPLATES)}
     assert loaded[name].match(question) == slots
     if slots is not None:  # and no template of higher priority reads the question first
-        assert next(t.name for t in templates(BUNDLED_TEMPLATES) if t.match(question) is not None) == name
+        reading = [t.name for t in templates(BUNDLED_TEMPLATES) if t.match(question) is not None]
+        # (but stated_duration, whose failure gives way to the next template: "how long did ...")
+        assert reading[0] == name or (reading[0] == "stated_duration" and reading[1] == name), reading

@@ -89,13 +89,28 @@ async def test_a_step_that_always_fails_ends_with_an_explanation_after_max_revis
     assert journal.events()[-2:] == ["max_revisions_reached", "task_failed"]
 
 
-async def test_a_non_transient_failure_falls_back_to_the_default_plan_once() -> None:
+async def test_a_non_transient_failure_gives_way_to_the_next_template_then_the_default_plan() -> None:
     answers = years() | {"a": [StepOutput("FAILED", error="NotFound: no year")],
+                         "reading": [StepOutput("FAILED", error="NotFound: no calculation")],
                          "answer": [StepOutput("COMPLETED", "1931")]}  # fmt: skip
     journal = Journal()
     plan = validate_plan(good(), TOOLS, source="template:years_between")
     outcome = await run_task("When did it close?", manager(), Workers(answers), journal, WorkingContext("q"), 3, plan)
     assert outcome.status == "COMPLETED" and outcome.answer == "1931"
+    assert outcome.plan is not None and outcome.plan.source == f"template:{DEFAULT_TEMPLATE}"
+    # the one template after years_between that reads "When did it close?", then the default
+    chosen = [e for e in journal.entries if e["event"] == "plan_chosen"]
+    assert [e["source"] for e in chosen] == ["template:implied_arithmetic", f"template:{DEFAULT_TEMPLATE}"]
+    assert chosen[0]["why"] == "the next template after years_between"
+
+
+async def test_the_last_revision_allowed_goes_to_the_default_plan() -> None:
+    answers = years() | {"a": [StepOutput("FAILED", error="NotFound: no year")],
+                         "answer": [StepOutput("COMPLETED", "1931")]}  # fmt: skip
+    journal = Journal()
+    plan = validate_plan(good(), TOOLS, source="template:years_between")
+    outcome = await run_task("When did it close?", manager(), Workers(answers), journal, WorkingContext("q"), 1, plan)
+    assert outcome.status == "COMPLETED" and outcome.revisions == 1
     assert outcome.plan is not None and outcome.plan.source == f"template:{DEFAULT_TEMPLATE}"
 
 
