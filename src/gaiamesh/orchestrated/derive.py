@@ -32,7 +32,7 @@ from lemminflect import getAllLemmas
 
 from ..tools.text import STOPWORDS, paraphrases, rank, terms
 from .calculator import to_number
-from .phrases import parts_of_speech
+from .phrases import parts_of_speech, split_subject
 
 _WORDS = (
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -783,7 +783,57 @@ def duration(question: str, sents: list[str]) -> Reading | None:
             if n is None or not wanted & set(terms(clause)) or not names <= who or len(asked & (who | set(terms(clause)))) < 2:
                 continue
             return Reading("duration", _num(n * 10 if f.group("unit").lower() == "decades" else n), s, len(asked & who))
-    return None
+    return span(body, sents)
+
+
+RANGE = re.compile(r"\b(?:from|between) (?P<a>1[0-9]{3}|20[0-9]{2}) (?:to|until|till|and) (?P<b>1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
+UNTIL = re.compile(r"\b(?:until|till|up to) (?:(?:the )?(?:end of |spring of |summer of |autumn of |winter of )?)(?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
+
+
+def span(body: str, sents: list[str]) -> Reading | None:
+    """end - start for the activity ``body`` ("the club play at Maxwell Haugh"), from its own
+    words: a range in one clause ("edited it from 1851 to 1889"), or a year that says the
+    activity or its subject began ("founded in 1876", "cast its first bell in 1738") and one
+    that says it ended ("played there until 1921", "ended in 2004", "in 1976, when the foundry
+    closed"), each in a clause that shares the question's words."""
+    asked = set(terms(body)) - {"year"}
+    split = split_subject(body)
+    subject = set(terms(split[0])) if split else set()
+    for i, s in enumerate(sents):
+        for m in RANGE.finditer(s):
+            a, b = _clause_at(s, m.start())
+            said = set(terms(s[a:b])) | set(terms(_subject(sents, i, m.start()) or ""))
+            if len(asked & said) >= 2:
+                return Reading("span", f"{m.group('b')} - {m.group('a')}", s, len(asked & said))
+    starts: list[tuple[int, int, str]] = []
+    ends: list[tuple[int, int, str]] = []
+    for s in sents:
+        clauses = _clauses(s)
+        for y in YEAR.finditer(s):
+            k = next(i for i, (a, b) in enumerate(clauses) if a <= y.start() < b + 1)
+            if BORN_BEFORE.search(s[clauses[k][0] : y.start()]) or re.search(r"\([^)]*$", s[: y.start()]):
+                continue  # a birth, or life dates in brackets
+            own = s[slice(*clauses[k])]
+            after = s[slice(*clauses[k + 1])] if k + 1 < len(clauses) else ""
+            when = after if re.match(r"when\b", after, re.IGNORECASE) else ""  # "retired in 1976, when the foundry closed"
+            said = set(terms(f"{own} {when}"))
+            # the activity's own clause, or the subject's own founding or closing
+            fits = len(asked & said) >= 2 or bool(subject) and subject <= said
+            if not fits:
+                continue
+            if _says(own, END) or UNTIL.search(own):
+                ends.append((len(asked & said), int(y.group(0)), s))
+            elif _says(own, BEGIN) or re.search(r"\bfirst\b", own, re.IGNORECASE):
+                starts.append((len(asked & said), int(y.group(0)), s))
+            elif _says(when, END):
+                ends.append((len(asked & said), int(y.group(0)), s))
+    if not starts or not ends:
+        return None
+    _, start, first = max(starts, key=lambda c: (c[0], -c[1]))
+    _, end, last = max(ends, key=lambda c: (c[0], c[1]))
+    if end <= start:
+        return None
+    return Reading("span", f"{end} - {start}", last if last == first else f"{first} {last}", 1)
 
 
 def implied(question: str, sents: list[str], find_year: Callable[[str, str], int | None]) -> Reading | None:

@@ -314,3 +314,23 @@ def test_a_duration_of_another_thing_or_person_is_not_read() -> None:
     assert _read("How many years did John Crane run the mill?", text) is None
     # not a duration: a length
     assert _read("How long is the mill race?", "The mill race was dug in 1820 and is 900 yards long.") is None
+
+
+def test_a_span_from_a_range_or_from_a_beginning_to_an_end() -> None:
+    text = "The Ledger was founded in 1840. Its second owner, Amos Pine, edited it from 1862 to 1901."
+    assert _read("How many years did Amos Pine edit the Ledger?", text) == "1901 - 1862"
+    # the start is the subject's founding, the end the activity's own clause
+    text = "Rowan Athletic was founded in 1881. It played at Mill Meadow until 1927, when it moved to Park Road."
+    assert _read("How many years did the club play at Mill Meadow?", text) is None  # "the club" is not named so
+    assert _read("How many years did Rowan Athletic play at Mill Meadow?", text) == "1927 - 1881"
+    # an end said in a "when" clause, past a birth in the same sentence
+    text = "The kiln fired its first pots in 1802. Its last potter was born in 1890 and left in 1951, when the kiln closed."
+    assert _read("How many years did the kiln fire pots?", text) == "1951 - 1802"
+
+
+def test_a_span_needs_both_ends_in_the_activitys_own_words() -> None:
+    # a beginning in a "when" clause is not the activity's end
+    text = "The baths opened in 1900. Swimming at the baths ended in 1990, when the council opened a new pool."
+    assert _read("How many years did the baths offer swimming?", text) == "1990 - 1900"
+    text = "The baths opened in 1900. A cafe was added in 1931 and closed in 1960."
+    assert _read("How many years did the baths offer swimming?", text) is None
