@@ -544,6 +544,8 @@ def _subject(sents: list[str], i: int, at: int) -> str | None:
     pronoun = PRONOUN.match(lead)
     at_pronoun = start + s[start:at].find(lead) if pronoun else 0
     words = lead.split()
+    while len(words) > 1 and "ADV" in parts_of_speech(words[0]) and not parts_of_speech(words[0]) & {"VERB", "NOUN"}:
+        words = words[1:]  # "and later served as president": the verb after the adverb
     if pronoun is None and words and words[0][:1].islower() and _inflected_verb(words[0]):
         # The clause shares the subject of the clause before it (or of the one before that).
         prior_clauses = [c for c in _clauses(s) if c[1] <= start]
@@ -555,6 +557,9 @@ def _subject(sents: list[str], i: int, at: int) -> str | None:
             if PRONOUN.match(prior):
                 pronoun, at_pronoun = PRONOUN.match(prior), a + s[a:b].find(prior)
                 break
+            opening = prior.split()[:1]
+            if opening and opening[0][:1].islower() and _inflected_verb(opening[0]):
+                continue  # "played 41 matches for Scotland": its subject is further back too
             named = _proper_names(s[a:b], b - a)
             if named:
                 return named[0][1]
@@ -645,6 +650,9 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             if n is None or AGE_RANGE.match(s[m.end() :]):
                 continue
             who = _subject(sents, i, m.start())
+            if m.group(0).startswith(","):  # "the architect Percy Lund, then 44,": the name just before
+                named = _proper_names(s, m.start())
+                who = named[-1][1] if named and s[: m.start()].rstrip().endswith(named[-1][1]) else who
             a, b = _clause_at(s, m.start())
             if m.re is AGE_WHEN:  # "was 23 when he took the post in 1883": the event follows
                 event = s[m.end() : _clause_at(s, m.end())[1]]
@@ -719,7 +727,17 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 continue
             year = int(int(dated.group(1)) - n if _after(m) else int(dated.group(1)) + n)
             sign = "-" if _after(m) else "+"
-            out.append(Dated(f"{m.group('event').strip()} in {year}.", year, f"{dated.group(1)} {sign} {_num(n)}", s, "event"))
+            event = m.group("event").strip()
+            if PROPER.fullmatch(event):
+                # "he was born in 1891, three years before Harold": the same predicate, of Harold
+                main = s[_clause_at(s, m.start() - 8)[0] : m.start()]
+                said = re.sub(r"\s*\bin\s+(?:1[0-9]{3}|20[0-9]{2}),?\s*$", "", main).strip()
+                predicate = split_subject(said)
+                if predicate and predicate[1]:
+                    kind = "birth" if re.search(r"\bborn\b", predicate[1]) else "event"
+                    out.append(Dated(f"{event} {predicate[1]} in {year}.", year, f"{dated.group(1)} {sign} {_num(n)}", s, kind))
+                    continue
+            out.append(Dated(f"{event} in {year}.", year, f"{dated.group(1)} {sign} {_num(n)}", s, "event"))
         for m in AFTER_YEARS.finditer(s):
             n = _value(m.group("n"))
             a, _b = _clause_at(s, m.start())

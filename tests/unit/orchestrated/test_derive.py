@@ -334,3 +334,16 @@ def test_a_span_needs_both_ends_in_the_activitys_own_words() -> None:
     assert _read("How many years did the baths offer swimming?", text) == "1990 - 1900"
     text = "The baths opened in 1900. A cafe was added in 1931 and closed in 1960."
     assert _read("How many years did the baths offer swimming?", text) is None
+
+
+def test_subjects_past_adverbs_verb_led_clauses_and_then() -> None:
+    text = "Its best batsman, the opener Hal Dyce, scored 90 centuries for Kent between 1921 and 1934, and later served as club captain for 6 years from 1936."
+    assert ("Hal Dyce later served as club captain until 1942.", 1942, "1936 + 6") in _dates(text)
+    text = "The library opened in 1905. It was designed by the architect Ruth Moss, then 38, for the town council."
+    assert ("Ruth Moss was born in 1867.", 1867, "1905 - 38") in _dates(text)
+
+
+def test_an_event_elided_after_a_name_takes_the_clauses_predicate() -> None:
+    text = "The firm was founded by two sisters, Ann and Ivy Cole. Ann was born in 1870, four years before Ivy."
+    assert ("Ivy was born in 1874.", 1874, "1870 + 4") in _dates(text)
+    assert _read("In what year was Ivy Cole born?", text) == "1870 + 4"
