@@ -36,7 +36,8 @@ def split_subject(clause: str) -> tuple[str, str] | None:
         if "VERB" not in pos or words[i - 1].lower() in _FUNCTION or words[i - 1].endswith(("'s", "’s", "s'")):
             continue
         following = parts_of_speech(words[i + 1]) if i + 1 < len(words) else frozenset()
-        if "NOUN" in pos and following == {"NOUN"}:
+        # (a function word is no noun, whatever the lemma table says: "win its first")
+        if "NOUN" in pos and following == {"NOUN"} and words[i + 1].lower() not in _FUNCTION:
             continue  # "rail passengers": a compound noun, not a verb and its object
         return " ".join(words[:i]), " ".join(words[i:])
     return None

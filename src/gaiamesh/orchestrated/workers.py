@@ -70,6 +70,10 @@ def _document(ctx: ToolContext) -> DocInit:
 
 
 
+ADJUNCT = re.compile(r"(?:in|on|at|by|during|from|until|till)\s+(?:the\s+)?(?:(?:early|late|spring|summer|autumn|winter|end)\s+(?:of\s+)?)?(?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
+PROPER_ONLY = re.compile(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+
+
 def best_span(
     sentence: str, found: list[str], query: str, weight: Mapping[str, float] | None = None, unit: str = ""
 ) -> str:
@@ -88,7 +92,17 @@ def best_span(
     plain = wanted - names
     counted = set(terms(unit))
     years = set(YEAR.findall(query))  # "the prize fund in 2020": the span of 2020's clause
-    clauses = CLAUSE_END.split(sentence)
+    clauses: list[str] = []
+    cuts = [m for m in CLAUSE_END.finditer(sentence)]
+    for k, part in enumerate(CLAUSE_END.split(sentence)):
+        # "It won its first contest at Belle Vue, Manchester, in 1857 under ...": after a comma, a
+        # bare name or a phrase that opens with a preposition and a year belongs to the clause
+        # before it (after a semicolon a new statement begins)
+        joined = k and cuts[k - 1].group(0).strip() == ","
+        if joined and (ADJUNCT.match(part) or PROPER_ONLY.fullmatch(part.strip(" ."))):
+            clauses[-1] = f"{clauses[-1]}, {part}"
+        else:
+            clauses.append(part)
     words = sentence.split()
     stems = [set(terms(w)) for w in words]
     positions = {t: [i for i, s in enumerate(stems) if t in s] for t in wanted}

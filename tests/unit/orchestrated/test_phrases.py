@@ -66,3 +66,8 @@ async def test_a_unit_phrase_leaves_the_slot_and_a_scale_divides_the_answer() ->
     plan = await manager.plan("What is the combined volume of the two tanks in millions of litres?", Journal())
     final = [s for s in plan.steps() if s.is_final_answer][0]
     assert final.sub_task_input["expression"].endswith(") / 1000000")
+
+
+def test_a_function_word_is_not_the_noun_of_a_compound() -> None:
+    # lemminflect lists "its" as a noun; "win its first cup" is a verb and its object
+    assert split_subject("the crew win its first cup at Henley") == ("the crew", "win its first cup at Henley")

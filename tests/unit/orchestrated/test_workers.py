@@ -127,3 +127,11 @@ async def test_find_fact_takes_the_subjects_sentence_over_anothers_exact_word() 
     doc = "The press was founded by Ada Lowe (1790-1851). Its printer was Ned Pike, who worked there until his death in 1872."
     died = await worker("research")(ctx(doc), sub("research", "find_fact", query="Ned Pike died", answer_type="year"))
     assert died.processed_result_data == 1872, died
+
+
+def test_best_span_joins_a_dated_phrase_to_the_clause_before_it() -> None:
+    sentence = "It won its first cup at Henley, Oxfordshire, in 1902 under the coach Amos Reed, and went on to win the Grand twice between 1911 and 1920."
+    assert best_span(sentence, ["1902", "1911", "1920"], "the crew win its first cup at Henley") == "1902"
+    # after a semicolon a new statement begins: "in 2020" is not the 1950 clause's
+    sentence = "Its prize was 500 pounds in 1900 and 4,000 pounds in 1950; in 2020 it was 120,000 pounds."
+    assert best_span(sentence, ["4,000 pounds", "120,000 pounds"], "the prize in 2020") == "120,000 pounds"
