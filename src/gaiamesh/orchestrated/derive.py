@@ -476,6 +476,7 @@ LIFE = re.compile(r"\s*\((?:b\.\s*)?(?P<born>1[0-9]{3}|20[0-9]{2})\s*[–-]\s*(?
 FOR_BEFORE = re.compile(rf"\bfor (?P<n>{_NUM}) years before [^,;.]*?\bin (?P<year>1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
 YEAR_AFTER = re.compile(r"\s+in\s+(1[0-9]{3}|20[0-9]{2})\b")
 PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
+PERFECT = re.compile(r"\bhaving\b", re.IGNORECASE)
 # A clause's opening word that only links it to the one before.
 LINK = re.compile(r"^(?:(?:and|but|while|whereas|who|which|that|then)\s+)+", re.IGNORECASE)
 PROPER = re.compile(r"[A-Z][\w'-]*(?:\s+(?:of\s+)?[A-Z][\w'-]*)*")
@@ -560,6 +561,10 @@ def _subject(sents: list[str], i: int, at: int) -> str | None:
             opening = prior.split()[:1]
             if opening and opening[0][:1].islower() and _inflected_verb(opening[0]):
                 continue  # "played 41 matches for Scotland": its subject is further back too
+            parts = split_subject(prior)
+            copula = re.search(r"\b(?:was|were|is|are|became|becomes)\b", prior, re.IGNORECASE)
+            if parts and not copula and re.match(r"(?:the|its|their|his|her)\s", parts[0], re.IGNORECASE) and not _proper_names(parts[0], len(parts[0])):
+                return parts[0]  # "The society merged with its neighbour at Huddersfield": the society
             named = _proper_names(s[a:b], b - a)
             if named:
                 return named[0][1]
@@ -680,8 +685,20 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             # that sentence tells of the same activity (not "joined as a deckhand in 1874")
             if since is None and i and PRONOUN.match(s) and _overlap(sents[i - 1], s[a : m.start()]):
                 since = _year_before(sents[i - 1], len(sents[i - 1]))
-            if n is None or since is None or (_years(s[m.end() : b]) and not stated) or PLUPERFECT.search(s[a : m.start()]):
-                continue  # a term whose end is stated, or one that had ended by then
+            perfect = PLUPERFECT.search(s[a : m.start()]) or PERFECT.search(s[max(0, a - 12) : m.start()])
+            if perfect and n is not None and not stated:
+                # "opened in 1936; before that the band had practised there for 71 years": a term
+                # that had ended at the last event dated before it began N years earlier
+                ended = [y for y in YEAR.finditer(s, 0, m.start()) if not BORN_BEFORE.search(s[: y.start()])]
+                who = _subject(sents, i, m.start())
+                if ended and who:
+                    begun = int(int(ended[-1].group(0)) - n)
+                    clause = LINK.sub("", re.sub(r"^(?:before that|until then|by then)\s+", "", s[a : m.start()].strip(), flags=re.IGNORECASE))
+                    clause = re.sub(r"\b(?:had|having)\s+", "", clause).strip()
+                    out.append(Dated(_statement(who, f"{clause} from {begun}"), begun, f"{ended[-1].group(0)} - {_num(n)}", s, "start"))
+                continue
+            if n is None or since is None or (_years(s[m.end() : b]) and not stated):
+                continue  # a term whose end is stated
             who = _subject(sents, i, m.start())
             if who is None:
                 continue

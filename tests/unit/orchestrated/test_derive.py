@@ -347,3 +347,12 @@ def test_an_event_elided_after_a_name_takes_the_clauses_predicate() -> None:
     text = "The firm was founded by two sisters, Ann and Ivy Cole. Ann was born in 1870, four years before Ivy."
     assert ("Ivy was born in 1874.", 1874, "1870 + 4") in _dates(text)
     assert _read("In what year was Ivy Cole born?", text) == "1870 + 4"
+
+
+def test_a_term_in_the_perfect_ended_at_the_event_before_it() -> None:
+    text = "A clubhouse of its own was opened in 1931; before that the club had met in the Crown inn for 40 years."
+    assert ("the club met in the Crown inn from 1891.", 1891, "1931 - 40") in _dates(text)
+    assert _read("In what year did the club begin meeting at the Crown inn?", text) == "1931 - 40"
+    # a verb-led clause takes the noun phrase its sentence opens with, a copula's name aside
+    text = "The mill closed in 1962, having worked without a break for 85 years."
+    assert ("The mill worked without a break from 1877.", 1877, "1962 - 85") in _dates(text)
