@@ -689,13 +689,13 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             if perfect and n is not None and not stated:
                 # "opened in 1936; before that the band had practised there for 71 years": a term
                 # that had ended at the last event dated before it began N years earlier
-                ended = [y for y in YEAR.finditer(s, 0, m.start()) if not BORN_BEFORE.search(s[: y.start()])]
+                dates = [y for y in YEAR.finditer(s, 0, m.start()) if not BORN_BEFORE.search(s[: y.start()])]
                 who = _subject(sents, i, m.start())
-                if ended and who:
-                    begun = int(int(ended[-1].group(0)) - n)
+                if dates and who:
+                    begun = int(int(dates[-1].group(0)) - n)
                     clause = LINK.sub("", re.sub(r"^(?:before that|until then|by then)\s+", "", s[a : m.start()].strip(), flags=re.IGNORECASE))
                     clause = re.sub(r"\b(?:had|having)\s+", "", clause).strip()
-                    out.append(Dated(_statement(who, f"{clause} from {begun}"), begun, f"{ended[-1].group(0)} - {_num(n)}", s, "start"))
+                    out.append(Dated(_statement(who, f"{clause} from {begun}"), begun, f"{dates[-1].group(0)} - {_num(n)}", s, "start"))
                 continue
             if n is None or since is None or (_years(s[m.end() : b]) and not stated):
                 continue  # a term whose end is stated
