@@ -84,7 +84,7 @@ REST = re.compile(r"\b(?:the rest|the remainder|the others|the remaining)\b", re
 # Verbs of change in number: the general class, as a lemma list.
 CHANGE = frozenset(
     "add gain lose grow rise increase raise expand extend enlarge fall drop decline decrease reduce "
-    "cut shrink double treble".split()
+    "cut shrink double treble join".split()
 )
 CHANGE_WORD = re.compile(
     r"\b(?:add|gain|lose|lost|grow|grew|rise|rose|raise|increas|expand|extend|enlarg|fall|fell|drop|declin"
@@ -334,7 +334,11 @@ def share(question: str, sentence: str) -> Reading | None:
 
 
 # "310 men at its mines and a further 45 at the mill": counts added to the one before.
-FURTHER = re.compile(rf"\b(?:a further|another|an additional|an extra|plus|and) (?P<n>{_NUM})\b(?! per cent| years?\b)", re.IGNORECASE)
+FURTHER = re.compile(
+    rf"\b(?:a further|another|an additional|an extra|plus|and)\s+(?:(?:a|an|its|the|their)\s+(?:[\w-]+\s+){{0,3}}?of\s+)?"
+    rf"(?P<n>{_NUM})\b(?! per cent| years?\b)",
+    re.IGNORECASE,
+)
 TOTAL_CUE = re.compile(r"\b(?:counting|including|in all|in total|all told|altogether|together|combined)\b", re.IGNORECASE)
 
 
@@ -349,10 +353,36 @@ def total(question: str, sentence: str) -> Reading | None:
         before = [c for c in found if c.end <= m.start()]
         # "a further" says what it adds to; a bare "and N" only where the question names the
         # added count's own clause ("counting the smelt mill")
-        said = m.group(0).split()[0].lower() not in {"and", "plus"} or _overlap(question, sentence[m.end() : _clause_at(sentence, m.end())[1]])
+        said = m.group(0).split()[0].lower() not in {"and", "plus"} or _overlap(question, m.group(0) + sentence[m.end() : _clause_at(sentence, m.end())[1]])
         if added is None or not before or not said or _overlap(question, sentence) < 2:
             continue
         return Reading("total", f"{_num(before[-1].value)} + {_num(added.value)}", sentence, _overlap(question, sentence))
+    return None
+
+
+# "twenty-eight weavers, each of whom paid one pound": a count, then what each one of it has.
+EACH = re.compile(
+    rf"(?<![\w.,])(?P<n>{_NUM})\s+(?P<what>(?:[\w-]+\s+){{0,2}}?[\w-]+),?\s+(?:each|every one)\s+(?:of (?:whom|which|them)\s+)?"
+    rf"(?:[a-z]+\s+){{0,3}}?(?P<m>{_NUM}|a|an)\s+(?P<unit>[a-z]+)",
+    re.IGNORECASE,
+)
+
+
+def product(question: str, sentence: str) -> Reading | None:
+    """n * m for "how many pounds did the weavers pay altogether" where the sentence counts the
+    weavers and what each one paid ("twenty-eight weavers, each of whom paid one pound")."""
+    asked = re.search(r"\bhow (?:many|much) ([a-z]+)", question, re.IGNORECASE)
+    if re.search(r"\b(?:each|every|per|apiece)\b", question, re.IGNORECASE):
+        return None  # what each one has is stated, not a product
+    starts = [x.start() for x in NUMBER.finditer(sentence) if not YEAR.fullmatch(x.group(0))]
+    for m in (m for at in starts if (m := EACH.match(sentence, at))):
+        n = _value(m.group("n"))
+        each = 1.0 if m.group("m").lower() in {"a", "an"} else _value(m.group("m"))
+        unit = set(terms(m.group("unit")))
+        if n is None or each is None or not _overlap(question, m.group("what")):
+            continue
+        if (asked and unit & set(terms(asked.group(1)))) or (TOTAL_CUE.search(question) and unit & set(terms(question))):
+            return Reading("product", f"{_num(n)} * {_num(each)}", sentence, _overlap(question, m.group(0)))
     return None
 
 
@@ -561,7 +591,11 @@ def _subject(sents: list[str], i: int, at: int) -> str | None:
             opening = prior.split()[:1]
             if opening and opening[0][:1].islower() and _inflected_verb(opening[0]):
                 continue  # "played 41 matches for Scotland": its subject is further back too
+            if re.match(r"(?:in|on|at|of|by|with|from|near|for)\s", prior, re.IGNORECASE):
+                continue  # "in a rented cottage on Towngate": a phrase about the subject, not it
             parts = split_subject(prior)
+            if parts is None and re.match(r"(?:the|its|their|his|her)\s", prior, re.IGNORECASE) and not _proper_names(prior, len(prior)):
+                return prior.strip()  # "Its first shop, ..., opened the following year"
             copula = re.search(r"\b(?:was|were|is|are|became|becomes)\b", prior, re.IGNORECASE)
             if parts and not copula and re.match(r"(?:the|its|their|his|her)\s", parts[0], re.IGNORECASE) and not _proper_names(parts[0], len(parts[0])):
                 return parts[0]  # "The society merged with its neighbour at Huddersfield": the society
@@ -887,6 +921,7 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
         or change(question, sents[index], sents[:index])
         or share(question, sents[index])
         or total(question, sents[index])
+        or product(question, sents[index])
         or complement(question, sents[index], document_terms)
         for index, _ in best
     ]

@@ -356,3 +356,21 @@ def test_a_term_in_the_perfect_ended_at_the_event_before_it() -> None:
     # a verb-led clause takes the noun phrase its sentence opens with, a copula's name aside
     text = "The mill closed in 1962, having worked without a break for 85 years."
     assert ("The mill worked without a break from 1877.", 1877, "1962 - 85") in _dates(text)
+
+
+def test_a_product_of_a_count_and_what_each_one_has() -> None:
+    text = "The guild was formed in 1702 by forty masons, each of whom gave two shillings a year."
+    assert _read("How many shillings a year did the masons give altogether?", text) == "40 * 2"
+    assert _read("How many shillings a year did each mason give?", text) is None  # what each one gave is stated
+
+
+def test_joining_is_a_change_and_a_total_with_a_named_part() -> None:
+    text = "The union grew from 340 members in 1910 to 1,020 in 1930."
+    assert _read("How many members joined the union between 1910 and 1930?", text) == "abs(1020 - 340)"
+    text = "Today the orchestra has 61 players and a youth section of 35 students."
+    assert _read("How many musicians does the orchestra have, counting its youth section?", text) == "61 + 35"
+
+
+def test_the_subject_of_a_clause_past_a_phrase_about_it() -> None:
+    text = "The trust was set up in 1950. Its first hostel, in a farmhouse near Keld, opened the following year."
+    assert ("Its first hostel opened in 1951.", 1951, "1950 + 1") in _dates(text)
