@@ -28,6 +28,9 @@ class FindFact(_Input):
     # What the number counts, where the question says it ("by how many passengers"): a span of
     # that unit first ("612,000 passengers", not "12,000 crossings" of the same sentence).
     unit: str = Field(default="", max_length=100)
+    # Which end of a period the year is ("start": "held the post from 1859", not the end a term's
+    # length implies): a date the document only implies for the other end is no candidate.
+    period: Literal["start", "end", ""] = ""
 
 
 class Derive(_Input):

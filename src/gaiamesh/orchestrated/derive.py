@@ -98,7 +98,8 @@ AGE = re.compile(
 )
 # "rebuilt two years later": the clause's own event, dated from the year before it.
 LATER = re.compile(
-    rf"\b(?:(?P<n>{_NUM}) years? (?P<dir>later|afterwards|earlier)|the (?P<one>following|next|previous|preceding) year)\b(?! than)",
+    rf"\b(?:(?P<n>{_NUM}) years? (?P<dir>later|afterwards|earlier)|the (?P<one>following|next|previous|preceding) year"
+    rf"|the year (?P<rel>before|after))\b(?! than)",
     re.IGNORECASE,
 )
 OFFSET = re.compile(
@@ -335,28 +336,55 @@ def share(question: str, sentence: str) -> Reading | None:
 
 # "310 men at its mines and a further 45 at the mill": counts added to the one before.
 FURTHER = re.compile(
-    rf"\b(?:a further|another|an additional|an extra|plus|and)\s+(?:(?:a|an|its|the|their)\s+(?:[\w-]+\s+){{0,3}}?of\s+)?"
+    rf"\b(?:(?:a further|another|an additional|an extra)\s+(?:[\w-]+\s+of\s+)?"
+    rf"|(?:plus|and)\s+(?:(?:a|an|its|the|their)\s+(?:[\w-]+\s+){{0,3}}?of\s+)?)"
     rf"(?P<n>{_NUM})\b(?! per cent| years?\b)",
     re.IGNORECASE,
 )
 TOTAL_CUE = re.compile(r"\b(?:counting|including|in all|in total|all told|altogether|together|combined)\b", re.IGNORECASE)
 
 
-def total(question: str, sentence: str) -> Reading | None:
+def total(question: str, sentence: str, earlier: list[str] | None = None) -> Reading | None:
     """a + b for "how many did it employ, counting the mill" where the sentence adds a count to
-    the one before it ("310 men at its mines and a further 45 at the smelt mill")."""
+    the one before it ("310 men at its mines and a further 45 at the smelt mill"), or to the
+    last count of its unit before the sentence ("... at a cost of 36,000 pounds. ... rebuilt
+    at a further cost of 4,500 pounds")."""
     if not TOTAL_CUE.search(question):
         return None
     found = counts(sentence)
     for m in FURTHER.finditer(sentence):
         added = next((c for c in found if c.start == m.start("n")), None)
         before = [c for c in found if c.end <= m.start()]
+        if added is not None and not before and earlier and m.group(0).split()[0].lower() not in {"and", "plus"}:
+            unit = _unit(sentence, added.end)
+            before = [c for e in earlier for c in counts(e) if unit and _unit(e, c.end) == unit]
         # "a further" says what it adds to; a bare "and N" only where the question names the
         # added count's own clause ("counting the smelt mill")
         said = m.group(0).split()[0].lower() not in {"and", "plus"} or _overlap(question, m.group(0) + sentence[m.end() : _clause_at(sentence, m.end())[1]])
         if added is None or not before or not said or _overlap(question, sentence) < 2:
             continue
         return Reading("total", f"{_num(before[-1].value)} + {_num(added.value)}", sentence, _overlap(question, sentence))
+    return None
+
+
+EXCEPT = re.compile(r"\b(?:other than|apart from|except(?: for)?|besides|excluding|not counting)\s+(?P<part>[^,?]+)", re.IGNORECASE)
+WHOLE_WORD = re.compile(r"\b(?:whole|total|entire|all|overall|in all|altogether)\b", re.IGNORECASE)
+
+
+def whole_less_part(question: str, sentence: str) -> Reading | None:
+    """whole - part for "how much do the bells other than the tenor weigh" where the sentence
+    counts the part ("the tenor weighs 1,240 kilograms") and the whole in the same unit ("the
+    whole ring weighs 5,880 kilograms")."""
+    m = EXCEPT.search(question)
+    if m is None:
+        return None
+    found = counts(sentence)
+    parts = [c for c in found if _overlap(m.group("part"), c.clause) and not WHOLE_WORD.search(c.clause)]
+    wholes = [c for c in found if WHOLE_WORD.search(c.clause)]
+    for part in parts:
+        for whole in wholes:
+            if whole.value > part.value and _unit(sentence, whole.end) == _unit(sentence, part.end):
+                return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, _overlap(question, sentence))
     return None
 
 
@@ -472,7 +500,7 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
             event = before[anchors[-1].end() :] if anchors else ""
             if not anchors or not (verb | set(paraphrases(sorted(verb)))) & set(terms(event)) or _overlap(question, s) < 2:
                 continue
-            n = 1.0 if m.group("one") else _value(m.group("n") or "")
+            n = 1.0 if m.group("one") or m.group("rel") else _value(m.group("n") or "")
             if n is None:
                 continue
             later = _later(m)
@@ -643,7 +671,9 @@ def _clause_at(s: str, at: int) -> tuple[int, int]:
 
 def _later(m: re.Match[str]) -> bool:
     """Whether a LATER match ("two years later", "the following year") counts forward."""
-    return (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or "").lower() in {"following", "next"}
+    return (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or m.group("rel") or "").lower() in {
+        "following", "next", "after"
+    }
 
 
 def _after(m: re.Match[str]) -> bool:
@@ -669,7 +699,7 @@ def _year_before(s: str, at: int) -> int | None:
         return None
     year = int(found[-1].group(0))
     for m in LATER.finditer(s, found[-1].end(), at):
-        n = 1.0 if m.group("one") else _value(m.group("n") or "")
+        n = 1.0 if m.group("one") or m.group("rel") else _value(m.group("n") or "")
         if n is None:
             return None
         later = _later(m)
@@ -725,7 +755,10 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 # that had ended at the last event dated before it began N years earlier
                 dates = [y for y in YEAR.finditer(s, 0, m.start()) if not BORN_BEFORE.search(s[: y.start()])]
                 who = _subject(sents, i, m.start())
-                if dates and who:
+                own = split_subject(LINK.sub("", s[a : m.start()]).strip())
+                if own and re.match(r"(?:the|its|their|his|her|a|an)\s", own[0], re.IGNORECASE):
+                    who = None  # "the old gates had stood for 112 years": the clause names its own subject
+                if dates and (who or own):
                     begun = int(int(dates[-1].group(0)) - n)
                     clause = LINK.sub("", re.sub(r"^(?:before that|until then|by then)\s+", "", s[a : m.start()].strip(), flags=re.IGNORECASE))
                     clause = re.sub(r"\b(?:had|having)\s+", "", clause).strip()
@@ -742,7 +775,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             out.append(Dated(_statement(who, clause), end, f"{since} + {_num(n)}", s, "end"))
         for m in LATER.finditer(s):
             # "entered service in the following year", "had reached Dunford two years earlier"
-            n = 1.0 if m.group("one") else _value(m.group("n") or "")
+            n = 1.0 if m.group("one") or m.group("rel") else _value(m.group("n") or "")
             anchor = _year_before(s, m.start())
             if anchor is None and i:  # dated from the last year the text gave
                 anchor = next((_year_before(p, len(p)) for p in (sents[i - 1], sents[i - 2] if i > 1 else "") if _years(p)), None)
@@ -833,6 +866,8 @@ def duration(question: str, sents: list[str]) -> Reading | None:
     if m is None:
         return None
     body = m.group("body")
+    if re.search(r"\b(?:when|before|until|till|by the time)\b", body, re.IGNORECASE):
+        return None  # cut off at another event ("had he held it when ..."): not the whole term
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", body) for t in terms(w)}
     asked = set(terms(body)) - {"year"}
     wanted = (asked | set(paraphrases(sorted(asked)))) - names
@@ -909,7 +944,7 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
     """The first implied calculation that fits ``question`` in the sentences that match it best."""
     if DURATION_QUESTION.match(question) or re.search(r"\bhow many (?:years|months|days|decades)\b", question, re.IGNORECASE):
         return duration(question, sents)  # a span of time: stated outright, or the templates' business
-    if not re.search(r"\bhow (?:many|much)\b", question, re.IGNORECASE):
+    if not re.search(r"\bhow (?:many|much)\b|^\s*what (?:is|was|were|are) the (?:total|combined|overall|whole)\b", question, re.IGNORECASE):
         return relative_year(question, sents, find_year)
     document_terms = {t for s in sents for t in terms(s)}
     # Of the best two, a sentence with the question's year first ("restored by 2010").
@@ -920,7 +955,8 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
         or all_but(question, sents[index], sents)
         or change(question, sents[index], sents[:index])
         or share(question, sents[index])
-        or total(question, sents[index])
+        or total(question, sents[index], sents[:index])
+        or whole_less_part(question, sents[index])
         or product(question, sents[index])
         or complement(question, sents[index], document_terms)
         for index, _ in best

@@ -173,6 +173,8 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     # A year may be one the document implies ("was 23 when he took the post in 1883" dates a
     # birth): those dates, made explicit, are candidates like the document's own sentences.
     dated = {d.text: d for d in implied_dates(sents, year_finder(sents))} if atype in (AnswerType.YEAR, AnswerType.WHEN) else {}
+    other_end = {"start": "end", "end": "start"}.get(task.period)
+    dated = {text: d for text, d in dated.items() if d.kind != other_end}
     sents = sents + list(dated)
     ranked = [index for index, _score in typed_rank(task.query, sents, atype)[:5]]
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", task.query) for t in terms(w)}

@@ -374,3 +374,23 @@ def test_joining_is_a_change_and_a_total_with_a_named_part() -> None:
 def test_the_subject_of_a_clause_past_a_phrase_about_it() -> None:
     text = "The trust was set up in 1950. Its first hostel, in a farmhouse near Keld, opened the following year."
     assert ("Its first hostel opened in 1951.", 1951, "1950 + 1") in _dates(text)
+
+
+def test_the_year_before_and_a_perfect_term_of_a_named_thing() -> None:
+    text = "The spire was rebuilt in 1890 after it had been blown down the year before."
+    assert _read("In what year was the spire blown down?", text) == "1890 - 1"
+    text = "The bridge was widened in 1960, when its railings were also replaced; the old railings had stood for 95 years."
+    assert ("the old railings stood from 1865.", 1865, "1960 - 95") in _dates(text)
+
+
+def test_a_total_with_a_further_count_in_a_later_sentence_and_a_whole_less_a_part() -> None:
+    text = "The dock was built at a cost of 52,000 pounds. A flood damaged it, and repairs took a further 7,500 pounds."
+    assert _read("What was the total cost of the dock, including the repairs, in pounds?", text) == "52000 + 7500"
+    text = "The great bell weighs 2,100 kilograms, and the whole peal weighs 7,300 kilograms."
+    assert _read("How much do the bells other than the great bell weigh, in kilograms?", text) == "7300 - 2100"
+    assert _read("How much does the great bell weigh, in kilograms?", text) is None
+
+
+def test_a_duration_cut_off_at_another_event_is_not_the_whole_term() -> None:
+    text = "The rector, Ned Vane, who held the living for 30 years from 1850, rebuilt the church in 1868."
+    assert _read("How many years had Ned Vane held the living when the church was rebuilt?", text) is None

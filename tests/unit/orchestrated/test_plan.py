@@ -137,6 +137,7 @@ def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -
     [
         ("How long did the pier stay closed before it was rebuilt?", "years_until", {"a": "the pier stay closed", "b": "the pier was rebuilt"}),
         ("How long did the ferry service run?", "how_long", {"a": "the ferry service run"}),
+        ("How many years had Ada Byrne held the post when the hall burned?", "years_until", {"a": "Ada Byrne held the post", "b": "the hall burned"}),
         ("By how many tonnes did the harvest exceed the forecast?", "exceed", {"a": "the harvest", "b": "the forecast"}),
         ("How many pews were removed between 1890 and 1920?", "change_between", {"what": "pews", "a": "1890", "b": "1920"}),
         ("By how many visitors a day did attendance fall between 1990 and 2000?", "change_from_to", {"unit": "visitors a day", "what": "attendance", "a": "1990", "b": "2000"}),

@@ -135,3 +135,15 @@ def test_best_span_joins_a_dated_phrase_to_the_clause_before_it() -> None:
     # after a semicolon a new statement begins: "in 2020" is not the 1950 clause's
     sentence = "Its prize was 500 pounds in 1900 and 4,000 pounds in 1950; in 2020 it was 120,000 pounds."
     assert best_span(sentence, ["4,000 pounds", "120,000 pounds"], "the prize in 2020") == "120,000 pounds"
+
+
+async def test_find_fact_for_the_start_of_a_period_passes_over_an_implied_end() -> None:
+    doc = (
+        "The church tower was rebuilt in 1872. The vicar of the time, the Reverend Ned Vane, who held the living for "
+        "30 years from 1850, raised 2,300 pounds for the work, of which he gave 500 pounds himself."
+    )
+    research = worker("research")
+    start = await research(ctx(doc), sub("research", "find_fact", query="Ned Vane held the living", answer_type="year", period="start"))
+    assert start.processed_result_data == 1850, start
+    anyend = await research(ctx(doc), sub("research", "find_fact", query="Ned Vane held the living", answer_type="year"))
+    assert anyend.processed_result_data == 1880  # the implied end ("held the living until 1880") ranks first
