@@ -57,9 +57,10 @@ TO_COUNT = re.compile(
     re.IGNORECASE,
 )
 # "a third of them", "40 per cent of which": a share of a whole counted just before.
+_SHARE = r"(?P<share>(?:a|one) (?:half|third|quarter|fifth|tenth)|half|two thirds|three quarters|(?P<pct>\d+(?:\.\d+)?)(?: per cent|%))"
+# "a third of them", "40 per cent of which", and the other order, "of which 60 per cent"
 SHARE = re.compile(
-    r"\b(?P<share>(?:a|one) (?:half|third|quarter|fifth|tenth)|half|two thirds|three quarters|(?P<pct>\d+(?:\.\d+)?)(?: per cent|%))"
-    r" of (?:them|which|whom|it|these|those)\b",
+    rf"\b(?:{_SHARE} of (?:them|which|whom|it|these|those)|of (?:which|whom|them|it) {_SHARE.replace('?P<share>', '?P<share2>').replace('?P<pct>', '?P<pct2>')})\b",
     re.IGNORECASE,
 )
 FRACTIONS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1, "two thirds": 2 / 3, "three quarters": 0.75}
@@ -78,7 +79,8 @@ COMPLEMENT_CUE = re.compile(
 # "12 of them", "5.9 million pounds of which": the part's unit may stand before the "of".
 PART_OF = re.compile(r"^\s*(?:[a-z]+\s+)?of (?:them|whom|which|these|those)\b", re.IGNORECASE)
 PART_AFTER = re.compile(r"\bof (?:whom|which)\b[^,;]*$", re.IGNORECASE)
-WHOLE_AFTER_OF = re.compile(r"\bof the\s+$", re.IGNORECASE)
+# "Of the 46 men", "of its cost of 2,300 pounds": the whole a later part is counted from
+WHOLE_AFTER_OF = re.compile(r"\bof (?:the|its|their|his|her)(?:\s+[a-z]+\s+of)?\s+$", re.IGNORECASE)
 PARTITIVE = re.compile(r"\bhow many of\b", re.IGNORECASE)
 REST = re.compile(r"\b(?:the rest|the remainder|the others|the remaining)\b", re.IGNORECASE)
 # Verbs of change in number: the general class, as a lemma list.
@@ -324,10 +326,11 @@ def share(question: str, sentence: str) -> Reading | None:
     if not wholes or not (_overlap(question, named) or asks_rest):
         return None
     whole = _num(wholes[-1].value)
-    if m.group("pct"):
-        part = f"{whole} * {m.group('pct')} / 100"
+    pct, fraction = m.group("pct") or m.group("pct2"), m.group("share") or m.group("share2")
+    if pct:
+        part = f"{whole} * {pct} / 100"
     else:
-        f = FRACTIONS[re.sub(r"^(?:a|one) ", "", m.group("share").lower())]
+        f = FRACTIONS[re.sub(r"^(?:a|one) ", "", fraction.lower())]
         part = f"{whole} * {round(f * 3)} / 3" if f in (1 / 3, 2 / 3) else f"{whole} * {f}"
     rest = asks_rest or COMPLEMENT_CUE.search(question) or NEGATION.search(question)
     fit = _overlap(question, rest_clause if asks_rest else named)
@@ -352,6 +355,10 @@ def total(question: str, sentence: str, earlier: list[str] | None = None) -> Rea
     if not TOTAL_CUE.search(question):
         return None
     found = counts(sentence)
+    # "owned four other cinemas" for "how many cinemas did he own, including the Regal"
+    other = re.search(rf"(?<![\w.,])(?P<n>{_NUM}) other (?P<unit>[a-z]+)", sentence, re.IGNORECASE)
+    if other and set(terms(other.group("unit"))) & set(terms(question)) and (n := _value(other.group("n"))) is not None:
+        return Reading("total", f"{_num(n)} + 1", sentence, _overlap(question, sentence))
     for m in FURTHER.finditer(sentence):
         added = next((c for c in found if c.start == m.start("n")), None)
         before = [c for c in found if c.end <= m.start()]
@@ -369,6 +376,27 @@ def total(question: str, sentence: str, earlier: list[str] | None = None) -> Rea
 
 EXCEPT = re.compile(r"\b(?:other than|apart from|except(?: for)?|besides|excluding|not counting)\s+(?P<part>[^,?]+)", re.IGNORECASE)
 WHOLE_WORD = re.compile(r"\b(?:whole|total|entire|all|overall|in all|altogether)\b", re.IGNORECASE)
+
+
+ADDING = re.compile(rf"\b(?:adding|added|gaining|gained|an extra|a further) (?P<n>{_NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
+
+
+def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | None:
+    """old + added for "how many miles of track did it have after the extension" where the
+    sentence adds a count ("extended ..., adding 3.5 miles") to one of the same unit told before
+    ("opened with 6 miles of track")."""
+    asked = re.search(r"\bhow (?:many|much) ([a-z]+)", question, re.IGNORECASE)
+    if asked is None or not re.search(r"\bafter\b", question, re.IGNORECASE):
+        return None
+    for m in ADDING.finditer(sentence):
+        unit = set(terms(m.group("unit")))
+        n = _value(m.group("n"))
+        if n is None or not unit & set(terms(asked.group(1))):
+            continue
+        olds = [c for e in earlier for c in counts(e) if set(terms(_unit(e, c.end))) & unit]
+        if olds:
+            return Reading("total", f"{_num(olds[-1].value)} + {_num(n)}", sentence, _overlap(question, sentence))
+    return None
 
 
 def whole_less_part(question: str, sentence: str) -> Reading | None:
@@ -957,6 +985,7 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
         or share(question, sents[index])
         or total(question, sents[index], sents[:index])
         or whole_less_part(question, sents[index])
+        or after_adding(question, sents[index], sents[:index])
         or product(question, sents[index])
         or complement(question, sents[index], document_terms)
         for index, _ in best

@@ -394,3 +394,18 @@ def test_a_total_with_a_further_count_in_a_later_sentence_and_a_whole_less_a_par
 def test_a_duration_cut_off_at_another_event_is_not_the_whole_term() -> None:
     text = "The rector, Ned Vane, who held the living for 30 years from 1850, rebuilt the church in 1868."
     assert _read("How many years had Ned Vane held the living when the church was rebuilt?", text) is None
+
+
+def test_a_share_after_of_which_and_the_rest_of_a_whole_told_first() -> None:
+    text = "The new organ cost 80,000 pounds, of which 25 per cent came from a legacy."
+    assert _read("How much did the legacy give towards the organ, in pounds?", text) == "80000 * 25 / 100"
+    text = "Of its cost of 5,400 pounds, the mill owner gave 2,000, and the rest was raised by a bazaar."
+    assert _read("How much of the cost was raised by the bazaar, in pounds?", text) == "5400 - 2000"
+
+
+def test_others_and_the_one_named_and_a_count_after_an_addition() -> None:
+    text = "The school was founded by Mary Pike, who ran three other schools in the county."
+    assert _read("How many schools did Mary Pike run, including this one?", text) == "3 + 1"
+    text = "The canal opened in 1790 with 12 miles of waterway. A branch was dug in 1801, adding 4 miles."
+    assert _read("How many miles of waterway did the canal have after the branch was dug?", text) == "12 + 4"
+    assert _read("How many miles did the branch add?", text) is None  # the added count itself is stated
