@@ -95,7 +95,8 @@ CHANGE_WORD = re.compile(
 )
 AGE = re.compile(
     rf"\b(?:(?:at the age of|aged|age) (?P<n>{_NUM})|(?P<old>{_NUM})[ -]years?[ -]old)\b"
-    rf"|(?:\bwas|\bwere|,) then (?P<then>{_NUM})(?=[,.;])",  # "Ann Pell, then 52,", "was then 38."
+    rf"|(?:\bwas|\bwere|,) then (?P<then>{_NUM})(?=[,.;])"  # "Ann Pell, then 52,", "was then 38."
+    rf"|\b(?:was|were) (?P<time>{_NUM})(?: years old)? at the time\b",  # "was 37 at the time"
     re.IGNORECASE,
 )
 # "rebuilt two years later": the clause's own event, dated from the year before it.
@@ -323,7 +324,8 @@ def share(question: str, sentence: str) -> Reading | None:
     rest_clause = next((sentence[a:b] for a, b in _clauses(sentence) if a >= m.end() and REST.search(sentence[a:b])), "")
     # (more than a shared verb: "came" alone ties any question about arrivals to it)
     asks_rest = _overlap(question, rest_clause) > max(1, _overlap(question, named))
-    if not wholes or not (_overlap(question, named) or asks_rest):
+    pair = {OPPOSITE[w] for w in re.findall(r"[a-z]+", question.lower()) if w in OPPOSITE} & set(re.findall(r"[a-z]+", named.lower()))
+    if not wholes or not (_overlap(question, named) or asks_rest or pair):
         return None
     whole = _num(wholes[-1].value)
     pct, fraction = m.group("pct") or m.group("pct2"), m.group("share") or m.group("share2")
@@ -332,6 +334,9 @@ def share(question: str, sentence: str) -> Reading | None:
     else:
         f = FRACTIONS[re.sub(r"^(?:a|one) ", "", fraction.lower())]
         part = f"{whole} * {round(f * 3)} / 3" if f in (1 / 3, 2 / 3) else f"{whole} * {f}"
+    # "412 members, a quarter of whom were women" for "how many men": the other half of a pair
+    other = {OPPOSITE[w] for w in re.findall(r"[a-z]+", question.lower()) if w in OPPOSITE}
+    asks_rest = asks_rest or bool(other & set(re.findall(r"[a-z]+", named.lower())))
     rest = asks_rest or COMPLEMENT_CUE.search(question) or NEGATION.search(question)
     fit = _overlap(question, rest_clause if asks_rest else named)
     return Reading("share", f"{whole} - {part}" if rest else part, sentence, fit)
@@ -743,7 +748,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
     out: list[Dated] = []
     for i, s in enumerate(sents):
         for m in (*AGE.finditer(s), *AGE_WHEN.finditer(s)):
-            n = _value(m.group("n") or m.groupdict().get("old") or m.groupdict().get("then") or "")
+            n = _value(m.group("n") or m.groupdict().get("old") or m.groupdict().get("then") or m.groupdict().get("time") or "")
             if n is None or AGE_RANGE.match(s[m.end() :]):
                 continue
             who = _subject(sents, i, m.start())
@@ -759,7 +764,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             else:  # "died in 1801 at the age of 48": it precedes (a year after dates something else)
                 event = s[a:b].replace(m.group(0), "")
                 year = _year_before(s, m.start())
-                if year is None and m.groupdict().get("then") and i:  # "then": at the time just told of
+                if year is None and (m.groupdict().get("then") or m.groupdict().get("time")) and i:  # at the time just told of
                     year = _year_before(sents[i - 1], len(sents[i - 1]))
             if year is None and find_year is not None and who:
                 year = find_year(f"{who} {event}", s)  # the event dated elsewhere ("at the opening")

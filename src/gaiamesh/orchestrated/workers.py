@@ -90,6 +90,7 @@ def best_span(
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", query) for t in terms(w)}
     wanted = set(terms(query))
     plain = wanted - names
+    said = set(paraphrases(sorted(plain))) - plain
     counted = set(terms(unit))
     years = set(YEAR.findall(query))  # "the prize fund in 2020": the span of 2020's clause
     clauses: list[str] = []
@@ -126,7 +127,8 @@ def best_span(
     def key(span: str) -> tuple[int, int, float, int, int, int, int]:
         inside = next((c for c in clauses if span in c), None)
         clause = set(terms(inside or sentence))
-        shared = sum((weight or {}).get(t, 1.0) for t in plain & clause)
+        # the query's words or their paraphrases ("died": "until his death in 1897")
+        shared = sum((weight or {}).get(t, 1.0) for t in plain & clause) + 0.5 * len(said & clause)
         own = len(wanted & set(terms(" ".join(span.split()[1:]))))
         first = span.split()[0]
         starts = [i for i, w in enumerate(words) if first in w] or [len(words)]

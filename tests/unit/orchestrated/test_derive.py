@@ -409,3 +409,11 @@ def test_others_and_the_one_named_and_a_count_after_an_addition() -> None:
     text = "The canal opened in 1790 with 12 miles of waterway. A branch was dug in 1801, adding 4 miles."
     assert _read("How many miles of waterway did the canal have after the branch was dug?", text) == "12 + 4"
     assert _read("How many miles did the branch add?", text) is None  # the added count itself is stated
+
+
+def test_an_age_at_the_time_and_the_other_half_of_a_share() -> None:
+    text = "The society was founded in 1840 by local weavers. Its first secretary, the clerk Amos Hirst, was 29 at the time."
+    assert ("Amos Hirst was born in 1811.", 1811, "1840 - 29") in _dates(text)
+    text = "By 1900 the club had 240 members, a third of whom were women."
+    assert _read("How many of the club's members in 1900 were men?", text) == "240 - 240 * 1 / 3"
+    assert _read("How many of the club's members in 1900 were women?", text) == "240 * 1 / 3"

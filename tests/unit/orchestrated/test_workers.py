@@ -147,3 +147,8 @@ async def test_find_fact_for_the_start_of_a_period_passes_over_an_implied_end() 
     assert start.processed_result_data == 1850, start
     anyend = await research(ctx(doc), sub("research", "find_fact", query="Ned Vane held the living", answer_type="year"))
     assert anyend.processed_result_data == 1880  # the implied end ("held the living until 1880") ranks first
+
+
+def test_best_span_reads_the_querys_verb_by_its_paraphrase() -> None:
+    sentence = "His son Ezra, born in 1820, took over in 1851 and ran the forge until his death in 1888."
+    assert best_span(sentence, ["1851", "1888"], "Ezra died") == "1888"
