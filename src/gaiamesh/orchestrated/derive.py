@@ -1,25 +1,28 @@
-"""Arithmetic a question only implies: reading, in one sentence of the document, the two numbers
-whose difference answers it, for a calculator to compute.
+"""Arithmetic a question only implies: reading, in the sentences of the document that match the
+question, the numbers that answer it, for a calculator to compute.
 
-Three readings, each fired by the question's form and confirmed by the sentence's:
+The readings, each fired by the question's form and confirmed by the sentence's:
 
 - **A complement.** "Of the 40 crew, 9 were lost": the question asks for the members of the whole
-  the sentence does not count: its predicate is negated where the sentence's is not (or the
-  reverse), it says "other than", "the rest", "not", or it asks "how many of the X" with a
-  predicate the document never uses, while the sentence counts a part with "of them", "of
-  which", "Of the N ...". A sentence that leaves a part uncounted ("and the rest from ...") is
-  read the same way. Answer: whole - part.
-- **A change.** "How many rooms did the new wing add": the question's verb is one of change
-  (add, gain, lose, grow, ...), and the clause that matches the question holds the new count
-  while the sentence's preceding count is the old one, with a word of change between them.
-  Answer: |new - old|.
-- **A year stated relative to another.** "It opened in 1905, two years after the company was
-  formed": the year of the event the question asks about is 1905 - 2; "appointed in 1870 at
-  the age of 31" gives a birth year. Only where no sentence states that year outright.
+  the sentence does not count (its predicate negated on one side only, "other than", "the
+  rest", a word the document never uses in place of the part's own, the other half of a pair
+  such as men/women), while the sentence counts a part with "of them", "of which", "Of the N",
+  "all but M of them". Answer: whole - part.
+- **A share, a total, a product, a ratio.** "a third of them", "of which 60 per cent" (or the
+  rest of it); "a further 45", "counting the mill", "four other cinemas"; "forty masons, each
+  of whom gave two shillings"; "how many passengers per crossing".
+- **A change.** "How many rooms did the new wing add": a verb of change in number, the new count
+  in the clause that matches the question and the old one before it; or a count after an
+  addition ("adding 3.5 miles" to the 6 told before).
+- **A year stated relative to another**, or one the document only implies (:mod:`.dates`), where
+  no sentence states it outright.
+- **A span of time** stated outright ("closed in 1979, 77 years after it opened"; "for its first
+  four decades"), or from the activity's own words ("from 1851 to 1889"; "founded in 1876" to
+  "played there until 1921").
 
-Each reading returns an arithmetic expression over numbers copied from the text (the calculator
-computes it) and the sentence as evidence; ``None`` when none applies, and the caller then
-answers the question as a plain one. Pure functions: no I/O, no model.
+Each reading returns an arithmetic expression over numbers copied from the text and the
+sentence as evidence; ``None`` when none applies, and the plan then moves on. Pure functions:
+no I/O, no model.
 """
 
 from __future__ import annotations
@@ -28,85 +31,109 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lemminflect import getAllLemmas
+from ..tools.text import paraphrases, rank, terms
+from .dates import (
+    BORN_BEFORE,
+    LATER,
+    OFFSET,
+    Dated,
+    implied_dates,
+    is_after,
+    is_later,
+    subject_of,
+    year_before,
+)  # fmt: skip
+from .phrases import split_subject
+from .wording import (
+    NUM,
+    NUMBER,
+    YEAR,
+    Count,
+    clause_at,
+    clause_bounds,
+    counts,
+    is_verb,
+    lemmas_of,
+    num_text,
+    overlap,
+    unit_after,
+    value_of,
+    years_in,
+)  # fmt: skip
 
-from ..tools.text import STOPWORDS, paraphrases, rank, terms
-from .calculator import to_number
-from .phrases import parts_of_speech, split_subject
-
-_WORDS = (
-    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety"
-)
-_NUM = rf"(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?(?:\s(?:thousand|million|billion))?|(?:{_WORDS.replace(' ', '|')})(?:-(?:{_WORDS.replace(' ', '|')}))?"
-NUMBER = re.compile(rf"(?<![\w.,])(?:[$£€]\s?)?(?i:{_NUM})(?![\w])")
-YEAR = re.compile(r"(?<![\w,.])(?:1[0-9]{3}|20[0-9]{2})(?!\w|[,.]\d)")
-# Where one clause ends and the next begins, inside a sentence.
-CLAUSE_END = re.compile(r",\s+|;\s+|\s+(?:and|but|while|whereas)\s+")
 # The two halves of a group divided by sex or age: a general pair list, like month names.
 OPPOSITE = {
     a: b
     for x, y in (("men", "women"), ("man", "woman"), ("boys", "girls"), ("male", "female"), ("adults", "children"))
     for a, b in ((x, y), (y, x))
 }
+
+
 # "grew to 22 cars", "enlarged to 16 acres": a new count after a verb of change.
 TO_COUNT = re.compile(
     r"\b(?:grew|grown|rose|risen|raised|increased|expanded|extended|enlarged|fell|fallen|dropped|declined"
     r"|decreased|reduced|cut|shrank|shrunk|(?:grow|ris|rais|increas|expand|extend|enlarg|fall|dropp|declin|decreas"
-    rf"|reduc|cutt|shrink)ing)\b(?P<what>[^,;.]{{0,20}}?)\bto\s+(?:{_NUM})",
+    rf"|reduc|cutt|shrink)ing)\b(?P<what>[^,;.]{{0,20}}?)\bto\s+(?:{NUM})",
     re.IGNORECASE,
 )
+
+
 # "a third of them", "40 per cent of which": a share of a whole counted just before.
 _SHARE = r"(?P<share>(?:a|one) (?:half|third|quarter|fifth|tenth)|half|two thirds|three quarters|(?P<pct>\d+(?:\.\d+)?)(?: per cent|%))"
+
+
 # "a third of them", "40 per cent of which", and the other order, "of which 60 per cent"
 SHARE = re.compile(
     rf"\b(?:{_SHARE} of (?:them|which|whom|it|these|those)|of (?:which|whom|them|it) {_SHARE.replace('?P<share>', '?P<share2>').replace('?P<pct>', '?P<pct2>')})\b",
     re.IGNORECASE,
 )
+
+
 FRACTIONS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1, "two thirds": 2 / 3, "three quarters": 0.75}
-# "for 41 years": a length of time, not a count of things.
-DURATION = re.compile(r"[ -](?:years?|months?|weeks?|days?|hours?|decades?|centuries)\b", re.IGNORECASE)
-# A year that dates a birth ("a fisherman born in the village in 1839") dates no other event.
-BORN_BEFORE = re.compile(r"\bborn\b[^,;.]{0,30}$", re.IGNORECASE)
+
+
 # "restored 26 of the canal's 31 locks": a part, then its whole.
-OF_WHOLE = re.compile(rf"^\s+of\s+(?:(?:the|its|their|his|her|[\w-]+'s)\s+)+(?={_NUM})", re.IGNORECASE)
+OF_WHOLE = re.compile(rf"^\s+of\s+(?:(?:the|its|their|his|her|[\w-]+'s)\s+)+(?={NUM})", re.IGNORECASE)
+
+
 NEGATION = re.compile(r"\b(?:not|never|no longer|n't|none)\b", re.IGNORECASE)
+
+
 # The question asks for what the sentence leaves uncounted.
 COMPLEMENT_CUE = re.compile(
     r"\b(?:other than|apart from|besides|except|the rest|remainder|remaining|not)\b", re.IGNORECASE
 )
+
+
 # The sentence counts a part of a whole it counted just before.
 # "12 of them", "5.9 million pounds of which": the part's unit may stand before the "of".
 PART_OF = re.compile(r"^\s*(?:[a-z]+\s+)?of (?:them|whom|which|these|those)\b", re.IGNORECASE)
+
+
 PART_AFTER = re.compile(r"\bof (?:whom|which)\b[^,;]*$", re.IGNORECASE)
+
+
 # "Of the 46 men", "of its cost of 2,300 pounds": the whole a later part is counted from
 WHOLE_AFTER_OF = re.compile(r"\bof (?:the|its|their|his|her)(?:\s+[a-z]+\s+of)?\s+$", re.IGNORECASE)
+
+
 PARTITIVE = re.compile(r"\bhow many of\b", re.IGNORECASE)
+
+
 REST = re.compile(r"\b(?:the rest|the remainder|the others|the remaining)\b", re.IGNORECASE)
+
+
 # Verbs of change in number: the general class, as a lemma list.
 CHANGE = frozenset(
     "add gain lose grow rise increase raise expand extend enlarge fall drop decline decrease reduce "
     "cut shrink double treble join".split()
 )
+
+
 CHANGE_WORD = re.compile(
     r"\b(?:add|gain|lose|lost|grow|grew|rise|rose|raise|increas|expand|extend|enlarg|fall|fell|drop|declin"
     r"|decreas|reduc|cut|shrank|shrunk|shrink|doubl|trebl)\w*|\b(?:from|to) (?=\S*\d)",
     re.IGNORECASE,
-)
-AGE = re.compile(
-    rf"\b(?:(?:at the age of|aged|age) (?P<n>{_NUM})|(?P<old>{_NUM})[ -]years?[ -]old)\b"
-    rf"|(?:\bwas|\bwere|,) then (?P<then>{_NUM})(?=[,.;])"  # "Ann Pell, then 52,", "was then 38."
-    rf"|\b(?:was|were) (?P<time>{_NUM})(?: years old)? at the time\b",  # "was 37 at the time"
-    re.IGNORECASE,
-)
-# "rebuilt two years later": the clause's own event, dated from the year before it.
-LATER = re.compile(
-    rf"\b(?:(?P<n>{_NUM}) years? (?P<dir>later|afterwards|earlier)|the (?P<one>following|next|previous|preceding) year"
-    rf"|the year (?P<rel>before|after))\b(?! than)",
-    re.IGNORECASE,
-)
-OFFSET = re.compile(
-    rf"\b(?P<n>{_NUM}) years? (?P<dir>after|before|later than|earlier than) (?P<event>[^,;.]+)", re.IGNORECASE
 )
 
 
@@ -120,71 +147,22 @@ class Reading:
     fit: int = 0  # how many of the question's words the clause read from shares
 
 
-@dataclass(frozen=True)
-class _Count:
-    value: float
-    start: int
-    end: int
-    clause: str  # the clause of the sentence the number stands in
-
-
-def _value(text: str) -> float | None:
-    v = to_number(text)
-    return None if v is None else float(v)
-
-
-def _num(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else str(v)
-
-
-def _clauses(sentence: str) -> list[tuple[int, int]]:
-    bounds, start = [], 0
-    for m in CLAUSE_END.finditer(sentence):
-        bounds.append((start, m.start()))
-        start = m.end()
-    bounds.append((start, len(sentence)))
-    return bounds
-
-
-def counts(sentence: str) -> list[_Count]:
-    """The numbers of ``sentence`` that count something: not years, not ages or dates."""
-    out = []
-    for m in NUMBER.finditer(sentence):
-        counted = re.match(r"\s+[a-z]+s\b", sentence[m.end() :])  # "of the 2000 members": a count
-        if (YEAR.fullmatch(m.group(0)) and not counted) or DURATION.match(sentence, m.end()):
-            continue
-        value = _value(m.group(0))
-        if value is None:
-            continue
-        a, b = _clause_at(sentence, m.start())
-        out.append(_Count(value, m.start(), m.end(), sentence[a:b]))
-    return out
-
-
-def _is_verb(word: str) -> bool:
-    return "VERB" in parts_of_speech(word)
-
-
 def question_parts(question: str) -> tuple[str, str]:
     """``(whole, predicate)`` of "how many of the X ... VERB ...?": the predicate is the question's
     last verb and what follows it ("the men who built it | survived the work")."""
     body = re.sub(r"^.*?\bhow (?:many|much)\s+(?:of\s+)?", "", question.strip().rstrip("?"), flags=re.IGNORECASE)
     words = body.split()
     for i in range(len(words) - 1, 0, -1):
-        if _is_verb(words[i]) and words[i - 1].lower() not in {"the", "a", "an", "its", "their", "of", "to"}:
+        if is_verb(words[i]) and words[i - 1].lower() not in {"the", "a", "an", "its", "their", "of", "to"}:
             return " ".join(words[:i]), " ".join(words[i:])
     return body, ""
-
-
-def _overlap(a: str, b: str) -> int:
-    return len(set(terms(a)) & set(terms(b)))
 
 
 def complement(question: str, sentence: str, document_terms: set[str]) -> Reading | None:
     """whole - part, where the sentence counts a part of a whole and the question asks for the rest."""
     whole_q, pred_q = question_parts(question)
     found = counts(sentence)
-    pairs: list[tuple[_Count, _Count]] = []
+    pairs: list[tuple[Count, Count]] = []
     for j, part in enumerate(found):
         before, after = sentence[: part.start], sentence[part.end :]
         earlier = [c for c in found[:j] if c.value > part.value]
@@ -201,63 +179,57 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
                 pairs.append((whole, part))
         # "restored 26 of the canal's 31 locks"
         if j + 1 < len(found) and OF_WHOLE.match(after) and found[j + 1].value > part.value:
-            if not _years(sentence[part.end : found[j + 1].start]):
+            if not years_in(sentence[part.end : found[j + 1].start]):
                 pairs.append((found[j + 1], part))
     if not pairs and PARTITIVE.search(question) and len(found) == 2:
         # "killed 31 miners; 112 men were underground": no "of them", the whole given after its
         # part; the question's own words say which count is the whole.
         big, small = sorted(found, key=lambda c: -c.value)
 
-        def named(c: _Count) -> tuple[int, int]:  # the thing counted ("112 men"), then the clause
-            return (_overlap(whole_q, " ".join(sentence[c.end :].split()[:1])), _overlap(whole_q, c.clause))
+        def named(c: Count) -> tuple[int, int]:  # the thing counted ("112 men"), then the clause
+            return (overlap(whole_q, " ".join(sentence[c.end :].split()[:1])), overlap(whole_q, c.clause))
 
         if named(big) > named(small) and big.clause != small.clause:
             pairs.append((big, small))
     if not pairs:
         return None
-    rest = next((sentence[a:b] for a, b in _clauses(sentence) if REST.search(sentence[a:b])), None)
+    rest = next((sentence[a:b] for a, b in clause_bounds(sentence) if REST.search(sentence[a:b])), None)
 
-    def fit(pair: tuple[_Count, _Count]) -> tuple[int, int]:
+    def fit(pair: tuple[Count, Count]) -> tuple[int, int]:
         whole, part = pair
-        return (_overlap(whole_q, whole.clause) + _overlap(pred_q, part.clause), -abs(part.start - whole.end))
+        return (overlap(whole_q, whole.clause) + overlap(pred_q, part.clause), -abs(part.start - whole.end))
 
     whole, part = max(pairs, key=fit)
     cue = bool(COMPLEMENT_CUE.search(question))
     negated = bool(NEGATION.search(question)) != bool(NEGATION.search(part.clause))
     unused = bool(pred_q) and not set(terms(pred_q.split()[0])) & document_terms
-    says = _overlap(pred_q, part.clause)
+    says = overlap(pred_q, part.clause)
     # "3,700 of them came on the first day" for "how many came on the second day": the
     # predicate is the part's but for one word the document never uses.
     other_part = set(terms(question)) - set(terms(sentence)) - {"mani", "much"}
-    said = _overlap(question, part.clause) >= 1 and _overlap(question, f"{part.clause} {whole.clause}") >= 3
+    said = overlap(question, part.clause) >= 1 and overlap(question, f"{part.clause} {whole.clause}") >= 3
     contrast = said and len(other_part) == 1 and not other_part & document_terms
     unused = unused or contrast
-    if rest is not None and _overlap(question, rest) > _overlap(question, part.clause):
-        return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, _overlap(question, rest))
+    if rest is not None and overlap(question, rest) > overlap(question, part.clause):
+        return Reading("complement", f"{num_text(whole.value)} - {num_text(part.value)}", sentence, overlap(question, rest))
     if cue and NEGATION.search(part.clause) and NEGATION.search(question):
         return None  # both say "not": the part is what is asked
     # "the crew numbered 24, of whom 5 were women" for "how many men": the other half of a pair
     # that divides every group in two.
     other = {OPPOSITE[w] for w in re.findall(r"[a-z]+", whole_q.lower()) if w in OPPOSITE}
-    if other & set(re.findall(r"[a-z]+", sentence[part.end : part.end + 30].lower())) and _overlap(question, whole.clause):
-        return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, 1)
-    if not _overlap(whole_q, whole.clause + " " + sentence[: whole.start]):
+    if other & set(re.findall(r"[a-z]+", sentence[part.end : part.end + 30].lower())) and overlap(question, whole.clause):
+        return Reading("complement", f"{num_text(whole.value)} - {num_text(part.value)}", sentence, 1)
+    if not overlap(whole_q, whole.clause + " " + sentence[: whole.start]):
         return None  # the sentence's whole is not the question's
     if cue or (negated and says) or unused:
-        return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, says)
+        return Reading("complement", f"{num_text(whole.value)} - {num_text(part.value)}", sentence, says)
     return None
-
-
-def _unit(sentence: str, end: int) -> str:
-    """The word a count counts ("16 acres" -> "acres")."""
-    following = re.match(r"\s+([a-z]+)", sentence[end:])
-    return following.group(1) if following else ""
 
 
 def change(question: str, sentence: str, earlier: list[str] | None = None) -> Reading | None:
     """|new - old| for "how many X did Y add": the clause that matches the question holds the new
     count and a word of change, the count before it in the sentence is the old one."""
-    verbs = {lemma for w in question.split() for lemma in _lemmas(w)}
+    verbs = {lemma for w in question.split() for lemma in lemmas_of(w)}
     if not verbs & CHANGE:
         return None
     found = counts(sentence)
@@ -266,16 +238,16 @@ def change(question: str, sentence: str, earlier: list[str] | None = None) -> Re
         # the same unit ("laid out on 9 acres").
         m = TO_COUNT.search(sentence)
         # the unit after the count, or the thing named before "to" ("reducing the seating to 980")
-        unit = _unit(sentence, found[0].end) or (m.group("what").split() or [""])[-1] if m else ""
+        unit = unit_after(sentence, found[0].end) or (m.group("what").split() or [""])[-1] if m else ""
         asked = re.search(r"\bhow many ([a-z]+)", question, re.IGNORECASE)
         if m is not None and asked and not set(terms(unit)) & set(terms(question)):
             unit = asked.group(1)  # "their number reduced to 10" for "how many dwellings were lost"
         if m is None or not unit or not set(terms(unit)) & set(terms(question)):
             return None
-        olds = [c for s in earlier for c in counts(s) if set(terms(_unit(s, c.end))) & set(terms(unit))]
+        olds = [c for s in earlier for c in counts(s) if set(terms(unit_after(s, c.end))) & set(terms(unit))]
         if not olds:
             return None
-        return Reading("change", f"abs({_num(found[0].value)} - {_num(olds[-1].value)})", sentence)
+        return Reading("change", f"abs({num_text(found[0].value)} - {num_text(olds[-1].value)})", sentence)
     if len(found) < 2:
         return None
     q = [t for t in terms(question) if t not in {"mani", "much", "how"}]
@@ -287,7 +259,7 @@ def change(question: str, sentence: str, earlier: list[str] | None = None) -> Re
     same = set(q) & set(terms(new.clause)) & set(terms(old.clause))
     if best == 0 or not (CHANGE_WORD.search(new.clause + " " + old.clause) or same):
         return None
-    return Reading("change", f"abs({_num(new.value)} - {_num(old.value)})", sentence)
+    return Reading("change", f"abs({num_text(new.value)} - {num_text(old.value)})", sentence)
 
 
 PER = re.compile(r"\bhow many (?P<num>[a-z]+)\b.*?\b(?:per|for each|for every|a) (?P<den>[a-z]+)\b", re.IGNORECASE)
@@ -301,13 +273,13 @@ def ratio(question: str, sentence: str) -> Reading | None:
         return None
     # what each number counts: the two words after it ("425 academic staff", "eighteen months")
     found = [(v, set(terms(" ".join(sentence[x.end() :].split()[:2])))) for x in NUMBER.finditer(sentence)
-             if not YEAR.fullmatch(x.group(0)) and (v := _value(x.group(0))) is not None]  # fmt: skip
+             if not YEAR.fullmatch(x.group(0)) and (v := value_of(x.group(0))) is not None]  # fmt: skip
     per = re.split(r"\s+(?:in|during|at|on)\s+|[,?]", question[m.start("den") :])[0]
     num = [v for v, u in found if u & set(terms(question[m.start("num") : m.start("den")].split(" per ")[0]))]
     den = [v for v, u in found if u & set(terms(per))]
     if not num or not den or num[0] == den[0]:
         return None
-    return Reading("ratio", f"{_num(num[0])} / {_num(den[0])}", sentence, 2)
+    return Reading("ratio", f"{num_text(num[0])} / {num_text(den[0])}", sentence, 2)
 
 
 def share(question: str, sentence: str) -> Reading | None:
@@ -318,16 +290,16 @@ def share(question: str, sentence: str) -> Reading | None:
     if m is None:
         return None
     wholes = [c for c in counts(sentence) if c.end <= m.start()]
-    named = sentence[m.end() : _clause_at(sentence, m.end())[1]]
+    named = sentence[m.end() : clause_at(sentence, m.end())[1]]
     # "40 per cent of which was raised by members; the rest came from a grant": a question that
     # says what the rest clause says asks for the rest.
-    rest_clause = next((sentence[a:b] for a, b in _clauses(sentence) if a >= m.end() and REST.search(sentence[a:b])), "")
+    rest_clause = next((sentence[a:b] for a, b in clause_bounds(sentence) if a >= m.end() and REST.search(sentence[a:b])), "")
     # (more than a shared verb: "came" alone ties any question about arrivals to it)
-    asks_rest = _overlap(question, rest_clause) > max(1, _overlap(question, named))
+    asks_rest = overlap(question, rest_clause) > max(1, overlap(question, named))
     pair = {OPPOSITE[w] for w in re.findall(r"[a-z]+", question.lower()) if w in OPPOSITE} & set(re.findall(r"[a-z]+", named.lower()))
-    if not wholes or not (_overlap(question, named) or asks_rest or pair):
+    if not wholes or not (overlap(question, named) or asks_rest or pair):
         return None
-    whole = _num(wholes[-1].value)
+    whole = num_text(wholes[-1].value)
     pct, fraction = m.group("pct") or m.group("pct2"), m.group("share") or m.group("share2")
     if pct:
         part = f"{whole} * {pct} / 100"
@@ -338,7 +310,7 @@ def share(question: str, sentence: str) -> Reading | None:
     other = {OPPOSITE[w] for w in re.findall(r"[a-z]+", question.lower()) if w in OPPOSITE}
     asks_rest = asks_rest or bool(other & set(re.findall(r"[a-z]+", named.lower())))
     rest = asks_rest or COMPLEMENT_CUE.search(question) or NEGATION.search(question)
-    fit = _overlap(question, rest_clause if asks_rest else named)
+    fit = overlap(question, rest_clause if asks_rest else named)
     return Reading("share", f"{whole} - {part}" if rest else part, sentence, fit)
 
 
@@ -346,9 +318,11 @@ def share(question: str, sentence: str) -> Reading | None:
 FURTHER = re.compile(
     rf"\b(?:(?:a further|another|an additional|an extra)\s+(?:[\w-]+\s+of\s+)?"
     rf"|(?:plus|and)\s+(?:(?:a|an|its|the|their)\s+(?:[\w-]+\s+){{0,3}}?of\s+)?)"
-    rf"(?P<n>{_NUM})\b(?! per cent| years?\b)",
+    rf"(?P<n>{NUM})\b(?! per cent| years?\b)",
     re.IGNORECASE,
 )
+
+
 TOTAL_CUE = re.compile(r"\b(?:counting|including|in all|in total|all told|altogether|together|combined)\b", re.IGNORECASE)
 
 
@@ -361,29 +335,31 @@ def total(question: str, sentence: str, earlier: list[str] | None = None) -> Rea
         return None
     found = counts(sentence)
     # "owned four other cinemas" for "how many cinemas did he own, including the Regal"
-    other = re.search(rf"(?<![\w.,])(?P<n>{_NUM}) other (?P<unit>[a-z]+)", sentence, re.IGNORECASE)
-    if other and set(terms(other.group("unit"))) & set(terms(question)) and (n := _value(other.group("n"))) is not None:
-        return Reading("total", f"{_num(n)} + 1", sentence, _overlap(question, sentence))
+    other = re.search(rf"(?<![\w.,])(?P<n>{NUM}) other (?P<unit>[a-z]+)", sentence, re.IGNORECASE)
+    if other and set(terms(other.group("unit"))) & set(terms(question)) and (n := value_of(other.group("n"))) is not None:
+        return Reading("total", f"{num_text(n)} + 1", sentence, overlap(question, sentence))
     for m in FURTHER.finditer(sentence):
         added = next((c for c in found if c.start == m.start("n")), None)
         before = [c for c in found if c.end <= m.start()]
         if added is not None and not before and earlier and m.group(0).split()[0].lower() not in {"and", "plus"}:
-            unit = _unit(sentence, added.end)
-            before = [c for e in earlier for c in counts(e) if unit and _unit(e, c.end) == unit]
+            unit = unit_after(sentence, added.end)
+            before = [c for e in earlier for c in counts(e) if unit and unit_after(e, c.end) == unit]
         # "a further" says what it adds to; a bare "and N" only where the question names the
         # added count's own clause ("counting the smelt mill")
-        said = m.group(0).split()[0].lower() not in {"and", "plus"} or _overlap(question, m.group(0) + sentence[m.end() : _clause_at(sentence, m.end())[1]])
-        if added is None or not before or not said or _overlap(question, sentence) < 2:
+        said = m.group(0).split()[0].lower() not in {"and", "plus"} or overlap(question, m.group(0) + sentence[m.end() : clause_at(sentence, m.end())[1]])
+        if added is None or not before or not said or overlap(question, sentence) < 2:
             continue
-        return Reading("total", f"{_num(before[-1].value)} + {_num(added.value)}", sentence, _overlap(question, sentence))
+        return Reading("total", f"{num_text(before[-1].value)} + {num_text(added.value)}", sentence, overlap(question, sentence))
     return None
 
 
 EXCEPT = re.compile(r"\b(?:other than|apart from|except(?: for)?|besides|excluding|not counting)\s+(?P<part>[^,?]+)", re.IGNORECASE)
+
+
 WHOLE_WORD = re.compile(r"\b(?:whole|total|entire|all|overall|in all|altogether)\b", re.IGNORECASE)
 
 
-ADDING = re.compile(rf"\b(?:adding|added|gaining|gained|an extra|a further) (?P<n>{_NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
+ADDING = re.compile(rf"\b(?:adding|added|gaining|gained|an extra|a further) (?P<n>{NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
 
 
 def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | None:
@@ -395,12 +371,12 @@ def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | 
         return None
     for m in ADDING.finditer(sentence):
         unit = set(terms(m.group("unit")))
-        n = _value(m.group("n"))
+        n = value_of(m.group("n"))
         if n is None or not unit & set(terms(asked.group(1))):
             continue
-        olds = [c for e in earlier for c in counts(e) if set(terms(_unit(e, c.end))) & unit]
+        olds = [c for e in earlier for c in counts(e) if set(terms(unit_after(e, c.end))) & unit]
         if olds:
-            return Reading("total", f"{_num(olds[-1].value)} + {_num(n)}", sentence, _overlap(question, sentence))
+            return Reading("total", f"{num_text(olds[-1].value)} + {num_text(n)}", sentence, overlap(question, sentence))
     return None
 
 
@@ -412,19 +388,19 @@ def whole_less_part(question: str, sentence: str) -> Reading | None:
     if m is None:
         return None
     found = counts(sentence)
-    parts = [c for c in found if _overlap(m.group("part"), c.clause) and not WHOLE_WORD.search(c.clause)]
+    parts = [c for c in found if overlap(m.group("part"), c.clause) and not WHOLE_WORD.search(c.clause)]
     wholes = [c for c in found if WHOLE_WORD.search(c.clause)]
     for part in parts:
         for whole in wholes:
-            if whole.value > part.value and _unit(sentence, whole.end) == _unit(sentence, part.end):
-                return Reading("complement", f"{_num(whole.value)} - {_num(part.value)}", sentence, _overlap(question, sentence))
+            if whole.value > part.value and unit_after(sentence, whole.end) == unit_after(sentence, part.end):
+                return Reading("complement", f"{num_text(whole.value)} - {num_text(part.value)}", sentence, overlap(question, sentence))
     return None
 
 
 # "twenty-eight weavers, each of whom paid one pound": a count, then what each one of it has.
 EACH = re.compile(
-    rf"(?<![\w.,])(?P<n>{_NUM})\s+(?P<what>(?:[\w-]+\s+){{0,2}}?[\w-]+),?\s+(?:each|every one)\s+(?:of (?:whom|which|them)\s+)?"
-    rf"(?:[a-z]+\s+){{0,3}}?(?P<m>{_NUM}|a|an)\s+(?P<unit>[a-z]+)",
+    rf"(?<![\w.,])(?P<n>{NUM})\s+(?P<what>(?:[\w-]+\s+){{0,2}}?[\w-]+),?\s+(?:each|every one)\s+(?:of (?:whom|which|them)\s+)?"
+    rf"(?:[a-z]+\s+){{0,3}}?(?P<m>{NUM}|a|an)\s+(?P<unit>[a-z]+)",
     re.IGNORECASE,
 )
 
@@ -437,22 +413,18 @@ def product(question: str, sentence: str) -> Reading | None:
         return None  # what each one has is stated, not a product
     starts = [x.start() for x in NUMBER.finditer(sentence) if not YEAR.fullmatch(x.group(0))]
     for m in (m for at in starts if (m := EACH.match(sentence, at))):
-        n = _value(m.group("n"))
-        each = 1.0 if m.group("m").lower() in {"a", "an"} else _value(m.group("m"))
+        n = value_of(m.group("n"))
+        each = 1.0 if m.group("m").lower() in {"a", "an"} else value_of(m.group("m"))
         unit = set(terms(m.group("unit")))
-        if n is None or each is None or not _overlap(question, m.group("what")):
+        if n is None or each is None or not overlap(question, m.group("what")):
             continue
         if (asked and unit & set(terms(asked.group(1)))) or (TOTAL_CUE.search(question) and unit & set(terms(question))):
-            return Reading("product", f"{_num(n)} * {_num(each)}", sentence, _overlap(question, m.group(0)))
+            return Reading("product", f"{num_text(n)} * {num_text(each)}", sentence, overlap(question, m.group(0)))
     return None
 
 
-def _lemmas(word: str) -> set[str]:
-    return {lemma for forms in getAllLemmas(word.lower().strip(",.;:?!'\"")).values() for lemma in forms}
-
-
 ALL_BUT = re.compile(
-    rf"\ball but (?P<m>{_NUM}) of (?:(?:its|the|their|his|her|our) (?:(?P<n>{_NUM}) )?(?P<noun>[a-z]+)|(?P<them>them|these|those)\b)",
+    rf"\ball but (?P<m>{NUM}) of (?:(?:its|the|their|his|her|our) (?:(?P<n>{NUM}) )?(?P<noun>[a-z]+)|(?P<them>them|these|those)\b)",
     re.IGNORECASE,
 )
 
@@ -463,23 +435,23 @@ def all_but(question: str, sentence: str, sents: list[str]) -> Reading | None:
     m = ALL_BUT.search(sentence)
     if m is None or NEGATION.search(question):
         return None
-    part = _value(m.group("m"))
-    whole = _value(m.group("n")) if m.group("n") else None
+    part = value_of(m.group("m"))
+    whole = value_of(m.group("n")) if m.group("n") else None
     noun = m.group("noun") or ""
     if m.group("them"):
         # "2,300 crates were sent ... and all but 40 of them returned": the count before it
         before = [c for c in counts(sentence) if c.end <= m.start()]
         whole = before[-1].value if before else None
-        noun = _unit(sentence, before[-1].end) if before else ""
+        noun = unit_after(sentence, before[-1].end) if before else ""
     if not set(terms(noun)) & set(terms(question)):
         return None
     if whole is None:
-        counted = re.compile(rf"(?<![\w.,])({_NUM}) (?:\w+ )?{re.escape(noun)}\b", re.IGNORECASE)
+        counted = re.compile(rf"(?<![\w.,])({NUM}) (?:\w+ )?{re.escape(noun)}\b", re.IGNORECASE)
         found = next((c for s in sents for c in counted.finditer(s) if not YEAR.fullmatch(c.group(1))), None)
-        whole = _value(found.group(1)) if found else None
+        whole = value_of(found.group(1)) if found else None
     if part is None or whole is None or whole <= part:
         return None
-    return Reading("complement", f"{_num(whole)} - {_num(part)}", sentence)
+    return Reading("complement", f"{num_text(whole)} - {num_text(part)}", sentence)
 
 
 YEAR_QUESTION = re.compile(r"^\s*(?:in )?(?:what|which) year\b|^\s*when\b", re.IGNORECASE)
@@ -491,7 +463,7 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
     if not YEAR_QUESTION.search(question):
         return None
     qterms = set(terms(question)) - {"year"}
-    predicate = [w for w in re.findall(r"[a-z]+", question.lower()) if _is_verb(w) and w not in {"was", "were", "did", "is", "year", "what", "when"}]
+    predicate = [w for w in re.findall(r"[a-z]+", question.lower()) if is_verb(w) and w not in {"was", "were", "did", "is", "year", "what", "when"}]
     if not predicate:
         return None
     verb = set(terms(predicate[-1]))
@@ -507,37 +479,37 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
         s = sents[index]
         for m in OFFSET.finditer(s):
             event = m.group("event")
-            main = s[_clause_at(s, m.start())[0] : m.start()]
-            if verb & set(terms(main)) and not verb & set(terms(event)) and not _years(main) and _overlap(question, s) >= 2:
+            main = s[clause_at(s, m.start())[0] : m.start()]
+            if verb & set(terms(main)) and not verb & set(terms(event)) and not years_in(main) and overlap(question, s) >= 2:
                 # "... and opened five years after his death": the asked-for event is the one
                 # dated relative to the other, whose year is the sentence's last before it (a
                 # birth year aside) or, where it has none, the one the document gives it.
-                n = _value(m.group("n"))
-                base = _year_before(s, m.start()) or find_year(event, s)
+                n = value_of(m.group("n"))
+                base = year_before(s, m.start()) or find_year(event, s)
                 if n is None or base is None:
                     continue
-                return Reading("relative_year", f"{base} {'+' if _after(m) else '-'} {_num(n)}", s)
+                return Reading("relative_year", f"{base} {'+' if is_after(m) else '-'} {num_text(n)}", s)
             # the event as the sentence may name it ("die": "his death")
             said = set(terms(event))
             if not (verb | set(paraphrases(sorted(verb)))) & said or len(asked & said) < 2:
                 continue
             years = [y for y in YEAR.finditer(s) if not (m.start() <= y.start() < m.end())]
-            n = _value(m.group("n"))
+            n = value_of(m.group("n"))
             if not years or n is None:
                 continue
             anchor = min(years, key=lambda y: abs(y.start() - m.start())).group(0)
-            return Reading("relative_year", f"{anchor} {'-' if _after(m) else '+'} {_num(n)}", s)
+            return Reading("relative_year", f"{anchor} {'-' if is_after(m) else '+'} {num_text(n)}", s)
         for m in LATER.finditer(s):
             before = s[: m.start()]
             anchors = list(YEAR.finditer(before))
             event = before[anchors[-1].end() :] if anchors else ""
-            if not anchors or not (verb | set(paraphrases(sorted(verb)))) & set(terms(event)) or _overlap(question, s) < 2:
+            if not anchors or not (verb | set(paraphrases(sorted(verb)))) & set(terms(event)) or overlap(question, s) < 2:
                 continue
-            n = 1.0 if m.group("one") or m.group("rel") else _value(m.group("n") or "")
+            n = 1.0 if m.group("one") or m.group("rel") else value_of(m.group("n") or "")
             if n is None:
                 continue
-            later = _later(m)
-            return Reading("relative_year", f"{anchors[-1].group(0)} {'+' if later else '-'} {_num(n)}", s)
+            later = is_later(m)
+            return Reading("relative_year", f"{anchors[-1].group(0)} {'+' if later else '-'} {num_text(n)}", s)
     # A date only implied ("was 23 when he took the post in 1883"): the statement made explicit
     # that names the question's subject; the rest of the question's words may be in it or in
     # the sentence it was read from ("its last head, X, retired ... after N years in
@@ -549,7 +521,7 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
     fits = [
         d for d in implied_dates(sents, find_year)
         if (d.kind == "birth") == birth and (asked - names - {"year"}) & about(d)
-        and (names & set(terms(d.text)) if names else _overlap(question, d.text) >= 2)
+        and (names & set(terms(d.text)) if names else overlap(question, d.text) >= 2)
     ]  # fmt: skip
     if fits:
         best = max(fits, key=lambda d: (len(names & set(terms(d.text))), len(qterms & about(d))))
@@ -557,324 +529,19 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
     return None
 
 
-# Dates a sentence implies without stating them.
-AGE_WHEN = re.compile(rf"\b(?:was|were) (?P<n>{_NUM})(?: years old)? when\b", re.IGNORECASE)
-FOR_YEARS = re.compile(rf"\bfor (?P<n>{_NUM}) years\b(?! (?:until|before|after|later|earlier|ago)\b)", re.IGNORECASE)
-AFTER_YEARS = re.compile(rf"\bafter (?P<n>{_NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
-# "boys aged twelve to eighteen": an age range describes a group, not one person.
-AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{_NUM})\b")
-LIFE = re.compile(r"\s*\((?:b\.\s*)?(?P<born>1[0-9]{3}|20[0-9]{2})\s*[–-]\s*(?P<died>1[0-9]{3}|20[0-9]{2})\)")
-FOR_BEFORE = re.compile(rf"\bfor (?P<n>{_NUM}) years before [^,;.]*?\bin (?P<year>1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
-YEAR_AFTER = re.compile(r"\s+in\s+(1[0-9]{3}|20[0-9]{2})\b")
-PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
-PERFECT = re.compile(r"\bhaving\b", re.IGNORECASE)
-# A clause's opening word that only links it to the one before.
-LINK = re.compile(r"^(?:(?:and|but|while|whereas|who|which|that|then)\s+)+", re.IGNORECASE)
-PROPER = re.compile(r"[A-Z][\w'-]*(?:\s+(?:of\s+)?[A-Z][\w'-]*)*")
-PERSONAL = re.compile(r"(?:he|she)\b", re.IGNORECASE)
-PRONOUN = re.compile(r"(?:he|she|they|it)\b", re.IGNORECASE)
-MONTHS = frozenset(
-    "january february march april may june july august september october november december".split()
-)
-
-
-@dataclass(frozen=True)
-class Dated:
-    """A date a sentence implies, made explicit: ``text`` ("Ann Pell was born in 1849.") is a
-    sentence retrieval can find, ``expression`` how the year follows from ``source``."""
-
-    text: str
-    year: int
-    expression: str
-    source: str
-    kind: str = "birth"  # or "end", "start" of a term, or "event" dated from another
-
-
-def _proper_names(sentence: str, end: int) -> list[tuple[int, str]]:
-    """``(start, name)`` of the names in ``sentence`` before ``end``: a leading function word
-    dropped ("The Duke of Clarence" is "Duke of Clarence"; a sentence's opening "In" is no
-    name), months and names used as a modifier ("an Asian elephant") left out."""
-    out = []
-    for m in PROPER.finditer(sentence[:end]):
-        words = m.group(0).split()
-        while words and re.sub(r"'s$", "", words[0].lower()) in STOPWORDS:
-            words.pop(0)
-        following = sentence[m.end() :].split()[:1]
-        if following and following[0].isalpha() and following[0].islower() and parts_of_speech(following[0]) == {"NOUN"}:
-            continue
-        words = [w for w in words if w.lower() not in MONTHS]
-        if words and not words[-1].endswith(("'s", "’s")):  # "Lenz's death" is about a death
-            out.append((m.start(), " ".join(words)))
-    return out
-
-
-def _opening_name(s: str) -> str | None:
-    """The name a sentence opens with (its subject), past function words and years."""
-    names = _proper_names(s, len(s))
-    if names and all(w.lower() in STOPWORDS or YEAR.fullmatch(w) for w in re.findall(r"[\w']+", s[: names[0][0]])):
-        return names[0][1]
-    return None
-
-
-def _inflected_verb(word: str) -> bool:
-    """A verb's past or present form ("died", "held"): a clause that opens with one shares the
-    sentence's subject."""
-    lemmas = getAllLemmas(word.lower()).get("VERB", ())
-    return bool(lemmas) and word.lower() not in lemmas
-
-
-def _subject(sents: list[str], i: int, at: int) -> str | None:
-    """Who the clause at ``at`` of sentence ``i`` is about. The name just before it ("founded by
-    Ann Pell, then 52"); for a clause that opens with a verb ("... and died in 1890 at the age
-    of 70"), the sentence's subject; for a pronoun, the first name before it ("he", "she": in
-    its sentence, else the one before) or the name a sentence opens with ("it", "they", which
-    may stand for a thing)."""
-    s = sents[i]
-    start = _clause_at(s, at)[0]
-    lead = LINK.sub("", s[start:at])
-    names = _proper_names(s, at)
-    pronoun = PRONOUN.match(lead)
-    at_pronoun = start + s[start:at].find(lead) if pronoun else 0
-    words = lead.split()
-    while len(words) > 1 and "ADV" in parts_of_speech(words[0]) and not parts_of_speech(words[0]) & {"VERB", "NOUN"}:
-        words = words[1:]  # "and later served as president": the verb after the adverb
-    if pronoun is None and words and words[0][:1].islower() and _inflected_verb(words[0]):
-        # The clause shares the subject of the clause before it (or of the one before that).
-        prior_clauses = [c for c in _clauses(s) if c[1] <= start]
-        for k in range(len(prior_clauses) - 1, -1, -1):
-            a, b = prior_clauses[k]
-            if k and _appositive(s[a:b], s[slice(*prior_clauses[k - 1])]):
-                continue
-            prior = LINK.sub("", s[a:b])
-            if PRONOUN.match(prior):
-                pronoun, at_pronoun = PRONOUN.match(prior), a + s[a:b].find(prior)
-                break
-            opening = prior.split()[:1]
-            if opening and opening[0][:1].islower() and _inflected_verb(opening[0]):
-                continue  # "played 41 matches for Scotland": its subject is further back too
-            if re.match(r"(?:in|on|at|of|by|with|from|near|for)\s", prior, re.IGNORECASE):
-                continue  # "in a rented cottage on Towngate": a phrase about the subject, not it
-            parts = split_subject(prior)
-            if parts is None and re.match(r"(?:the|its|their|his|her)\s", prior, re.IGNORECASE) and not _proper_names(prior, len(prior)):
-                return prior.strip()  # "Its first shop, ..., opened the following year"
-            copula = re.search(r"\b(?:was|were|is|are|became|becomes)\b", prior, re.IGNORECASE)
-            if parts and not copula and re.match(r"(?:the|its|their|his|her)\s", parts[0], re.IGNORECASE) and not _proper_names(parts[0], len(parts[0])):
-                return parts[0]  # "The society merged with its neighbour at Huddersfield": the society
-            named = _proper_names(s[a:b], b - a)
-            if named:
-                return named[0][1]
-        else:
-            return None
-    if pronoun is None:
-        # "X, a pupil of Y, who ...": past an appositive to the name it describes
-        prior_clauses = [c for c in _clauses(s) if c[1] <= start]
-        if len(prior_clauses) > 1 and _appositive(s[slice(*prior_clauses[-1])], s[slice(*prior_clauses[-2])]):
-            names = _proper_names(s, prior_clauses[-2][1]) or names
-        return names[-1][1] if names else None
-    before = _proper_names(s, at_pronoun)
-    if not before:
-        if i == 0:
-            return None
-        s = sents[i - 1]
-        before = _proper_names(s, len(s))
-    if PERSONAL.fullmatch(pronoun.group(0)):
-        return before[0][1] if before else None
-    return _opening_name(s)
-
-
-APPOSITIVE = re.compile(r"^(?:a|an|the|one of)\s", re.IGNORECASE)
-
-
-def _appositive(clause: str, before: str) -> bool:
-    """Whether ``clause`` is a noun phrase describing the name that ends ``before`` ("William
-    Bainbridge, | a pupil of the engineer Thomas Sopwith,"): it names no new subject."""
-    names = _proper_names(before, len(before))
-    ends_with_name = bool(names) and before.rstrip().endswith(names[-1][1])
-    # no auxiliary: "the mill was sold" has its own subject and verb ("a mining engineer" has none)
-    return ends_with_name and bool(APPOSITIVE.match(clause)) and not any("AUX" in parts_of_speech(w) for w in clause.split())
-
-
-def _years(text: str) -> list[int]:
-    return [int(y) for y in YEAR.findall(text)]
-
-
-def _clause_at(s: str, at: int) -> tuple[int, int]:
-    return next(((a, b) for a, b in _clauses(s) if a <= at < b + 1), (0, len(s)))
-
-
-def _later(m: re.Match[str]) -> bool:
-    """Whether a LATER match ("two years later", "the following year") counts forward."""
-    return (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or m.group("rel") or "").lower() in {
-        "following", "next", "after"
-    }
-
-
-def _after(m: re.Match[str]) -> bool:
-    """Whether an OFFSET match ("N years after X") dates its clause after X."""
-    return m.group("dir").lower().startswith(("after", "later"))
-
-
-def _statement(who: str | None, clause: str) -> str:
-    """``clause`` as a sentence about ``who``: its opening pronoun replaced by the name."""
-    if who and PRONOUN.match(clause):
-        clause = PRONOUN.sub("", clause, count=1).strip()
-    return f"{who} {clause}." if who and who not in clause else f"{clause}."
-
-
-def _year_before(s: str, at: int) -> int | None:
-    """The year of the event told just before ``at``: the last year before it, moved by a
-    "the following year" or "N years later" that stands between them; a birth year dates no
-    event but the birth."""
-    # within its part of the sentence: a semicolon joins two statements that date two events
-    begin = s.rfind(";", 0, at) + 1
-    found = [y for y in YEAR.finditer(s, begin, at) if not BORN_BEFORE.search(s[: y.start()])]
-    if not found:
-        return None
-    year = int(found[-1].group(0))
-    for m in LATER.finditer(s, found[-1].end(), at):
-        n = 1.0 if m.group("one") or m.group("rel") else _value(m.group("n") or "")
-        if n is None:
-            return None
-        later = _later(m)
-        year = int(year + n if later else year - n)
-    return year
-
-
-def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] | None = None) -> list[Dated]:
-    """The dates the document implies: a birth year from an age at a dated event ("was 23 when
-    he took the post in 1883"); the end of a term given by its length from a dated start
-    ("appointed in 1898 and held the post for 24 years"); the start of one ended "after N
-    years" ("retired in 1952 after 28 years in charge")."""
-    out: list[Dated] = []
-    for i, s in enumerate(sents):
-        for m in (*AGE.finditer(s), *AGE_WHEN.finditer(s)):
-            n = _value(m.group("n") or m.groupdict().get("old") or m.groupdict().get("then") or m.groupdict().get("time") or "")
-            if n is None or AGE_RANGE.match(s[m.end() :]):
-                continue
-            who = _subject(sents, i, m.start())
-            if m.group(0).startswith(","):  # "the architect Percy Lund, then 44,": the name just before
-                named = _proper_names(s, m.start())
-                who = named[-1][1] if named and s[: m.start()].rstrip().endswith(named[-1][1]) else who
-            a, b = _clause_at(s, m.start())
-            if m.re is AGE_WHEN:  # "was 23 when he took the post in 1883": the event follows
-                event = s[m.end() : _clause_at(s, m.end())[1]]
-                year = next(iter(_years(event)), None)
-            elif right_after := YEAR_AFTER.match(s, m.end()):  # "at the age of 19 in 1911"
-                event, year = s[a:b].replace(m.group(0), ""), int(right_after.group(1))
-            else:  # "died in 1801 at the age of 48": it precedes (a year after dates something else)
-                event = s[a:b].replace(m.group(0), "")
-                year = _year_before(s, m.start())
-                if year is None and (m.groupdict().get("then") or m.groupdict().get("time")) and i:  # at the time just told of
-                    year = _year_before(sents[i - 1], len(sents[i - 1]))
-            if year is None and find_year is not None and who:
-                year = find_year(f"{who} {event}", s)  # the event dated elsewhere ("at the opening")
-            if year is not None and who:
-                born = int(year - n)
-                out.append(Dated(f"{who} was born in {born}.", born, f"{year} - {_num(n)}", s))
-        for m in FOR_YEARS.finditer(s):
-            n = _value(m.group("n"))
-            a, b = _clause_at(s, m.start())
-            since = _year_before(s, m.start())
-            stated = re.match(r"\s+(?:from|starting in|beginning in)\s+(1[0-9]{3}|20[0-9]{2})\b", s[m.end() :])
-            if stated:  # "served as president for 12 years from 1975"
-                since = int(stated.group(1))
-            # "... first coach in 1930. He coached the side for 12 years.": the year before, where
-            # that sentence tells of the same activity (not "joined as a deckhand in 1874")
-            if since is None and i and PRONOUN.match(s) and _overlap(sents[i - 1], s[a : m.start()]):
-                since = _year_before(sents[i - 1], len(sents[i - 1]))
-            perfect = PLUPERFECT.search(s[a : m.start()]) or PERFECT.search(s[max(0, a - 12) : m.start()])
-            if perfect and n is not None and not stated:
-                # "opened in 1936; before that the band had practised there for 71 years": a term
-                # that had ended at the last event dated before it began N years earlier
-                dates = [y for y in YEAR.finditer(s, 0, m.start()) if not BORN_BEFORE.search(s[: y.start()])]
-                who = _subject(sents, i, m.start())
-                own = split_subject(LINK.sub("", s[a : m.start()]).strip())
-                if own and re.match(r"(?:the|its|their|his|her|a|an)\s", own[0], re.IGNORECASE):
-                    who = None  # "the old gates had stood for 112 years": the clause names its own subject
-                if dates and (who or own):
-                    begun = int(int(dates[-1].group(0)) - n)
-                    clause = LINK.sub("", re.sub(r"^(?:before that|until then|by then)\s+", "", s[a : m.start()].strip(), flags=re.IGNORECASE))
-                    clause = re.sub(r"\b(?:had|having)\s+", "", clause).strip()
-                    out.append(Dated(_statement(who, f"{clause} from {begun}"), begun, f"{dates[-1].group(0)} - {_num(n)}", s, "start"))
-                continue
-            if n is None or since is None or (_years(s[m.end() : b]) and not stated):
-                continue  # a term whose end is stated
-            who = _subject(sents, i, m.start())
-            if who is None:
-                continue
-            end = int(since + n)
-            rest = s[m.end() + (stated.end() if stated else 0) : b]
-            clause = LINK.sub("", s[a : m.start()] + f"until {end}" + rest).rstrip(" .")
-            out.append(Dated(_statement(who, clause), end, f"{since} + {_num(n)}", s, "end"))
-        for m in LATER.finditer(s):
-            # "entered service in the following year", "had reached Dunford two years earlier"
-            n = 1.0 if m.group("one") or m.group("rel") else _value(m.group("n") or "")
-            anchor = _year_before(s, m.start())
-            if anchor is None and i:  # dated from the last year the text gave
-                anchor = next((_year_before(p, len(p)) for p in (sents[i - 1], sents[i - 2] if i > 1 else "") if _years(p)), None)
-            if n is None or anchor is None:
-                continue
-            later = _later(m)
-            year = int(anchor + n if later else anchor - n)
-            a, b = _clause_at(s, m.start())
-            clause = LINK.sub("", re.sub(r"(?:\bin )?" + re.escape(m.group(0)), f"in {year}", s[a:b], count=1)).rstrip(" .")
-            out.append(Dated(_statement(_subject(sents, i, m.start()), clause), year, f"{anchor} {'+' if later else '-'} {_num(n)}", s, "event"))
-        for m in LIFE.finditer(s):
-            # "the merchant Edmund Sayer (1611–1679)": a life's two dates
-            names = _proper_names(s, m.start())
-            if names and names[-1][0] + len(names[-1][1]) + 12 >= m.start():
-                who = names[-1][1]
-                out.append(Dated(f"{who} was born in {m.group('born')}.", int(m.group("born")), m.group("born"), s))
-                out.append(Dated(f"{who} died in {m.group('died')}.", int(m.group("died")), m.group("died"), s, "event"))
-        for m in FOR_BEFORE.finditer(s):
-            # "had been a councillor for eleven years before entering Parliament in 1987"
-            n = _value(m.group("n"))
-            a, _b = _clause_at(s, m.start())
-            who = _subject(sents, i, m.start())
-            if n is None or not who:
-                continue
-            start = int(int(m.group("year")) - n)
-            clause = LINK.sub("", s[a : m.start()]).strip()
-            out.append(Dated(_statement(who, f"{clause} from {start}"), start, f"{m.group('year')} - {_num(n)}", s, "start"))
-        for m in OFFSET.finditer(s):
-            # "ground flour again in 1986, 75 years after the gale had stopped it": the gale's year
-            n = _value(m.group("n"))
-            dated = re.search(r"\b(1[0-9]{3}|20[0-9]{2}),?\s*$", s[max(0, m.start() - 8) : m.start()])
-            if n is None or dated is None:
-                continue
-            year = int(int(dated.group(1)) - n if _after(m) else int(dated.group(1)) + n)
-            sign = "-" if _after(m) else "+"
-            event = m.group("event").strip()
-            if PROPER.fullmatch(event):
-                # "he was born in 1891, three years before Harold": the same predicate, of Harold
-                main = s[_clause_at(s, m.start() - 8)[0] : m.start()]
-                said = re.sub(r"\s*\bin\s+(?:1[0-9]{3}|20[0-9]{2}),?\s*$", "", main).strip()
-                predicate = split_subject(said)
-                if predicate and predicate[1]:
-                    kind = "birth" if re.search(r"\bborn\b", predicate[1]) else "event"
-                    out.append(Dated(f"{event} {predicate[1]} in {year}.", year, f"{dated.group(1)} {sign} {_num(n)}", s, kind))
-                    continue
-            out.append(Dated(f"{event} in {year}.", year, f"{dated.group(1)} {sign} {_num(n)}", s, "event"))
-        for m in AFTER_YEARS.finditer(s):
-            n = _value(m.group("n"))
-            a, _b = _clause_at(s, m.start())
-            ended = _years(s[a : m.start()])
-            who = _subject(sents, i, m.start())
-            if n is None or not ended or not who:
-                continue
-            start = int(ended[-1] - n)
-            text = f"{who}'s {_num(n)} years{m.group('rest')} began in {start}."
-            out.append(Dated(text, start, f"{ended[-1]} - {_num(n)}", s, "start"))
-    return out
-
-
 # Lemma classes (like CHANGE): what begins a thing's life or a person's term, and what ends it.
 BEGIN = frozenset("open found establish build begin start launch form create join appoint elect found inaugurate".split())
+
+
 END = frozenset("close end retire die leave cease stop demolish abandon shut last final withdraw disband resign".split())
+
+
 FOR_SPAN = re.compile(
-    rf"\bfor (?:(?:its|their|his|her|the) )?(?:first |last |next )?(?P<n>{_NUM}) (?P<unit>years|decades)\b(?! (?:before|after|ago)\b)",
+    rf"\bfor (?:(?:its|their|his|her|the) )?(?:first |last |next )?(?P<n>{NUM}) (?P<unit>years|decades)\b(?! (?:before|after|ago)\b)",
     re.IGNORECASE,
 )
+
+
 DURATION_QUESTION = re.compile(
     r"^.*?\bhow (?:many years (?:is|are|was|were|has|have|had|do|does|did|can|could|will|would)|long (?:did|does|do|has|had|have))"
     r" (?P<body>.+?)\??$",
@@ -883,7 +550,7 @@ DURATION_QUESTION = re.compile(
 
 
 def _says(text: str, lemmas: frozenset[str]) -> bool:
-    return any(_lemmas(w) & lemmas for w in re.findall(r"[A-Za-z]+", text))
+    return any(lemmas_of(w) & lemmas for w in re.findall(r"[A-Za-z]+", text))
 
 
 def duration(question: str, sents: list[str]) -> Reading | None:
@@ -908,22 +575,24 @@ def duration(question: str, sents: list[str]) -> Reading | None:
         s = sents[index]
         for o in OFFSET.finditer(s):
             main = s[s.rfind(";", 0, o.start()) + 1 : o.start()]  # the statement the offset dates
-            if _after(o) and _says(o.group("event"), BEGIN) and _says(main, END) and _overlap(body, main) >= 2 and _overlap(question, s) >= 2:
-                n = _value(o.group("n"))
+            if is_after(o) and _says(o.group("event"), BEGIN) and _says(main, END) and overlap(body, main) >= 2 and overlap(question, s) >= 2:
+                n = value_of(o.group("n"))
                 if n is not None:
-                    return Reading("duration", _num(n), s, _overlap(body, main))
+                    return Reading("duration", num_text(n), s, overlap(body, main))
         for f in FOR_SPAN.finditer(s):
-            a, b = _clause_at(s, f.start())
+            a, b = clause_at(s, f.start())
             clause = s[a:b]
-            who = set(terms(_subject(sents, index, f.start()) or "")) | set(terms(clause))
-            n = _value(f.group("n"))
+            who = set(terms(subject_of(sents, index, f.start()) or "")) | set(terms(clause))
+            n = value_of(f.group("n"))
             if n is None or not wanted & set(terms(clause)) or not names <= who or len(asked & (who | set(terms(clause)))) < 2:
                 continue
-            return Reading("duration", _num(n * 10 if f.group("unit").lower() == "decades" else n), s, len(asked & who))
+            return Reading("duration", num_text(n * 10 if f.group("unit").lower() == "decades" else n), s, len(asked & who))
     return span(body, sents)
 
 
 RANGE = re.compile(r"\b(?:from|between) (?P<a>1[0-9]{3}|20[0-9]{2}) (?:to|until|till|and) (?P<b>1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
+
+
 UNTIL = re.compile(r"\b(?:until|till|up to) (?:(?:the )?(?:end of |spring of |summer of |autumn of |winter of )?)(?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 
 
@@ -938,14 +607,14 @@ def span(body: str, sents: list[str]) -> Reading | None:
     subject = set(terms(split[0])) if split else set()
     for i, s in enumerate(sents):
         for m in RANGE.finditer(s):
-            a, b = _clause_at(s, m.start())
-            said = set(terms(s[a:b])) | set(terms(_subject(sents, i, m.start()) or ""))
+            a, b = clause_at(s, m.start())
+            said = set(terms(s[a:b])) | set(terms(subject_of(sents, i, m.start()) or ""))
             if len(asked & said) >= 2:
                 return Reading("span", f"{m.group('b')} - {m.group('a')}", s, len(asked & said))
     starts: list[tuple[int, int, str]] = []
     ends: list[tuple[int, int, str]] = []
     for s in sents:
-        clauses = _clauses(s)
+        clauses = clause_bounds(s)
         for y in YEAR.finditer(s):
             k = next(i for i, (a, b) in enumerate(clauses) if a <= y.start() < b + 1)
             if BORN_BEFORE.search(s[clauses[k][0] : y.start()]) or re.search(r"\([^)]*$", s[: y.start()]):

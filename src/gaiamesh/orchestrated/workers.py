@@ -57,8 +57,10 @@ from .catalog import (
     Summarize,
     WebSearch,
 )
-from .derive import BORN_BEFORE, CLAUSE_END, NUMBER, PART_OF, YEAR, implied, implied_dates
+from .dates import BORN_BEFORE, implied_dates
+from .derive import PART_OF, implied
 from .download import DownloadError, fetch
+from .wording import CLAUSE_END, NUMBER, YEAR
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
 

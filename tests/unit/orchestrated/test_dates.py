@@ -1,0 +1,63 @@
+"""Dates a document implies (dates.py): each made explicit on invented sentences, with whose it is."""
+
+from __future__ import annotations
+
+from gaiamesh.orchestrated.dates import implied_dates
+from gaiamesh.tools.text import sentences
+
+
+def _dates(text: str) -> list[tuple[str, int, str]]:
+    return [(d.text, d.year, d.expression) for d in implied_dates(sentences(text))]
+
+
+def test_a_pronoun_takes_the_subject_of_the_sentence_before() -> None:
+    text = "The keeper was Hugh Bray, a boatman. He was made keeper in 1850 and died in 1890 at the age of 70."
+    assert ("Hugh Bray was born in 1820.", 1820, "1890 - 70") in _dates(text)
+
+
+def test_the_end_of_a_term_given_by_its_length() -> None:
+    text = "Ellen Voss was elected to the board in 1921 and chaired it for 17 years."
+    assert _dates(text) == [("Ellen Voss chaired it until 1938.", 1938, "1921 + 17")]
+    text = "Colin Marr became the club's first coach in 1930. He coached the side for 12 years."
+    assert _dates(text) == [("Colin Marr coached the side until 1942.", 1942, "1930 + 12")]
+
+
+def test_no_date_is_implied_without_an_anchor_year() -> None:
+    assert _dates("Tom Hale ran the forge for 30 years and was 60 when he sold it.") == []
+    # a term whose end the sentence states is no implied date
+    assert _dates("In 1900 Tom Hale took the forge and ran it for 30 years until 1931.") == []
+
+
+def test_the_start_of_a_term_that_ended_when_a_dated_one_began() -> None:
+    text = "The speaker, Ann Rudd, had sat on the council for nine years before entering Parliament in 1992."
+    assert ("Ann Rudd had sat on the council from 1983.", 1983, "1992 - 9") in _dates(text)
+
+
+def test_a_term_is_dated_from_the_sentence_before_only_if_it_tells_of_it() -> None:
+    text = "Tom Reed joined the firm in 1874 as a clerk. He managed the mill for 19 years, until he retired."
+    assert _dates(text) == []
+
+
+def test_life_dates_in_brackets_and_an_age_said_with_then() -> None:
+    text = "The hall was left to the town by the banker Ruth Askew (1790–1861)."
+    assert ("Ruth Askew was born in 1790.", 1790, "1790") in _dates(text)
+    assert ("Ruth Askew died in 1861.", 1861, "1861") in _dates(text)
+    text = "In 1902 the board chose a new design. Its architect, Paul Grey, was then 41."
+    assert ("Paul Grey was born in 1861.", 1861, "1902 - 41") in _dates(text)
+
+
+def test_a_term_with_its_start_given_after_it() -> None:
+    text = "Rose Venn later served as mayor for 6 years from 1931."
+    assert _dates(text) == [("Rose Venn later served as mayor until 1937.", 1937, "1931 + 6")]
+
+
+def test_subjects_past_adverbs_verb_led_clauses_and_then() -> None:
+    text = "Its best batsman, the opener Hal Dyce, scored 90 centuries for Kent between 1921 and 1934, and later served as club captain for 6 years from 1936."
+    assert ("Hal Dyce later served as club captain until 1942.", 1942, "1936 + 6") in _dates(text)
+    text = "The library opened in 1905. It was designed by the architect Ruth Moss, then 38, for the town council."
+    assert ("Ruth Moss was born in 1867.", 1867, "1905 - 38") in _dates(text)
+
+
+def test_the_subject_of_a_clause_past_a_phrase_about_it() -> None:
+    text = "The trust was set up in 1950. Its first hostel, in a farmhouse near Keld, opened the following year."
+    assert ("Its first hostel opened in 1951.", 1951, "1950 + 1") in _dates(text)
