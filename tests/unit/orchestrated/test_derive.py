@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from gaiamesh.orchestrated.dates import implied_dates
 from gaiamesh.orchestrated.derive import implied, question_parts
 from gaiamesh.orchestrated.wording import counts
 from gaiamesh.tools.text import sentences
+
+from .test_dates import _dates
 
 
 def _read(question: str, text: str, year: int | None = None) -> str | None:
@@ -118,10 +119,6 @@ def test_a_change_counted_in_both_clauses_without_a_word_of_change() -> None:
 def test_a_part_whose_unit_stands_before_of_which() -> None:
     text = "The new roof cost 4.5 million pounds, 3.1 million pounds of which came from the county."
     assert _read("How much of the roof's cost did not come from the county?", text) == "4500000 - 3100000"
-
-
-def _dates(text: str) -> list[tuple[str, int, str]]:
-    return [(d.text, d.year, d.expression) for d in implied_dates(sentences(text))]
 
 
 def test_a_birth_year_from_an_age_before_its_event() -> None:
