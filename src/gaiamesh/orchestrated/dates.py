@@ -1,7 +1,7 @@
 """Dates a document implies, made explicit: a birth year from an age at a dated event ("was 23
-when he took the post in 1883", "then 38", "was 37 at the time"), life dates in brackets, the end
+when he took the post in 1883", "then 38", "was 41 at the time"), life dates in brackets, the end
 of a term given by its length, the start of one ended "after N years" or told in the perfect
-("had practised there for 71 years"), the year of an event another is dated from, and a year
+("had met there for 40 years"), the year of an event another is dated from, and a year
 given relative to another ("two years later", "the year before"). Each statement names whose date
 it is (the name before it, a clause's elided subject, a pronoun's referent, past appositives), so
 that "X born" is not answered by Y's birth. Retrieval (``find_fact``) and ``derive`` see these
@@ -26,7 +26,7 @@ BORN_BEFORE = re.compile(r"\bborn\b[^,;.]{0,30}$", re.IGNORECASE)
 AGE = re.compile(
     rf"\b(?:(?:at the age of|aged|age) (?P<n>{NUM})|(?P<old>{NUM})[ -]years?[ -]old)\b"
     rf"|(?:\bwas|\bwere|,) then (?P<then>{NUM})(?=[,.;])"  # "Ann Pell, then 52,", "was then 38."
-    rf"|\b(?:was|were) (?P<time>{NUM})(?: years old)? at the time\b",  # "was 37 at the time"
+    rf"|\b(?:was|were) (?P<time>{NUM})(?: years old)? at the time\b",  # "was 41 at the time"
     re.IGNORECASE,
 )
 
@@ -166,13 +166,13 @@ def subject_of(sents: list[str], i: int, at: int) -> str | None:
             if opening and opening[0][:1].islower() and _inflected_verb(opening[0]):
                 continue  # "played 41 matches for Scotland": its subject is further back too
             if re.match(r"(?:in|on|at|of|by|with|from|near|for)\s", prior, re.IGNORECASE):
-                continue  # "in a rented cottage on Towngate": a phrase about the subject, not it
+                continue  # "in a rented barn near Keld": a phrase about the subject, not it
             parts = split_subject(prior)
             if parts is None and re.match(r"(?:the|its|their|his|her)\s", prior, re.IGNORECASE) and not _proper_names(prior, len(prior)):
-                return prior.strip()  # "Its first shop, ..., opened the following year"
+                return prior.strip()  # "Its first hostel, ..., opened the following year"
             copula = re.search(r"\b(?:was|were|is|are|became|becomes)\b", prior, re.IGNORECASE)
             if parts and not copula and re.match(r"(?:the|its|their|his|her)\s", parts[0], re.IGNORECASE) and not _proper_names(parts[0], len(parts[0])):
-                return parts[0]  # "The society merged with its neighbour at Huddersfield": the society
+                return parts[0]  # "The guild merged with its rival across the river": the guild
             named = _proper_names(s[a:b], b - a)
             if named:
                 return named[0][1]
@@ -199,8 +199,8 @@ APPOSITIVE = re.compile(r"^(?:a|an|the|one of)\s", re.IGNORECASE)
 
 
 def _appositive(clause: str, before: str) -> bool:
-    """Whether ``clause`` is a noun phrase describing the name that ends ``before`` ("William
-    Bainbridge, | a pupil of the engineer Thomas Sopwith,"): it names no new subject."""
+    """Whether ``clause`` is a noun phrase describing the name that ends ``before`` ("Hugh
+    Lyle, | a nephew of the banker Oswald Crane,"): it names no new subject."""
     names = _proper_names(before, len(before))
     ends_with_name = bool(names) and before.rstrip().endswith(names[-1][1])
     # no auxiliary: "the mill was sold" has its own subject and verb ("a mining engineer" has none)
@@ -289,13 +289,13 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 since = year_before(sents[i - 1], len(sents[i - 1]))
             perfect = PLUPERFECT.search(s[a : m.start()]) or PERFECT.search(s[max(0, a - 12) : m.start()])
             if perfect and n is not None and not stated:
-                # "opened in 1936; before that the band had practised there for 71 years": a term
+                # "opened in 1931; before that the club had met at the Crown for 40 years": a term
                 # that had ended at the last event dated before it began N years earlier
                 dates = [y for y in YEAR.finditer(s, 0, m.start()) if not BORN_BEFORE.search(s[: y.start()])]
                 who = subject_of(sents, i, m.start())
                 own = split_subject(LINK.sub("", s[a : m.start()]).strip())
                 if own and re.match(r"(?:the|its|their|his|her|a|an)\s", own[0], re.IGNORECASE):
-                    who = None  # "the old gates had stood for 112 years": the clause names its own subject
+                    who = None  # "the old railings had stood for 95 years": the clause names its own subject
                 if dates and (who or own):
                     begun = int(int(dates[-1].group(0)) - n)
                     clause = LINK.sub("", re.sub(r"^(?:before that|until then|by then)\s+", "", s[a : m.start()].strip(), flags=re.IGNORECASE))
@@ -351,7 +351,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             sign = "-" if is_after(m) else "+"
             event = m.group("event").strip()
             if PROPER.fullmatch(event):
-                # "he was born in 1891, three years before Harold": the same predicate, of Harold
+                # "Ann was born in 1870, four years before Ivy": the same predicate, of Ivy
                 main = s[clause_at(s, m.start() - 8)[0] : m.start()]
                 said = re.sub(r"\s*\bin\s+(?:1[0-9]{3}|20[0-9]{2}),?\s*$", "", main).strip()
                 predicate = split_subject(said)

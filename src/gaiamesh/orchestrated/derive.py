@@ -8,17 +8,17 @@ The readings, each fired by the question's form and confirmed by the sentence's:
   rest", a word the document never uses in place of the part's own, the other half of a pair
   such as men/women), while the sentence counts a part with "of them", "of which", "Of the N",
   "all but M of them". Answer: whole - part.
-- **A share, a total, a product, a ratio.** "a third of them", "of which 60 per cent" (or the
-  rest of it); "a further 45", "counting the mill", "four other cinemas"; "forty masons, each
+- **A share, a total, a product, a ratio.** "a third of them", "of which 25 per cent" (or the
+  rest of it); "a further 45", "counting the mill", "three other schools"; "forty masons, each
   of whom gave two shillings"; "how many passengers per crossing".
 - **A change.** "How many rooms did the new wing add": a verb of change in number, the new count
   in the clause that matches the question and the old one before it; or a count after an
-  addition ("adding 3.5 miles" to the 6 told before).
+  addition ("adding 4 miles" to the 12 told before).
 - **A year stated relative to another**, or one the document only implies (:mod:`.dates`), where
   no sentence states it outright.
-- **A span of time** stated outright ("closed in 1979, 77 years after it opened"; "for its first
-  four decades"), or from the activity's own words ("from 1851 to 1889"; "founded in 1876" to
-  "played there until 1921").
+- **A span of time** stated outright ("staged its last play in 1968, 57 years after it opened"; "for
+  its first three decades"), or from the activity's own words ("from 1862 to 1901"; "founded in 1881" to
+  "played there until 1927").
 
 Each reading returns an arithmetic expression over numbers copied from the text and the
 sentence as evidence; ``None`` when none applies, and the plan then moves on. Pure functions:
@@ -82,7 +82,7 @@ TO_COUNT = re.compile(
 _SHARE = r"(?P<share>(?:a|one) (?:half|third|quarter|fifth|tenth)|half|two thirds|three quarters|(?P<pct>\d+(?:\.\d+)?)(?: per cent|%))"
 
 
-# "a third of them", "40 per cent of which", and the other order, "of which 60 per cent"
+# "a third of them", "40 per cent of which", and the other order, "of which 25 per cent"
 SHARE = re.compile(
     rf"\b(?:{_SHARE} of (?:them|which|whom|it|these|those)|of (?:which|whom|them|it) {_SHARE.replace('?P<share>', '?P<share2>').replace('?P<pct>', '?P<pct2>')})\b",
     re.IGNORECASE,
@@ -113,7 +113,7 @@ PART_OF = re.compile(r"^\s*(?:[a-z]+\s+)?of (?:them|whom|which|these|those)\b", 
 PART_AFTER = re.compile(r"\bof (?:whom|which)\b[^,;]*$", re.IGNORECASE)
 
 
-# "Of the 46 men", "of its cost of 2,300 pounds": the whole a later part is counted from
+# "Of the 46 men", "of its cost of 5,400 pounds": the whole a later part is counted from
 WHOLE_AFTER_OF = re.compile(r"\bof (?:the|its|their|his|her)(?:\s+[a-z]+\s+of)?\s+$", re.IGNORECASE)
 
 
@@ -204,7 +204,7 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
     negated = bool(NEGATION.search(question)) != bool(NEGATION.search(part.clause))
     unused = bool(pred_q) and not set(terms(pred_q.split()[0])) & document_terms
     says = overlap(pred_q, part.clause)
-    # "3,700 of them came on the first day" for "how many came on the second day": the
+    # "5,100 of them on the opening day" for "how many came on the closing day": the
     # predicate is the part's but for one word the document never uses.
     other_part = set(terms(question)) - set(terms(sentence)) - {"mani", "much"}
     said = overlap(question, part.clause) >= 1 and overlap(question, f"{part.clause} {whole.clause}") >= 3
@@ -291,7 +291,7 @@ def share(question: str, sentence: str) -> Reading | None:
         return None
     wholes = [c for c in counts(sentence) if c.end <= m.start()]
     named = sentence[m.end() : clause_at(sentence, m.end())[1]]
-    # "40 per cent of which was raised by members; the rest came from a grant": a question that
+    # "30 per cent of which was given by parents; the rest came from the council": a question that
     # says what the rest clause says asks for the rest.
     rest_clause = next((sentence[a:b] for a, b in clause_bounds(sentence) if a >= m.end() and REST.search(sentence[a:b])), "")
     # (more than a shared verb: "came" alone ties any question about arrivals to it)
@@ -306,7 +306,7 @@ def share(question: str, sentence: str) -> Reading | None:
     else:
         f = FRACTIONS[re.sub(r"^(?:a|one) ", "", fraction.lower())]
         part = f"{whole} * {round(f * 3)} / 3" if f in (1 / 3, 2 / 3) else f"{whole} * {f}"
-    # "412 members, a quarter of whom were women" for "how many men": the other half of a pair
+    # "240 members, a third of whom were women" for "how many men": the other half of a pair
     other = {OPPOSITE[w] for w in re.findall(r"[a-z]+", question.lower()) if w in OPPOSITE}
     asks_rest = asks_rest or bool(other & set(re.findall(r"[a-z]+", named.lower())))
     rest = asks_rest or COMPLEMENT_CUE.search(question) or NEGATION.search(question)
@@ -314,7 +314,7 @@ def share(question: str, sentence: str) -> Reading | None:
     return Reading("share", f"{whole} - {part}" if rest else part, sentence, fit)
 
 
-# "310 men at its mines and a further 45 at the mill": counts added to the one before.
+# "220 men in its forges and a further 35 in the pattern shop": counts added to the one before.
 FURTHER = re.compile(
     rf"\b(?:(?:a further|another|an additional|an extra)\s+(?:[\w-]+\s+of\s+)?"
     rf"|(?:plus|and)\s+(?:(?:a|an|its|the|their)\s+(?:[\w-]+\s+){{0,3}}?of\s+)?)"
@@ -328,13 +328,13 @@ TOTAL_CUE = re.compile(r"\b(?:counting|including|in all|in total|all told|altoge
 
 def total(question: str, sentence: str, earlier: list[str] | None = None) -> Reading | None:
     """a + b for "how many did it employ, counting the mill" where the sentence adds a count to
-    the one before it ("310 men at its mines and a further 45 at the smelt mill"), or to the
-    last count of its unit before the sentence ("... at a cost of 36,000 pounds. ... rebuilt
-    at a further cost of 4,500 pounds")."""
+    the one before it ("220 men in its forges and a further 35 in the pattern shop"), or to the
+    last count of its unit before the sentence ("... built at a cost of 52,000 pounds. ...
+    repairs took a further 7,500 pounds")."""
     if not TOTAL_CUE.search(question):
         return None
     found = counts(sentence)
-    # "owned four other cinemas" for "how many cinemas did he own, including the Regal"
+    # "ran three other schools" for "how many schools did she run, including this one"
     other = re.search(rf"(?<![\w.,])(?P<n>{NUM}) other (?P<unit>[a-z]+)", sentence, re.IGNORECASE)
     if other and set(terms(other.group("unit"))) & set(terms(question)) and (n := value_of(other.group("n"))) is not None:
         return Reading("total", f"{num_text(n)} + 1", sentence, overlap(question, sentence))
@@ -345,7 +345,7 @@ def total(question: str, sentence: str, earlier: list[str] | None = None) -> Rea
             unit = unit_after(sentence, added.end)
             before = [c for e in earlier for c in counts(e) if unit and unit_after(e, c.end) == unit]
         # "a further" says what it adds to; a bare "and N" only where the question names the
-        # added count's own clause ("counting the smelt mill")
+        # added count's own clause ("counting the pattern shop")
         said = m.group(0).split()[0].lower() not in {"and", "plus"} or overlap(question, m.group(0) + sentence[m.end() : clause_at(sentence, m.end())[1]])
         if added is None or not before or not said or overlap(question, sentence) < 2:
             continue
@@ -364,8 +364,8 @@ ADDING = re.compile(rf"\b(?:adding|added|gaining|gained|an extra|a further) (?P<
 
 def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | None:
     """old + added for "how many miles of track did it have after the extension" where the
-    sentence adds a count ("extended ..., adding 3.5 miles") to one of the same unit told before
-    ("opened with 6 miles of track")."""
+    sentence adds a count ("a branch was dug, adding 4 miles") to one of the same unit told before
+    ("opened with 12 miles of waterway")."""
     asked = re.search(r"\bhow (?:many|much) ([a-z]+)", question, re.IGNORECASE)
     if asked is None or not re.search(r"\bafter\b", question, re.IGNORECASE):
         return None
@@ -381,9 +381,9 @@ def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | 
 
 
 def whole_less_part(question: str, sentence: str) -> Reading | None:
-    """whole - part for "how much do the bells other than the tenor weigh" where the sentence
-    counts the part ("the tenor weighs 1,240 kilograms") and the whole in the same unit ("the
-    whole ring weighs 5,880 kilograms")."""
+    """whole - part for "how much do the bells other than the great bell weigh" where the
+    sentence counts the part ("the great bell weighs 2,100 kilograms") and the whole in the same
+    unit ("the whole peal weighs 7,300 kilograms")."""
     m = EXCEPT.search(question)
     if m is None:
         return None
@@ -397,7 +397,7 @@ def whole_less_part(question: str, sentence: str) -> Reading | None:
     return None
 
 
-# "twenty-eight weavers, each of whom paid one pound": a count, then what each one of it has.
+# "forty masons, each of whom gave two shillings": a count, then what each one of it has.
 EACH = re.compile(
     rf"(?<![\w.,])(?P<n>{NUM})\s+(?P<what>(?:[\w-]+\s+){{0,2}}?[\w-]+),?\s+(?:each|every one)\s+(?:of (?:whom|which|them)\s+)?"
     rf"(?:[a-z]+\s+){{0,3}}?(?P<m>{NUM}|a|an)\s+(?P<unit>[a-z]+)",
@@ -406,8 +406,8 @@ EACH = re.compile(
 
 
 def product(question: str, sentence: str) -> Reading | None:
-    """n * m for "how many pounds did the weavers pay altogether" where the sentence counts the
-    weavers and what each one paid ("twenty-eight weavers, each of whom paid one pound")."""
+    """n * m for "how many shillings did the masons give altogether" where the sentence
+    counts the masons and what each one gave ("forty masons, each of whom gave two shillings")."""
     asked = re.search(r"\bhow (?:many|much) ([a-z]+)", question, re.IGNORECASE)
     if re.search(r"\b(?:each|every|per|apiece)\b", question, re.IGNORECASE):
         return None  # what each one has is stated, not a product
@@ -439,7 +439,7 @@ def all_but(question: str, sentence: str, sents: list[str]) -> Reading | None:
     whole = value_of(m.group("n")) if m.group("n") else None
     noun = m.group("noun") or ""
     if m.group("them"):
-        # "2,300 crates were sent ... and all but 40 of them returned": the count before it
+        # "480 horses were sent ... and all but 35 of them came home": the count before it
         before = [c for c in counts(sentence) if c.end <= m.start()]
         whole = before[-1].value if before else None
         noun = unit_after(sentence, before[-1].end) if before else ""
@@ -556,9 +556,9 @@ def _says(text: str, lemmas: frozenset[str]) -> bool:
 def duration(question: str, sents: list[str]) -> Reading | None:
     """A span of time the document states outright, for "how many years did X do Y":
 
-    - "The mill closed in 1950, 77 years after it opened": a clause about X's end (a word of
+    - "The theatre closed in 1968, 57 years after it opened": a clause about X's end (a word of
       ending, and the question's words), dated N years after a beginning;
-    - "she served as its secretary for 12 years", "for its first four decades": a clause that
+    - "she served as its secretary for 12 years", "for its first three decades": a clause that
       says what the question asks of the question's subject, with its length.
 
     None where no sentence states it (the templates then compute it from two years)."""
@@ -597,10 +597,10 @@ UNTIL = re.compile(r"\b(?:until|till|up to) (?:(?:the )?(?:end of |spring of |su
 
 
 def span(body: str, sents: list[str]) -> Reading | None:
-    """end - start for the activity ``body`` ("the club play at Maxwell Haugh"), from its own
-    words: a range in one clause ("edited it from 1851 to 1889"), or a year that says the
-    activity or its subject began ("founded in 1876", "cast its first bell in 1738") and one
-    that says it ended ("played there until 1921", "ended in 2004", "in 1976, when the foundry
+    """end - start for the activity ``body`` ("the club play at Mill Meadow"), from its own
+    words: a range in one clause ("edited it from 1862 to 1901"), or a year that says the
+    activity or its subject began ("founded in 1881", "fired its first pots in 1802") and one
+    that says it ended ("played there until 1927", "ended in 1990", "in 1951, when the kiln
     closed"), each in a clause that shares the question's words."""
     asked = set(terms(body)) - {"year"}
     split = split_subject(body)
@@ -621,7 +621,7 @@ def span(body: str, sents: list[str]) -> Reading | None:
                 continue  # a birth, or life dates in brackets
             own = s[slice(*clauses[k])]
             after = s[slice(*clauses[k + 1])] if k + 1 < len(clauses) else ""
-            when = after if re.match(r"when\b", after, re.IGNORECASE) else ""  # "retired in 1976, when the foundry closed"
+            when = after if re.match(r"when\b", after, re.IGNORECASE) else ""  # "left in 1951, when the kiln closed"
             said = set(terms(f"{own} {when}"))
             # the activity's own clause, or the subject's own founding or closing
             fits = len(asked & said) >= 2 or bool(subject) and subject <= said

@@ -98,7 +98,7 @@ def best_span(
     clauses: list[str] = []
     cuts = [m for m in CLAUSE_END.finditer(sentence)]
     for k, part in enumerate(CLAUSE_END.split(sentence)):
-        # "It won its first contest at Belle Vue, Manchester, in 1857 under ...": after a comma, a
+        # "It won its first cup at Henley, Oxfordshire, in 1902 under ...": after a comma, a
         # bare name or a phrase that opens with a preposition and a year belongs to the clause
         # before it (after a semicolon a new statement begins)
         joined = k and cuts[k - 1].group(0).strip() == ","
@@ -129,7 +129,7 @@ def best_span(
     def key(span: str) -> tuple[int, int, float, int, int, int, int]:
         inside = next((c for c in clauses if span in c), None)
         clause = set(terms(inside or sentence))
-        # the query's words or their paraphrases ("died": "until his death in 1897")
+        # the query's words or their paraphrases ("died": "until his death in 1888")
         shared = sum((weight or {}).get(t, 1.0) for t in plain & clause) + 0.5 * len(said & clause)
         own = len(wanted & set(terms(" ".join(span.split()[1:]))))
         first = span.split()[0]
