@@ -21,71 +21,37 @@ from .wording import NUM, YEAR, clause_at, clause_bounds, num_text, overlap, val
 
 # A year that dates a birth ("a fisherman born in the village in 1839") dates no other event.
 BORN_BEFORE = re.compile(r"\bborn\b[^,;.]{0,30}$", re.IGNORECASE)
-
-
 AGE = re.compile(
     rf"\b(?:(?:at the age of|aged|age) (?P<n>{NUM})|(?P<old>{NUM})[ -]years?[ -]old)\b"
     rf"|(?:\bwas|\bwere|,) then (?P<then>{NUM})(?=[,.;])"  # "Ann Pell, then 52,", "was then 38."
     rf"|\b(?:was|were) (?P<time>{NUM})(?: years old)? at the time\b",  # "was 41 at the time"
     re.IGNORECASE,
 )
-
-
 # "rebuilt two years later": the clause's own event, dated from the year before it.
 LATER = re.compile(
     rf"\b(?:(?P<n>{NUM}) years? (?P<dir>later|afterwards|earlier)|the (?P<one>following|next|previous|preceding) year"
     rf"|the year (?P<rel>before|after))\b(?! than)",
     re.IGNORECASE,
 )
-
-
 OFFSET = re.compile(
     rf"\b(?P<n>{NUM}) years? (?P<dir>after|before|later than|earlier than) (?P<event>[^,;.]+)", re.IGNORECASE
 )
-
-
 # Dates a sentence implies without stating them.
 AGE_WHEN = re.compile(rf"\b(?:was|were) (?P<n>{NUM})(?: years old)? when\b", re.IGNORECASE)
-
-
 FOR_YEARS = re.compile(rf"\bfor (?P<n>{NUM}) years\b(?! (?:until|before|after|later|earlier|ago)\b)", re.IGNORECASE)
-
-
 AFTER_YEARS = re.compile(rf"\bafter (?P<n>{NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
-
-
 # "boys aged twelve to eighteen": an age range describes a group, not one person.
 AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{NUM})\b")
-
-
 LIFE = re.compile(r"\s*\((?:b\.\s*)?(?P<born>1[0-9]{3}|20[0-9]{2})\s*[–-]\s*(?P<died>1[0-9]{3}|20[0-9]{2})\)")
-
-
 FOR_BEFORE = re.compile(rf"\bfor (?P<n>{NUM}) years before [^,;.]*?\bin (?P<year>1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
-
-
 YEAR_AFTER = re.compile(r"\s+in\s+(1[0-9]{3}|20[0-9]{2})\b")
-
-
 PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
-
-
 PERFECT = re.compile(r"\bhaving\b", re.IGNORECASE)
-
-
 # A clause's opening word that only links it to the one before.
 LINK = re.compile(r"^(?:(?:and|but|while|whereas|who|which|that|then)\s+)+", re.IGNORECASE)
-
-
 PROPER = re.compile(r"[A-Z][\w'-]*(?:\s+(?:of\s+)?[A-Z][\w'-]*)*")
-
-
 PERSONAL = re.compile(r"(?:he|she)\b", re.IGNORECASE)
-
-
 PRONOUN = re.compile(r"(?:he|she|they|it)\b", re.IGNORECASE)
-
-
 MONTHS = frozenset(
     "january february march april may june july august september october november december".split()
 )

@@ -76,60 +76,34 @@ TO_COUNT = re.compile(
     rf"|reduc|cutt|shrink)ing)\b(?P<what>[^,;.]{{0,20}}?)\bto\s+(?:{NUM})",
     re.IGNORECASE,
 )
-
-
 # "a third of them", "40 per cent of which": a share of a whole counted just before.
 _SHARE = r"(?P<share>(?:a|one) (?:half|third|quarter|fifth|tenth)|half|two thirds|three quarters|(?P<pct>\d+(?:\.\d+)?)(?: per cent|%))"
-
-
 # "a third of them", "40 per cent of which", and the other order, "of which 25 per cent"
 SHARE = re.compile(
     rf"\b(?:{_SHARE} of (?:them|which|whom|it|these|those)|of (?:which|whom|them|it) {_SHARE.replace('?P<share>', '?P<share2>').replace('?P<pct>', '?P<pct2>')})\b",
     re.IGNORECASE,
 )
-
-
 FRACTIONS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1, "two thirds": 2 / 3, "three quarters": 0.75}
-
-
 # "restored 26 of the canal's 31 locks": a part, then its whole.
 OF_WHOLE = re.compile(rf"^\s+of\s+(?:(?:the|its|their|his|her|[\w-]+'s)\s+)+(?={NUM})", re.IGNORECASE)
-
-
 NEGATION = re.compile(r"\b(?:not|never|no longer|n't|none)\b", re.IGNORECASE)
-
-
 # The question asks for what the sentence leaves uncounted.
 COMPLEMENT_CUE = re.compile(
     r"\b(?:other than|apart from|besides|except|the rest|remainder|remaining|not)\b", re.IGNORECASE
 )
-
-
 # The sentence counts a part of a whole it counted just before.
 # "12 of them", "5.9 million pounds of which": the part's unit may stand before the "of".
 PART_OF = re.compile(r"^\s*(?:[a-z]+\s+)?of (?:them|whom|which|these|those)\b", re.IGNORECASE)
-
-
 PART_AFTER = re.compile(r"\bof (?:whom|which)\b[^,;]*$", re.IGNORECASE)
-
-
 # "Of the 46 men", "of its cost of 5,400 pounds": the whole a later part is counted from
 WHOLE_AFTER_OF = re.compile(r"\bof (?:the|its|their|his|her)(?:\s+[a-z]+\s+of)?\s+$", re.IGNORECASE)
-
-
 PARTITIVE = re.compile(r"\bhow many of\b", re.IGNORECASE)
-
-
 REST = re.compile(r"\b(?:the rest|the remainder|the others|the remaining)\b", re.IGNORECASE)
-
-
 # Verbs of change in number: the general class, as a lemma list.
 CHANGE = frozenset(
     "add gain lose grow rise increase raise expand extend enlarge fall drop decline decrease reduce "
     "cut shrink double treble join".split()
 )
-
-
 CHANGE_WORD = re.compile(
     r"\b(?:add|gain|lose|lost|grow|grew|rise|rose|raise|increas|expand|extend|enlarg|fall|fell|drop|declin"
     r"|decreas|reduc|cut|shrank|shrunk|shrink|doubl|trebl)\w*|\b(?:from|to) (?=\S*\d)",
@@ -321,8 +295,6 @@ FURTHER = re.compile(
     rf"(?P<n>{NUM})\b(?! per cent| years?\b)",
     re.IGNORECASE,
 )
-
-
 TOTAL_CUE = re.compile(r"\b(?:counting|including|in all|in total|all told|altogether|together|combined)\b", re.IGNORECASE)
 
 
@@ -341,12 +313,13 @@ def total(question: str, sentence: str, earlier: list[str] | None = None) -> Rea
     for m in FURTHER.finditer(sentence):
         added = next((c for c in found if c.start == m.start("n")), None)
         before = [c for c in found if c.end <= m.start()]
-        if added is not None and not before and earlier and m.group(0).split()[0].lower() not in {"and", "plus"}:
+        bare = m.group(0).split()[0].lower() in {"and", "plus"}
+        if added is not None and not before and earlier and not bare:
             unit = unit_after(sentence, added.end)
             before = [c for e in earlier for c in counts(e) if unit and unit_after(e, c.end) == unit]
         # "a further" says what it adds to; a bare "and N" only where the question names the
         # added count's own clause ("counting the pattern shop")
-        said = m.group(0).split()[0].lower() not in {"and", "plus"} or overlap(question, m.group(0) + sentence[m.end() : clause_at(sentence, m.end())[1]])
+        said = not bare or overlap(question, m.group(0) + sentence[m.end() : clause_at(sentence, m.end())[1]])
         if added is None or not before or not said or overlap(question, sentence) < 2:
             continue
         return Reading("total", f"{num_text(before[-1].value)} + {num_text(added.value)}", sentence, overlap(question, sentence))
@@ -354,11 +327,7 @@ def total(question: str, sentence: str, earlier: list[str] | None = None) -> Rea
 
 
 EXCEPT = re.compile(r"\b(?:other than|apart from|except(?: for)?|besides|excluding|not counting)\s+(?P<part>[^,?]+)", re.IGNORECASE)
-
-
 WHOLE_WORD = re.compile(r"\b(?:whole|total|entire|all|overall|in all|altogether)\b", re.IGNORECASE)
-
-
 ADDING = re.compile(rf"\b(?:adding|added|gaining|gained|an extra|a further) (?P<n>{NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
 
 
@@ -531,17 +500,11 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
 
 # Lemma classes (like CHANGE): what begins a thing's life or a person's term, and what ends it.
 BEGIN = frozenset("open found establish build begin start launch form create join appoint elect found inaugurate".split())
-
-
 END = frozenset("close end retire die leave cease stop demolish abandon shut last final withdraw disband resign".split())
-
-
 FOR_SPAN = re.compile(
     rf"\bfor (?:(?:its|their|his|her|the) )?(?:first |last |next )?(?P<n>{NUM}) (?P<unit>years|decades)\b(?! (?:before|after|ago)\b)",
     re.IGNORECASE,
 )
-
-
 DURATION_QUESTION = re.compile(
     r"^.*?\bhow (?:many years (?:is|are|was|were|has|have|had|do|does|did|can|could|will|would)|long (?:did|does|do|has|had|have))"
     r" (?P<body>.+?)\??$",
@@ -591,8 +554,6 @@ def duration(question: str, sents: list[str]) -> Reading | None:
 
 
 RANGE = re.compile(r"\b(?:from|between) (?P<a>1[0-9]{3}|20[0-9]{2}) (?:to|until|till|and) (?P<b>1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
-
-
 UNTIL = re.compile(r"\b(?:until|till|up to) (?:(?:the )?(?:end of |spring of |summer of |autumn of |winter of )?)(?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 
 

@@ -17,27 +17,19 @@ _WORDS = (
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
     "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety"
 )
-
-
 NUM = rf"(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?(?:\s(?:thousand|million|billion))?|(?:{_WORDS.replace(' ', '|')})(?:-(?:{_WORDS.replace(' ', '|')}))?"
-
-
 NUMBER = re.compile(rf"(?<![\w.,])(?:[$£€]\s?)?(?i:{NUM})(?![\w])")
-
-
 YEAR = re.compile(r"(?<![\w,.])(?:1[0-9]{3}|20[0-9]{2})(?!\w|[,.]\d)")
-
-
 # Where one clause ends and the next begins, inside a sentence.
 CLAUSE_END = re.compile(r",\s+|;\s+|\s+(?:and|but|while|whereas)\s+")
-
-
 # "for 41 years": a length of time, not a count of things.
 DURATION = re.compile(r"[ -](?:years?|months?|weeks?|days?|hours?|decades?|centuries)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Count:
+    """A number that counts something, where it stands in its sentence, and its clause."""
+
     value: float
     start: int
     end: int
@@ -45,15 +37,18 @@ class Count:
 
 
 def value_of(text: str) -> float | None:
+    """The number ``text`` says ("1,250", "twelve", "2.5 million"), or None."""
     v = to_number(text)
     return None if v is None else float(v)
 
 
 def num_text(v: float) -> str:
+    """``v`` written for the calculator: whole numbers without a decimal point."""
     return str(int(v)) if float(v).is_integer() else str(v)
 
 
 def clause_bounds(sentence: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each clause of ``sentence`` (split at commas, semicolons, "and", ...)."""
     bounds, start = [], 0
     for m in CLAUSE_END.finditer(sentence):
         bounds.append((start, m.start()))
@@ -78,10 +73,12 @@ def counts(sentence: str) -> list[Count]:
 
 
 def is_verb(word: str) -> bool:
+    """Whether ``word`` can be a verb."""
     return "VERB" in parts_of_speech(word)
 
 
 def overlap(a: str, b: str) -> int:
+    """How many content terms ``a`` and ``b`` share."""
     return len(set(terms(a)) & set(terms(b)))
 
 
@@ -92,12 +89,15 @@ def unit_after(sentence: str, end: int) -> str:
 
 
 def lemmas_of(word: str) -> set[str]:
+    """Every lemma ``word`` can have, of any part of speech."""
     return {lemma for forms in getAllLemmas(word.lower().strip(",.;:?!'\"")).values() for lemma in forms}
 
 
 def years_in(text: str) -> list[int]:
+    """The years ``text`` names, in order."""
     return [int(y) for y in YEAR.findall(text)]
 
 
 def clause_at(s: str, at: int) -> tuple[int, int]:
+    """``(start, end)`` of the clause of ``s`` that holds position ``at``."""
     return next(((a, b) for a, b in clause_bounds(s) if a <= at < b + 1), (0, len(s)))

@@ -96,7 +96,7 @@ def best_span(
     counted = set(terms(unit))
     years = set(YEAR.findall(query))  # "the prize fund in 2020": the span of 2020's clause
     clauses: list[str] = []
-    cuts = [m for m in CLAUSE_END.finditer(sentence)]
+    cuts = list(CLAUSE_END.finditer(sentence))
     for k, part in enumerate(CLAUSE_END.split(sentence)):
         # "It won its first cup at Henley, Oxfordshire, in 1902 under ...": after a comma, a
         # bare name or a phrase that opens with a preposition and a year belongs to the clause
