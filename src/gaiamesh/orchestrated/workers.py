@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlencode, urljoin
 
 import httpx
+from lemminflect import getAllLemmas
 from pydantic import BaseModel, ValidationError
 
 from ..frames import (
@@ -42,7 +43,7 @@ from ..tools import search as search_stage
 from ..tools import triple as triple_stage
 from ..tools.answer_type import AnswerType, spans, typed_rank
 from ..tools.registry import Tool
-from ..tools.text import paraphrases, rank, sentences, terms
+from ..tools.text import STOPWORDS, paraphrases, rank, sentences, terms
 from ..web.reader import html_to_text
 from .calculator import CalculatorError, calculate, format_number, to_number
 from .catalog import (
@@ -60,6 +61,7 @@ from .catalog import (
 from .dates import BORN_BEFORE, implied_dates
 from .derive import PART_OF, implied
 from .download import DownloadError, fetch
+from .phrases import parts_of_speech
 from .wording import CLAUSE_END, NUMBER, YEAR
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
@@ -126,20 +128,72 @@ def best_span(
             head = sentence[whole[-1].end() :].split()[:1] if whole else []
         return len(counted & set(terms(" ".join(span.split()[1:] + head))))
 
-    def key(span: str) -> tuple[int, int, float, int, int, int, int]:
-        inside = next((c for c in clauses if span in c), None)
-        clause = set(terms(inside or sentence))
+    def overlap_of(text: str) -> float:
         # the query's words or their paraphrases ("died": "until his death in 1888")
-        shared = sum((weight or {}).get(t, 1.0) for t in plain & clause) + 0.5 * len(said & clause)
+        got = set(terms(text))
+        return sum((weight or {}).get(t, 1.0) for t in plain & got) + 0.5 * len(said & got)
+
+    def gapped(k: int) -> str:
+        # "a fern house was added in 1866 and an alpine house in 1882": a clause without a verb
+        # of its own shares the verb of the one before it
+        own = re.findall(r"[a-z]+", clauses[k])
+        if k == 0 or any(_inflected(w) for w in own):
+            return clauses[k]
+        return clauses[k] + " " + " ".join(w for w in re.findall(r"[a-z]+", clauses[k - 1]) if _inflected(w))
+
+    def key(span: str) -> tuple[int, int, float, float, int, int, int, int]:
+        at = next((k for k, c in enumerate(clauses) if span in c), None)
+        inside = clauses[at] if at is not None else None
+        shared = overlap_of(gapped(at) if at is not None else sentence)
+        own_words = overlap_of(segment(inside or sentence, span, found))
         own = len(wanted & set(terms(" ".join(span.split()[1:]))))
         first = span.split()[0]
         starts = [i for i, w in enumerate(words) if first in w] or [len(words)]
         # Nearest the query's own words first ("until he retired in 1899"), then its names.
         near = (distance(starts, plain), distance(starts, wanted))
         dated = len(years & set(YEAR.findall(inside or "")))
-        return (-counts_asked(span) if counted else 0, -dated, -shared, -len(names & clause), -own, *near)
+        clause = set(terms(inside or sentence))
+        return (-counts_asked(span) if counted else 0, -dated, -own_words, -shared, -len(names & clause), -own, *near)
 
     return min(found, key=key)
+
+
+LEADING = re.compile(r"^\s*(?:(?:and|but|then|while)\s+)?(?:in|on|by|during|from|until|till|after|before|at)?\s*(?:the\s+)?(?:(?:early|late|spring|summer|autumn|winter|end)\s+(?:of\s+)?)?$", re.IGNORECASE)
+
+
+def segment(clause: str, span: str, found: list[str]) -> str:
+    """The words of ``clause`` that ``span`` belongs to when the clause holds other spans of
+    ``found``: a span that modifies the noun after it ("the 1903 boathouse") has that noun; one
+    that opens its clause ("In 1866 a fern house was added, and an alpine house in 1882") the
+    words after it up to the next span; any other, the words since the span before it ("a fern
+    house was added in 1866 and an alpine house in 1882": the alpine house is 1882's)."""
+    at = clause.find(span)
+    if at < 0:
+        return clause
+    end = at + len(span)
+    after = clause[end:].split()[:1]
+    # a word the lexicon does not know ("boathouse") is taken for a noun, as an unknown word usually is
+    if after and after[0].isalpha() and after[0].islower() and after[0] not in STOPWORDS and not parts_of_speech(after[0]) - {"NOUN"}:
+        return after[0]
+    others = sorted({(m, m + len(f)) for f in found if f != span for m in _starts(clause, f)})
+    if not others:
+        return clause
+    before = max((b for a, b in others if b <= at), default=None)
+    following = min((a for a, _ in others if a >= end), default=len(clause))
+    if before is None and LEADING.match(clause[:at]):
+        return clause[end:following]
+    return clause[before or 0 : at]
+
+
+def _inflected(word: str) -> bool:
+    """A verb's past form or third person ("added", "built", "stands"), not a word that only may
+    be one; an -ing form is as often a noun ("a reading room")."""
+    lemmas = getAllLemmas(word).get("VERB", ())
+    return bool(lemmas) and word not in lemmas and not word.endswith("ing")
+
+
+def _starts(text: str, span: str) -> list[int]:
+    return [m.start() for m in re.finditer(re.escape(span), text)]
 
 
 def rarity(sents: list[str]) -> dict[str, float]:

@@ -10,7 +10,7 @@ import pytest
 from gaiamesh.frames import DocInit, PacketType, SubTaskPacket, make_packet
 from gaiamesh.llm import LLMClient, LLMUsage
 from gaiamesh.orchestrated.calculator import CalculatorError, calculate, format_number, to_number
-from gaiamesh.orchestrated.workers import best_span, worker
+from gaiamesh.orchestrated.workers import best_span, rarity, worker
 from gaiamesh.tools import ToolContext
 
 DOC = (
@@ -152,3 +152,16 @@ async def test_find_fact_for_the_start_of_a_period_passes_over_an_implied_end() 
 def test_best_span_reads_the_querys_verb_by_its_paraphrase() -> None:
     sentence = "His son Ezra, born in 1820, took over in 1851 and ran the forge until his death in 1888."
     assert best_span(sentence, ["1851", "1888"], "Ezra died") == "1888"
+
+
+def test_best_span_gives_a_clause_without_a_verb_the_verb_before_it() -> None:
+    # "and a reading room in 1921": the elided verb is "added"; the reading room's year is 1921
+    sentence = "A lecture room was added in 1907 and a reading room in 1921."
+    assert best_span(sentence, ["1907", "1921"], "the reading room added") == "1921"
+    assert best_span(sentence, ["1907", "1921"], "the lecture room added") == "1907"
+
+
+def test_best_span_reads_a_year_before_a_noun_as_that_nouns_only() -> None:
+    # "the 1872 schoolroom" names which schoolroom; the library opened in 1990
+    doc = ["The school opened in 1872.", "The shop opened in 1950.", "The 1872 schoolroom is now a library, opened in 1990 by the mayor."]
+    assert best_span(doc[2], ["1872", "1990"], "the library opened", rarity(doc)) == "1990"
