@@ -1,8 +1,9 @@
 """Dates a document implies, made explicit: a birth year from an age at a dated event ("was 23
 when he took the post in 1883", "then 38", "was 41 at the time"), life dates in brackets, the end
 of a term given by its length, the start of one ended "after N years" or told in the perfect
-("had met there for 40 years"), the year of an event another is dated from, and a year
-given relative to another ("two years later", "the year before"). Each statement names whose date
+("had met there for 40 years"), the year of an event another is dated from, an event after
+a term ("ran it for 46 years before closing it"), and a year given relative to another ("two
+years later", "the year before", "who had died three years before"). Each statement names whose date
 it is (the name before it, a clause's elided subject, a pronoun's referent, past appositives), so
 that "X born" is not answered by Y's birth. Retrieval (``find_fact``) and ``derive`` see these
 statements beside the document's own sentences. Pure functions: no I/O, no model."""
@@ -29,7 +30,7 @@ AGE = re.compile(
 )
 # "rebuilt two years later": the clause's own event, dated from the year before it.
 LATER = re.compile(
-    rf"\b(?:(?P<n>{NUM}) years? (?P<dir>later|afterwards|earlier)|the (?P<one>following|next|previous|preceding) year"
+    rf"\b(?:(?P<n>{NUM}) years? (?P<dir>later|afterwards|earlier|before(?=[,.;])|after(?=[,.;]))|the (?P<one>following|next|previous|preceding) year"
     rf"|the year (?P<rel>before|after))\b(?! than)",
     re.IGNORECASE,
 )
@@ -44,6 +45,7 @@ AFTER_YEARS = re.compile(rf"\bafter (?P<n>{NUM}) years(?P<rest>(?: (?:in|as|at|o
 AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{NUM})\b")
 LIFE = re.compile(r"\s*\((?:b\.\s*)?(?P<born>1[0-9]{3}|20[0-9]{2})\s*[–-]\s*(?P<died>1[0-9]{3}|20[0-9]{2})\)")
 FOR_BEFORE = re.compile(rf"\bfor (?P<n>{NUM}) years before [^,;.]*?\bin (?P<year>1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
+FOR_UNTIL_EVENT = re.compile(rf"\bfor (?P<n>{NUM}) years before (?P<event>[^,;.]+)", re.IGNORECASE)
 YEAR_AFTER = re.compile(r"\s+in\s+(1[0-9]{3}|20[0-9]{2})\b")
 PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
 PERFECT = re.compile(r"\bhaving\b", re.IGNORECASE)
@@ -117,6 +119,12 @@ def subject_of(sents: list[str], i: int, at: int) -> str | None:
     words = lead.split()
     while len(words) > 1 and "ADV" in parts_of_speech(words[0]) and not parts_of_speech(words[0]) & {"VERB", "NOUN"}:
         words = words[1:]  # "and later served as president": the verb after the adverb
+    antecedent = _proper_names(s, start)
+    if pronoun is None and re.match(r"\s*(?:who|which)\b", s[start:at]) and antecedent and s[:start].rstrip(" ,").endswith(antecedent[-1][1]):
+        # "sold it to the Acme Company, which ran it ...": the name the relative clause follows
+        prior_clauses = [c for c in clause_bounds(s) if c[1] <= start]
+        if not (len(prior_clauses) > 1 and _appositive(s[slice(*prior_clauses[-1])], s[slice(*prior_clauses[-2])])):
+            return antecedent[-1][1]
     if pronoun is None and words and words[0][:1].islower() and _inflected_verb(words[0]):
         # The clause shares the subject of the clause before it (or of the one before that).
         prior_clauses = [c for c in clause_bounds(s) if c[1] <= start]
@@ -175,7 +183,7 @@ def _appositive(clause: str, before: str) -> bool:
 
 def is_later(m: re.Match[str]) -> bool:
     """Whether a LATER match ("two years later", "the following year") counts forward."""
-    return (m.group("dir") or "").lower() in {"later", "afterwards"} or (m.group("one") or m.group("rel") or "").lower() in {
+    return (m.group("dir") or "").lower() in {"later", "afterwards", "after"} or (m.group("one") or m.group("rel") or "").lower() in {
         "following", "next", "after"
     }
 
@@ -209,6 +217,18 @@ def year_before(s: str, at: int) -> int | None:
         later = is_later(m)
         year = int(year + n if later else year - n)
     return year
+
+
+def _named_before(sents: list[str], i: int, clause: str) -> int | None:
+    """The last year (not a birth's) of the nearest of the two sentences before ``i`` that shares
+    a name with ``clause``."""
+    names = {t for _, name in _proper_names(clause, len(clause)) for t in name.lower().split()}
+    for k in (i - 1, i - 2):
+        if k < 0 or not names:
+            break
+        if names & {t for _, name in _proper_names(sents[k], len(sents[k])) for t in name.lower().split()}:
+            return year_before(sents[k], len(sents[k]))
+    return None
 
 
 def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] | None = None) -> list[Dated]:
@@ -253,6 +273,10 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             # that sentence tells of the same activity (not "joined as a deckhand in 1874")
             if since is None and i and PRONOUN.match(s) and overlap(sents[i - 1], s[a : m.start()]):
                 since = year_before(sents[i - 1], len(sents[i - 1]))
+            if since is None and not stated:
+                # "Orme kept the school for 38 years": from the last year of the sentence (of the
+                # two before) that names the same person ("a master, James Orme" in 1843)
+                since = _named_before(sents, i, s[: m.start()])
             perfect = PLUPERFECT.search(s[a : m.start()]) or PERFECT.search(s[max(0, a - 12) : m.start()])
             if perfect and n is not None and not stated:
                 # "opened in 1931; before that the club had met at the Crown for 40 years": a term
@@ -277,6 +301,22 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             rest = s[m.end() + (stated.end() if stated else 0) : b]
             clause = LINK.sub("", s[a : m.start()] + f"until {end}" + rest).rstrip(" .")
             out.append(Dated(_statement(who, clause), end, f"{since} + {num_text(n)}", s, "end"))
+        for m in FOR_UNTIL_EVENT.finditer(s):
+            # "ran it for 46 years before closing it", "stood empty for 40 years before the trust
+            # bought it": the event after "before" is dated N years after the last year told
+            n = value_of(m.group("n"))
+            event = m.group("event").strip()
+            if n is None or years_in(event):
+                continue  # a dated event is FOR_BEFORE's
+            since = year_before(s, m.start())
+            if since is None and i:
+                since = next((year_before(p, len(p)) for p in (sents[i - 1], sents[i - 2] if i > 1 else "") if years_in(p)), None)
+            if since is None:
+                continue
+            year = int(since + n)
+            own = split_subject(event)  # "the trust bought it" has its own subject; "closing it" not
+            who = None if own and own[1] else subject_of(sents, i, m.start())
+            out.append(Dated(_statement(who, f"{event} in {year}"), year, f"{since} + {num_text(n)}", s, "event"))
         for m in LATER.finditer(s):
             # "entered service in the following year", "had reached Dunford two years earlier"
             n = 1.0 if m.group("one") or m.group("rel") else value_of(m.group("n") or "")

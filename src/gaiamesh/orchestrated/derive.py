@@ -432,7 +432,11 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
     if not YEAR_QUESTION.search(question):
         return None
     qterms = set(terms(question)) - {"year"}
-    predicate = [w for w in re.findall(r"[a-z]+", question.lower()) if is_verb(w) and w not in {"was", "were", "did", "is", "year", "what", "when"}]
+    # a verb of the question, not a name's word ("Paper") or a noun after its determiner ("the mill")
+    predicate = [
+        w.lower() for det, w in re.findall(r"(?:\b(the|a|an|its|his|her|their)\s+)?\b([A-Za-z]+)", question)
+        if not det and w[0].islower() and is_verb(w) and w not in {"was", "were", "did", "is", "year", "what", "when"}
+    ]  # fmt: skip
     if not predicate:
         return None
     verb = set(terms(predicate[-1]))

@@ -61,3 +61,21 @@ def test_subjects_past_adverbs_verb_led_clauses_and_then() -> None:
 def test_the_subject_of_a_clause_past_a_phrase_about_it() -> None:
     text = "The trust was set up in 1950. Its first hostel, in a farmhouse near Keld, opened the following year."
     assert ("Its first hostel opened in 1951.", 1951, "1950 + 1") in _dates(text)
+
+
+def test_years_before_at_the_end_of_a_clause_count_back_from_its_year() -> None:
+    text = "In 1910 a wing was built with a gift from the late alderman, Amos Kell, who had died three years before."
+    assert ("Amos Kell had died in 1907.", 1907, "1910 - 3") in _dates(text)
+
+
+def test_a_term_before_an_undated_event_dates_that_event() -> None:
+    # the year may be in the sentence before; a relative clause is about the name it follows
+    text = "The quarry closed in 1930. The pit lay flooded for 25 years before the council bought it."
+    assert ("the council bought it in 1955.", 1955, "1930 + 25") in _dates(text)
+    text = "The Crane family sold the works in 1905 to the Delph Brick Company, which ran it for 50 years before closing it."
+    assert ("Delph Brick Company closing it in 1955.", 1955, "1905 + 50") in _dates(text)
+
+
+def test_a_term_dated_from_an_earlier_sentence_that_names_the_same_person() -> None:
+    text = "The chapel opened in 1851, with Ezra Holt as its first minister. The trustees paid for an organ. Holt served the chapel for 32 years."
+    assert ("Holt served the chapel until 1883.", 1883, "1851 + 32") in _dates(text)

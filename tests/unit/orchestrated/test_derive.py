@@ -363,3 +363,9 @@ def test_an_age_at_the_time_and_the_other_half_of_a_share() -> None:
     text = "By 1900 the club had 240 members, a third of whom were women."
     assert _read("How many of the club's members in 1900 were men?", text) == "240 - 240 * 1 / 3"
     assert _read("How many of the club's members in 1900 were women?", text) == "240 * 1 / 3"
+
+
+def test_a_year_implied_by_a_term_before_an_event_answers_when_that_event_happened() -> None:
+    # "the mill" is the object, not the question's verb: the verb is "close"
+    text = "The Crane family sold the mill in 1905 to the Delph Brick Company, which ran it for 50 years before closing it."
+    assert _read("In what year did the Delph Brick Company close the mill?", text) == "1905 + 50"
