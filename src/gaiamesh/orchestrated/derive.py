@@ -80,7 +80,7 @@ TO_COUNT = re.compile(
 _SHARE = r"(?P<share>(?:a|one) (?:half|third|quarter|fifth|tenth)|half|two thirds|three quarters|(?P<pct>\d+(?:\.\d+)?)(?: per cent|%))"
 # "a third of them", "40 per cent of which", and the other order, "of which 25 per cent"
 SHARE = re.compile(
-    rf"\b(?:{_SHARE} of (?:them|which|whom|it|these|those)|of (?:which|whom|them|it) {_SHARE.replace('?P<share>', '?P<share2>').replace('?P<pct>', '?P<pct2>')})\b",
+    rf"\b(?:{_SHARE} of (?:them|which|whom|it|these|those)|of (?:which|whom|them|it)(?P<giver> [^,;.]{{0,60}}?)? {_SHARE.replace('?P<share>', '?P<share2>').replace('?P<pct>', '?P<pct2>')})\b",
     re.IGNORECASE,
 )
 FRACTIONS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1, "two thirds": 2 / 3, "three quarters": 0.75}
@@ -264,7 +264,11 @@ def share(question: str, sentence: str) -> Reading | None:
     if m is None:
         return None
     wholes = [c for c in counts(sentence) if c.end <= m.start()]
-    named = sentence[m.end() : clause_at(sentence, m.end())[1]]
+    # what the share is of: the words after it ("40 per cent of which came from X"), the giver
+    # within it ("of which X gave 75 per cent"), or its clause's own ("donations met 15 per cent of it")
+    named = sentence[m.end() : clause_at(sentence, m.end())[1]] + " " + (m.group("giver") or "")
+    if not re.search(r"\w", named):
+        named = sentence[clause_at(sentence, m.start())[0] : m.start()]
     # "30 per cent of which was given by parents; the rest came from the council": a question that
     # says what the rest clause says asks for the rest.
     rest_clause = next((sentence[a:b] for a, b in clause_bounds(sentence) if a >= m.end() and REST.search(sentence[a:b])), "")

@@ -369,3 +369,13 @@ def test_a_year_implied_by_a_term_before_an_event_answers_when_that_event_happen
     # "the mill" is the object, not the question's verb: the verb is "close"
     text = "The Crane family sold the mill in 1905 to the Delph Brick Company, which ran it for 50 years before closing it."
     assert _read("In what year did the Delph Brick Company close the mill?", text) == "1905 + 50"
+
+
+def test_a_share_whose_giver_stands_between_of_which_and_the_share() -> None:
+    text = "The hall was re-roofed in 2004 at a cost of 300,000 pounds, of which a county grant paid 40 per cent."
+    assert _read("How much did the county grant pay towards the roof, in pounds?", text) == "300000 * 40 / 100"
+
+
+def test_a_share_of_it_named_by_its_own_clause() -> None:
+    text = "The new organ cost 20,000 pounds; a bequest met 30 per cent of it."
+    assert _read("How much of the organ's cost did the bequest meet, in pounds?", text) == "20000 * 30 / 100"
