@@ -31,6 +31,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lemminflect import getAllLemmas
+
 from ..tools.text import paraphrases, rank, terms
 from .dates import (
     BORN_BEFORE,
@@ -565,6 +567,12 @@ RANGE = re.compile(r"\b(?:from|between) (?P<a>1[0-9]{3}|20[0-9]{2}) (?:to|until|
 UNTIL = re.compile(r"\b(?:until|till|up to) (?:(?:the )?(?:end of |spring of |summer of |autumn of |winter of )?)(?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 
 
+def _past(word: str) -> bool:
+    """A verb's past form ("restored", "built")."""
+    lemmas = getAllLemmas(word).get("VERB", ())
+    return bool(lemmas) and word not in lemmas and not word.endswith(("ing", "s"))
+
+
 def span(body: str, sents: list[str]) -> Reading | None:
     """end - start for the activity ``body`` ("the club play at Mill Meadow"), from its own
     words: a range in one clause ("edited it from 1862 to 1901"), or a year that says the
@@ -578,6 +586,11 @@ def span(body: str, sents: list[str]) -> Reading | None:
         for m in RANGE.finditer(s):
             a, b = clause_at(s, m.start())
             said = set(terms(s[a:b])) | set(terms(subject_of(sents, i, m.start()) or ""))
+            opening = s[a:b].split()[:1]
+            if a > 1 and opening and opening[0].islower() and _past(opening[0]):
+                # "The hall was closed in 1979 and restored between 1994 and 1998": a clause
+                # that opens with its verb is about the subject of the clause before
+                said |= set(terms(s[clause_at(s, a - 2)[0] : a]))
             if len(asked & said) >= 2:
                 return Reading("span", f"{m.group('b')} - {m.group('a')}", s, len(asked & said))
     starts: list[tuple[int, int, str]] = []

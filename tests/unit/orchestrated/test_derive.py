@@ -379,3 +379,8 @@ def test_a_share_whose_giver_stands_between_of_which_and_the_share() -> None:
 def test_a_share_of_it_named_by_its_own_clause() -> None:
     text = "The new organ cost 20,000 pounds; a bequest met 30 per cent of it."
     assert _read("How much of the organ's cost did the bequest meet, in pounds?", text) == "20000 * 30 / 100"
+
+
+def test_a_range_in_a_clause_that_shares_the_subject_before_it() -> None:
+    text = "The engine house was closed in 1961 and restored between 1988 and 1993 by volunteers."
+    assert _read("How long did the restoration of the engine house take, in years?", text) == "1993 - 1988"
