@@ -2,7 +2,7 @@
 when he took the post in 1883", "then 38", "was 41 at the time"), life dates in brackets, the end
 of a term given by its length, the start of one ended "after N years" or told in the perfect
 ("had met there for 40 years"), the year of an event another is dated from, an event after
-a term ("ran it for 46 years before closing it"), and a year given relative to another ("two
+a term ("ran it for 30 years before selling it"), and a year given relative to another ("two
 years later", "the year before", "who had died three years before"). Each statement names whose date
 it is (the name before it, a clause's elided subject, a pronoun's referent, past appositives), so
 that "X born" is not answered by Y's birth. Retrieval (``find_fact``) and ``derive`` see these
@@ -274,8 +274,8 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             if since is None and i and PRONOUN.match(s) and overlap(sents[i - 1], s[a : m.start()]):
                 since = year_before(sents[i - 1], len(sents[i - 1]))
             if since is None and not stated:
-                # "Orme kept the school for 38 years": from the last year of the sentence (of the
-                # two before) that names the same person ("a master, James Orme" in 1843)
+                # "Holt served the chapel for 32 years": from the last year of the sentence (of
+                # the two before) that names the same person ("opened in 1851, with Ezra Holt")
                 since = _named_before(sents, i, s[: m.start()])
             perfect = PLUPERFECT.search(s[a : m.start()]) or PERFECT.search(s[max(0, a - 12) : m.start()])
             if perfect and n is not None and not stated:
@@ -302,7 +302,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             clause = LINK.sub("", s[a : m.start()] + f"until {end}" + rest).rstrip(" .")
             out.append(Dated(_statement(who, clause), end, f"{since} + {num_text(n)}", s, "end"))
         for m in FOR_UNTIL_EVENT.finditer(s):
-            # "ran it for 46 years before closing it", "stood empty for 40 years before the trust
+            # "ran it for 30 years before selling it", "lay flooded for 25 years before the council
             # bought it": the event after "before" is dated N years after the last year told
             n = value_of(m.group("n"))
             event = m.group("event").strip()
@@ -314,7 +314,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             if since is None:
                 continue
             year = int(since + n)
-            own = split_subject(event)  # "the trust bought it" has its own subject; "closing it" not
+            own = split_subject(event)  # "the council bought it" has its own subject; "selling it" not
             who = None if own and own[1] else subject_of(sents, i, m.start())
             out.append(Dated(_statement(who, f"{event} in {year}"), year, f"{since} + {num_text(n)}", s, "event"))
         for m in LATER.finditer(s):

@@ -267,7 +267,7 @@ def share(question: str, sentence: str) -> Reading | None:
         return None
     wholes = [c for c in counts(sentence) if c.end <= m.start()]
     # what the share is of: the words after it ("40 per cent of which came from X"), the giver
-    # within it ("of which X gave 75 per cent"), or its clause's own ("donations met 15 per cent of it")
+    # within it ("of which a grant paid 40 per cent"), or its clause's own ("a bequest met 30 per cent of it")
     named = sentence[m.end() : clause_at(sentence, m.end())[1]] + " " + (m.group("giver") or "")
     if not re.search(r"\w", named):
         named = sentence[clause_at(sentence, m.start())[0] : m.start()]
@@ -438,7 +438,7 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
     if not YEAR_QUESTION.search(question):
         return None
     qterms = set(terms(question)) - {"year"}
-    # a verb of the question, not a name's word ("Paper") or a noun after its determiner ("the mill")
+    # a verb of the question, not a name's word ("Brick") or a noun after its determiner ("the works")
     predicate = [
         w.lower() for det, w in re.findall(r"(?:\b(the|a|an|its|his|her|their)\s+)?\b([A-Za-z]+)", question)
         if not det and w[0].islower() and is_verb(w) and w not in {"was", "were", "did", "is", "year", "what", "when"}
@@ -588,7 +588,7 @@ def span(body: str, sents: list[str]) -> Reading | None:
             said = set(terms(s[a:b])) | set(terms(subject_of(sents, i, m.start()) or ""))
             opening = s[a:b].split()[:1]
             if a > 1 and opening and opening[0].islower() and _past(opening[0]):
-                # "The hall was closed in 1979 and restored between 1994 and 1998": a clause
+                # "The engine house was closed in 1961 and restored between 1988 and 1993": a clause
                 # that opens with its verb is about the subject of the clause before
                 said |= set(terms(s[clause_at(s, a - 2)[0] : a]))
             if len(asked & said) >= 2:

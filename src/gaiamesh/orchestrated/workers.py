@@ -134,7 +134,7 @@ def best_span(
         return sum((weight or {}).get(t, 1.0) for t in plain & got) + 0.5 * len(said & got)
 
     def gapped(k: int) -> str:
-        # "a fern house was added in 1866 and an alpine house in 1882": a clause without a verb
+        # "a lecture room was added in 1907 and a reading room in 1921": a clause without a verb
         # of its own shares the verb of the one before it
         own = re.findall(r"[a-z]+", clauses[k])
         if k == 0 or any(_inflected(w) for w in own):
@@ -163,16 +163,16 @@ LEADING = re.compile(r"^\s*(?:(?:and|but|then|while)\s+)?(?:in|on|by|during|from
 
 def segment(clause: str, span: str, found: list[str]) -> str:
     """The words of ``clause`` that ``span`` belongs to when the clause holds other spans of
-    ``found``: a span that modifies the noun after it ("the 1903 boathouse") has that noun; one
-    that opens its clause ("In 1866 a fern house was added, and an alpine house in 1882") the
-    words after it up to the next span; any other, the words since the span before it ("a fern
-    house was added in 1866 and an alpine house in 1882": the alpine house is 1882's)."""
+    ``found``: a span that modifies the noun after it ("the 1872 schoolroom") has that noun; one
+    that opens its clause ("In 1907 a lecture room was added, and a reading room in 1921") the
+    words after it up to the next span; any other, the words since the span before it ("a
+    lecture room was added in 1907 and a reading room in 1921": the reading room is 1921's)."""
     at = clause.find(span)
     if at < 0:
         return clause
     end = at + len(span)
     after = clause[end:].split()[:1]
-    # a word the lexicon does not know ("boathouse") is taken for a noun, as an unknown word usually is
+    # a word the lexicon does not know ("schoolroom") is taken for a noun, as an unknown word usually is
     if after and after[0].isalpha() and after[0].islower() and after[0] not in STOPWORDS and not parts_of_speech(after[0]) - {"NOUN"}:
         return after[0]
     others = sorted({(m, m + len(f)) for f in found if f != span for m in _starts(clause, f)})
