@@ -25,7 +25,10 @@ BORN_BEFORE = re.compile(r"\bborn\b[^,;.]{0,30}$", re.IGNORECASE)
 AGE = re.compile(
     rf"\b(?:(?:at the age of|aged|age) (?P<n>{NUM})|(?P<old>{NUM})[ -]years?[ -]old)\b"
     rf"|(?:\bwas|\bwere|,) then (?P<then>{NUM})(?=[,.;])"  # "Ann Pell, then 52,", "was then 38."
-    rf"|\b(?:was|were) (?P<time>{NUM})(?: years old)? at the time\b",  # "was 41 at the time"
+    rf"|\b(?:was|were) (?P<time>{NUM})(?: years old)? at the time\b"  # "was 41 at the time"
+    # "he was a boy of 14 in 1791", "came as a young clerk of 19 in 1850": a person of N is an age
+    # (not "a crew of 48 men", nor "a fund of 600 pounds": a unit or a noun follows those)
+    rf"|\b(?:was|were|as) (?:a|an) (?:[a-z]+ ){{0,2}}?[a-z]+ of (?P<of>{NUM})(?=[,.;]| (?:in|when|at|on|and)\b)",
     re.IGNORECASE,
 )
 # "rebuilt two years later": the clause's own event, dated from the year before it.
@@ -53,6 +56,7 @@ PERFECT = re.compile(r"\bhaving\b", re.IGNORECASE)
 LINK = re.compile(r"^(?:(?:and|but|while|whereas|who|which|that|then)\s+)+", re.IGNORECASE)
 PROPER = re.compile(r"[A-Z][\w'-]*(?:\s+(?:of\s+)?[A-Z][\w'-]*)*")
 PERSONAL = re.compile(r"(?:he|she)\b", re.IGNORECASE)
+PLACE_BEFORE = re.compile(r"\b(?:at|in|on|near|into|across|over|off|beside|outside|inside)\s+(?:the\s+)?$", re.IGNORECASE)
 PRONOUN = re.compile(r"(?:he|she|they|it)\b", re.IGNORECASE)
 MONTHS = frozenset(
     "january february march april may june july august september october november december".split()
@@ -157,6 +161,9 @@ def subject_of(sents: list[str], i: int, at: int) -> str | None:
         prior_clauses = [c for c in clause_bounds(s) if c[1] <= start]
         if len(prior_clauses) > 1 and _appositive(s[slice(*prior_clauses[-1])], s[slice(*prior_clauses[-2])]):
             names = _proper_names(s, prior_clauses[-2][1]) or names
+        # "was killed at Arnhem in 1944, aged 31": a name after a preposition of place is where,
+        # not who ("founded by Ann Pell, then 52" keeps its agent)
+        names = [(k, n) for k, n in names if not PLACE_BEFORE.search(s[:k])] or names
         return names[-1][1] if names else None
     before = _proper_names(s, at_pronoun)
     if not before:
@@ -239,7 +246,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
     out: list[Dated] = []
     for i, s in enumerate(sents):
         for m in (*AGE.finditer(s), *AGE_WHEN.finditer(s)):
-            n = value_of(m.group("n") or m.groupdict().get("old") or m.groupdict().get("then") or m.groupdict().get("time") or "")
+            n = value_of(next((v for k in ("n", "old", "then", "time", "of") if (v := m.groupdict().get(k))), ""))
             if n is None or AGE_RANGE.match(s[m.end() :]):
                 continue
             who = subject_of(sents, i, m.start())

@@ -429,6 +429,8 @@ def all_but(question: str, sentence: str, sents: list[str]) -> Reading | None:
     return Reading("complement", f"{num_text(whole)} - {num_text(part)}", sentence)
 
 
+# What starts a thing's life: its age dates it.
+ORIGIN = frozenset(terms("build make construct launch found establish form create"))
 YEAR_QUESTION = re.compile(r"^\s*(?:in )?(?:what|which) year\b|^\s*when\b", re.IGNORECASE)
 
 
@@ -497,9 +499,18 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
         return set(terms(d.text + " " + YEAR.sub("", d.source)))
 
     birth = bool(re.search(r"\b(?:born|birth)\b", question, re.IGNORECASE))
+    # "the Truelove, then 78 years old": an age counts from the start of a thing's life too, so
+    # it dates the making of what the question names in full ("when was the Truelove built")
+    made = bool(names) and bool(verb & ORIGIN)
+
+    def of_kind(d: Dated) -> bool:
+        if d.kind == "birth" and made and not birth:
+            return names <= set(terms(d.text))  # the age of the very thing the question names
+        return (d.kind == "birth") == birth and bool((asked - names - {"year"}) & about(d))
+
     fits = [
         d for d in implied_dates(sents, find_year)
-        if (d.kind == "birth") == birth and (asked - names - {"year"}) & about(d)
+        if of_kind(d)
         and (names & set(terms(d.text)) if names else overlap(question, d.text) >= 2)
     ]  # fmt: skip
     if fits:

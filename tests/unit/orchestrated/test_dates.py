@@ -79,3 +79,19 @@ def test_a_term_before_an_undated_event_dates_that_event() -> None:
 def test_a_term_dated_from_an_earlier_sentence_that_names_the_same_person() -> None:
     text = "The chapel opened in 1851, with Ezra Holt as its first minister. The trustees paid for an organ. Holt served the chapel for 32 years."
     assert ("Holt served the chapel until 1883.", 1883, "1851 + 32") in _dates(text)
+
+
+def test_a_trailing_age_is_the_subjects_not_a_place_named_before_it() -> None:
+    text = "Ruth Calloway was drowned off Lundy in 1921, aged 40."
+    assert _dates(text) == [("Ruth Calloway was born in 1881.", 1881, "1921 - 40")]
+    # an agent after "by" keeps the age: "founded by X, then 52"
+    assert ("Ann Pell was born in 1838.", 1838, "1890 - 52") in _dates("The hall was founded in 1890 by Ann Pell, then 52.")
+
+
+def test_an_age_said_as_a_person_of_n() -> None:
+    text = "Silas Orme had worked at the yard since he was a boy of 12 in 1840."
+    assert ("Silas Orme was born in 1828.", 1828, "1840 - 12") in _dates(text)
+    text = "Orme came to the town as a junior clerk of 19 in 1851."
+    assert ("Orme was born in 1832.", 1832, "1851 - 19") in _dates(text)
+    # a group or an amount "of N" is no age
+    assert _dates("In 1840 the yard sailed with a crew of 30 men and was a fund of 600 pounds.") == []

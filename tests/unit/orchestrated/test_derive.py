@@ -384,3 +384,11 @@ def test_a_share_of_it_named_by_its_own_clause() -> None:
 def test_a_range_in_a_clause_that_shares_the_subject_before_it() -> None:
     text = "The engine house was closed in 1961 and restored between 1988 and 1993 by volunteers."
     assert _read("How long did the restoration of the engine house take, in years?", text) == "1993 - 1988"
+
+
+def test_the_age_of_a_thing_dates_its_making() -> None:
+    text = "The ferry's last crossing was made in 1950 by the Kestrel, then 61 years old."
+    assert _read("In what year was the Kestrel built?", text) == "1950 - 61"
+    # a person's age answers no question about the making of something else
+    text = "The Kestrel was launched at Hull. Her first master was Amos Kestrel, then 30, in 1889."
+    assert _read("In what year was the Kestrel built?", text) is None
