@@ -40,9 +40,23 @@ LATER = re.compile(
 OFFSET = re.compile(
     rf"\b(?P<n>{NUM}) years? (?P<dir>after|before|later than|earlier than) (?P<event>[^,;.]+)", re.IGNORECASE
 )
+# "granted a 99-year lease", "on a five-year contract": a term that ends N years after its start
+TERM_OF = re.compile(rf"\b(?:a|an|the|its|their) (?P<n>{NUM})-year (?P<noun>[a-z]+)", re.IGNORECASE)
+# "marked its 150th anniversary", "celebrated its centenary": N years after its beginning
+ANNIVERSARY = re.compile(
+    r"\b(?:(?P<n>\d+)(?:st|nd|rd|th) (?:anniversary|birthday)|(?P<word>centenary|centennial|bicentenary|bicentennial|tercentenary))\b",
+    re.IGNORECASE,
+)
+BEGUN = ("founded", "established", "formed", "opened", "built", "born")
+CENTURIES = {"centenary": 100, "centennial": 100, "bicentenary": 200, "bicentennial": 200, "tercentenary": 300}
 # Dates a sentence implies without stating them.
 AGE_WHEN = re.compile(rf"\b(?:was|were) (?P<n>{NUM})(?: years old)? when\b", re.IGNORECASE)
-FOR_YEARS = re.compile(rf"\bfor (?P<n>{NUM}) years\b(?! (?:until|before|after|later|earlier|ago)\b)", re.IGNORECASE)
+# "for 12 years", "continued for a further four years", "the repair took three years"; a
+# season is a year of a club's or a theatre's life
+FOR_YEARS = re.compile(
+    rf"\b(?:for|took|lasted)(?: a further| another)? (?P<n>{NUM}) (?:years|seasons)\b(?! (?:until|before|after|later|earlier|ago)\b)",
+    re.IGNORECASE,
+)
 AFTER_YEARS = re.compile(rf"\bafter (?P<n>{NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
 # "boys aged twelve to eighteen": an age range describes a group, not one person.
 AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{NUM})\b")
@@ -58,6 +72,8 @@ PROPER = re.compile(r"[A-Z][\w'-]*(?:\s+(?:of\s+)?[A-Z][\w'-]*)*")
 PERSONAL = re.compile(r"(?:he|she)\b", re.IGNORECASE)
 PLACE_BEFORE = re.compile(r"\b(?:at|in|on|near|into|across|over|off|beside|outside|inside)\s+(?:the\s+)?$", re.IGNORECASE)
 PRONOUN = re.compile(r"(?:he|she|they|it)\b", re.IGNORECASE)
+# A sentence that opens by referring back ("He ...", "Its first captain ...").
+REFERRING = re.compile(r"(?:he|she|they|it|his|her|its|their)\b", re.IGNORECASE)
 MONTHS = frozenset(
     "january february march april may june july august september october november december".split()
 )
@@ -176,6 +192,18 @@ def subject_of(sents: list[str], i: int, at: int) -> str | None:
     return _opening_name(s)
 
 
+def _names_own_subject(clause: str) -> bool:
+    """Whether ``clause`` opens with a noun phrase of its own ("the repair took", "goods trains
+    continued"), not with its verb ("and held the post") or a pronoun."""
+    words = LINK.sub("", clause).split()
+    if len(words) < 2 or PRONOUN.fullmatch(words[0]) or _proper_names(words[0], len(words[0])):
+        return False
+    if re.fullmatch(r"(?:the|a|an)", words[0], re.IGNORECASE):
+        return True
+    # "goods trains continued"; "buses continued" (a noun that may be a verb, then a verb)
+    return "NOUN" in parts_of_speech(words[0].lower()) and (not _inflected_verb(words[0]) or _inflected_verb(words[1]))
+
+
 APPOSITIVE = re.compile(r"^(?:a|an|the|one of)\s", re.IGNORECASE)
 
 
@@ -276,9 +304,13 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             stated = re.match(r"\s+(?:from|starting in|beginning in)\s+(1[0-9]{3}|20[0-9]{2})\b", s[m.end() :])
             if stated:  # "served as president for 12 years from 1975"
                 since = int(stated.group(1))
+            if since is None and ";" in s[: m.start()]:
+                # "In 1881 the piers were found to be settling; the repair took three years": a
+                # statement without a year of its own is at the time its sentence told last
+                since = year_before(s, s.rfind(";", 0, m.start()))
             # "... first coach in 1930. He coached the side for 12 years.": the year before, where
             # that sentence tells of the same activity (not "joined as a deckhand in 1874")
-            if since is None and i and PRONOUN.match(s) and overlap(sents[i - 1], s[a : m.start()]):
+            if since is None and i and REFERRING.match(s) and overlap(sents[i - 1], s[: m.start()]):
                 since = year_before(sents[i - 1], len(sents[i - 1]))
             if since is None and not stated:
                 # "Holt served the chapel for 32 years": from the last year of the sentence (of
@@ -301,13 +333,39 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 continue
             if n is None or since is None or (years_in(s[m.end() : b]) and not stated):
                 continue  # a term whose end is stated
-            who = subject_of(sents, i, m.start())
-            if who is None:
+            # "goods trains continued for ...", "a weekly cinema that ran for ...": the clause names
+            # its own subject; else it is the subject of the sentence's earlier clauses
+            who = None if _names_own_subject(s[a : m.start()]) else subject_of(sents, i, m.start())
+            if who is None and not _names_own_subject(s[a : m.start()]):
                 continue
             end = int(since + n)
             rest = s[m.end() + (stated.end() if stated else 0) : b]
-            clause = LINK.sub("", s[a : m.start()] + f"until {end}" + rest).rstrip(" .")
+            verb = re.match(r"took|lasted", m.group(0), re.IGNORECASE)  # "the repair took until 1884"
+            clause = LINK.sub("", s[a : m.start()] + (f"{verb.group(0)} " if verb else "") + f"until {end}" + rest).rstrip(" .")
             out.append(Dated(_statement(who, clause), end, f"{since} + {num_text(n)}", s, "end"))
+        for m in TERM_OF.finditer(s):
+            n = value_of(m.group("n"))
+            a, b = clause_at(s, m.start())
+            since = year_before(s, m.start())
+            if n is None or since is None or years_in(s[m.end() : b]):
+                continue
+            end = int(since + n)
+            clause = LINK.sub("", s[a:b]).rstrip(" .")
+            out.append(Dated(f"{clause}; the {m.group('noun')} ends in {end}.", end, f"{since} + {num_text(n)}", s, "end"))
+        for m in ANNIVERSARY.finditer(s):
+            a, b = clause_at(s, m.start())
+            word = (m.group("word") or "").lower()
+            n = float(CENTURIES[word]) if word else value_of(m.group("n"))
+            if n is None or years_in(s[a:b]) or find_year is None:
+                continue  # a dated anniversary states its year
+            # counted from the beginning of what the clause is about
+            subject = re.sub(r"\b(?:its|their|his|her)\b", "", s[a : m.start()], flags=re.IGNORECASE)
+            # a thing begins once: the earliest of the years its beginnings are told with
+            began = min((y for verb in BEGUN if (y := find_year(f"{subject} {verb}", s)) is not None), default=None)
+            if began is None:
+                continue
+            clause = LINK.sub("", s[a:b]).rstrip(" .")
+            out.append(Dated(f"{clause} in {int(began + n)}.", int(began + n), f"{began} + {num_text(n)}", s, "event"))
         for m in FOR_UNTIL_EVENT.finditer(s):
             # "ran it for 30 years before selling it", "lay flooded for 25 years before the council
             # bought it": the event after "before" is dated N years after the last year told

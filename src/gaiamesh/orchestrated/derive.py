@@ -511,7 +511,7 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
     fits = [
         d for d in implied_dates(sents, find_year)
         if of_kind(d)
-        and (names & set(terms(d.text)) if names else overlap(question, d.text) >= 2)
+        and (names & set(terms(d.text)) if names else len(qterms & about(d)) >= 2)
     ]  # fmt: skip
     if fits:
         best = max(fits, key=lambda d: (len(names & set(terms(d.text))), len(qterms & about(d))))

@@ -95,3 +95,31 @@ def test_an_age_said_as_a_person_of_n() -> None:
     assert ("Orme was born in 1832.", 1832, "1851 - 19") in _dates(text)
     # a group or an amount "of N" is no age
     assert _dates("In 1840 the yard sailed with a crew of 30 men and was a fund of 600 pounds.") == []
+
+
+def test_a_length_of_time_in_its_common_forms_ends_a_dated_start() -> None:
+    # a clause with a subject of its own, dated from its sentence's year
+    text = "From 1932, a dance school that ran for nine years used the upper floor."
+    assert _dates(text) == [("a dance school that ran until 1941 used the upper floor.", 1941, "1932 + 9")]
+    # after a semicolon, at the time the sentence told last; "took" keeps its verb
+    text = "In 1902 the roof was found to be rotten, and it was stripped; the work took two years."
+    assert _dates(text) == [("the work took until 1904.", 1904, "1902 + 2")]
+    text = "Trams ran until 1931; buses continued for a further six years."
+    assert _dates(text) == [("buses continued until 1937.", 1937, "1931 + 6")]
+    # a sentence opening with a possessive tells of the time the sentence before dated
+    text = "The cricket club was formed in 1871. Its first captain was Amos Reed, who led the club's eleven for five seasons."
+    assert ("Amos Reed led the club's eleven until 1876.", 1876, "1871 + 5") in _dates(text)
+
+
+def test_a_term_of_n_years_and_an_anniversary() -> None:
+    text = "In 1990 the trust took a 25-year lease on the mill."
+    assert _dates(text) == [("In 1990 the trust took a 25-year lease on the mill; the lease ends in 2015.", 2015, "1990 + 25")]
+    text = "The choir was founded in 1880 and gave its first concert in 1881. In later years it moved to a new hall, opened in 1960. The choir celebrated its centenary with a concert."
+    assert ("The choir celebrated its centenary with a concert in 1980.", 1980, "1880 + 100") in _dates_found(text)
+
+
+def _dates_found(text: str) -> list[tuple[str, int, str]]:
+    from gaiamesh.orchestrated.workers import year_finder
+
+    sents = sentences(text)
+    return [(d.text, d.year, d.expression) for d in implied_dates(sents, year_finder(sents))]

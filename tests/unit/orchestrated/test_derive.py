@@ -392,3 +392,9 @@ def test_the_age_of_a_thing_dates_its_making() -> None:
     # a person's age answers no question about the making of something else
     text = "The Kestrel was launched at Hull. Her first master was Amos Kestrel, then 30, in 1889."
     assert _read("In what year was the Kestrel built?", text) is None
+
+
+def test_a_year_the_document_implies_answers_by_the_words_of_its_source() -> None:
+    # the statement "the work took until 1904" names only the work; its sentence names the roof
+    text = "In 1902 the roof of the chapel was found to be rotten; the work took two years."
+    assert _read("In what year was the work on the chapel roof finished?", text) == "1902 + 2"
