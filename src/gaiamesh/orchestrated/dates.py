@@ -117,6 +117,19 @@ def _opening_name(s: str) -> str | None:
     return None
 
 
+def with_referents(sents: list[str]) -> list[str]:
+    """``sents`` for ranking: a sentence that opens with a pronoun ("It was built in 1856", "Its
+    first ship ...") led by the name the sentence before opens with, which it is about."""
+    out = list(sents)
+    for i in range(1, len(sents)):
+        if REFERRING.match(sents[i]) and not PERSONAL.match(sents[i]):
+            named = _opening_name(sents[i - 1])
+            # "Its dam ..., and the reservoir holds ...": the sentence names it by its head noun
+            if named and not overlap(named.split()[-1], sents[i]):
+                out[i] = f"{named}: {sents[i]}"
+    return out
+
+
 def _inflected_verb(word: str) -> bool:
     """A verb's past or present form ("died", "held"): a clause that opens with one shares the
     sentence's subject."""

@@ -575,6 +575,13 @@ def duration(question: str, sents: list[str]) -> Reading | None:
 
 
 RANGE = re.compile(r"\b(?:from|between) (?P<a>1[0-9]{3}|20[0-9]{2}) (?:to|until|till|and) (?P<b>1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
+# Endings said with a particle or a noun ("the company was wound up", "the last furnace was put
+# out", "the closure of the mill in 1911"), which no single verb lemma names.
+ENDING = re.compile(r"\b(?:wound up|winding up|put out|closed down|shut down|pulled down|broken up|dissolved|closure|demolition)\b", re.IGNORECASE)
+# "made at Skelby from 1784", "has stood there since 1820": a year the activity runs from
+SINCE_YEAR = re.compile(r"\b(?:from|since)\s+$", re.IGNORECASE)
+# "the site lay derelict until 1979": a state whose beginning the sentence does not tell
+STATE_UNTIL = re.compile(r"\b(?:lay|stood|remained|stayed|sat|was left)\b[^,;]*?\b(?:until|till) (?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 UNTIL = re.compile(r"\b(?:until|till|up to) (?:(?:the )?(?:end of |spring of |summer of |autumn of |winter of )?)(?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 
 
@@ -606,7 +613,7 @@ def span(body: str, sents: list[str]) -> Reading | None:
                 return Reading("span", f"{m.group('b')} - {m.group('a')}", s, len(asked & said))
     starts: list[tuple[int, int, str]] = []
     ends: list[tuple[int, int, str]] = []
-    for s in sents:
+    for i, s in enumerate(sents):
         clauses = clause_bounds(s)
         for y in YEAR.finditer(s):
             k = next(i for i, (a, b) in enumerate(clauses) if a <= y.start() < b + 1)
@@ -620,8 +627,16 @@ def span(body: str, sents: list[str]) -> Reading | None:
             fits = len(asked & said) >= 2 or bool(subject) and subject <= said
             if not fits:
                 continue
-            if _says(own, END) or UNTIL.search(own):
+            if SINCE_YEAR.search(s, 0, y.start()):  # "from 1930 ... until 1960": 1930 is a start
+                starts.append((len(asked & said), int(y.group(0)), s))
+            elif _says(own, END) or UNTIL.search(own) or ENDING.search(own):
                 ends.append((len(asked & said), int(y.group(0)), s))
+                if len(years_in(own)) == 1 and STATE_UNTIL.search(own) and k == 0 and i:
+                    # a state "until" a year began with the last event told before it ("the last
+                    # furnace was put out in 1932. The site lay derelict until 1979")
+                    since = years_in(sents[i - 1])
+                    if since:
+                        starts.append((len(asked & said), since[-1], sents[i - 1]))
             elif _says(own, BEGIN) or re.search(r"\bfirst\b", own, re.IGNORECASE):
                 starts.append((len(asked & said), int(y.group(0)), s))
             elif _says(when, END):

@@ -263,6 +263,14 @@ class Template:
                 named = [p[0] for p in others if p and (p[0][:1].isupper() or p[0].split()[0].lower() in {"the", "a", "an"})]
                 if named:
                     slots[name] = PRONOUN_START.sub(named[0] + " ", value, count=1)
+        # "between the company's first voyage and its last": the second is the first's noun
+        # phrase with its own ordinal ("the company's last voyage")
+        for name, value in list(slots.items()):
+            bare = ELLIPSIS.fullmatch(value)
+            if bare:
+                full = [v for n, v in slots.items() if n != name and not ELLIPSIS.fullmatch(v) and ORDINAL.search(v)]
+                if full:
+                    slots[name] = ORDINAL.sub(bare.group(1), full[0], count=1)
         unit = unit_tail(question)
         if unit:
             slots[UNIT_SLOT] = unit
@@ -292,6 +300,8 @@ class Template:
 # The unit the question asks its number in (", in metres"): not a pattern's slot, but given to
 # every number look-up of the plan that names no unit of its own.
 UNIT_SLOT = "_unit"
+ORDINAL = re.compile(r"\b(?:first|last|second|third|earliest|latest|final|next|previous)\b", re.IGNORECASE)
+ELLIPSIS = re.compile(rf"(?:its|their|his|her|the)\s+({ORDINAL.pattern})", re.IGNORECASE)
 PRONOUN_START = re.compile(r"^(?:it|they|he|she)\s+", re.IGNORECASE)
 
 

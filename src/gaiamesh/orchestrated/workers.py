@@ -58,7 +58,7 @@ from .catalog import (
     Summarize,
     WebSearch,
 )
-from .dates import BORN_BEFORE, implied_dates
+from .dates import BORN_BEFORE, implied_dates, with_referents
 from .derive import PART_OF, implied
 from .download import DownloadError, fetch
 from .phrases import parts_of_speech
@@ -74,6 +74,8 @@ def _document(ctx: ToolContext) -> DocInit:
 
 
 
+ORDINAL_OPPOSITE = {a: b for x, y in (("first", "last"), ("earliest", "latest")) for a, b in ((x, y), (y, x))}
+ORDINAL_PAIR = re.compile(r"\b(?:first|last|earliest|latest)\b", re.IGNORECASE)
 ADJUNCT = re.compile(r"(?:in|on|at|by|during|from|until|till)\s+(?:the\s+)?(?:(?:early|late|spring|summer|autumn|winter|end)\s+(?:of\s+)?)?(?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 PROPER_ONLY = re.compile(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
 
@@ -233,8 +235,9 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     dated = {d.text: d for d in implied_dates(sents, year_finder(sents))} if atype in (AnswerType.YEAR, AnswerType.WHEN) else {}
     other_end = {"start": "end", "end": "start"}.get(task.period)
     dated = {text: d for text, d in dated.items() if d.kind != other_end}
+    about = with_referents(sents) + list(dated)  # "It was built in 1856" is about what the sentence before named
     sents = sents + list(dated)
-    ranked = [index for index, _score in typed_rank(task.query, sents, atype)[:5]]
+    ranked = [index for index, _score in typed_rank(task.query, about, atype)[:5]]
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", task.query) for t in terms(w)}
     plain = {t for t in terms(task.query) if len(t) > 1} - names
     # the query's words as the document may say them ("completion": "finished"), on a tie
@@ -243,8 +246,16 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     # The sentence of the query's year first ("output in 1950"), then one with more of the
     # query's own words before one that only shares its names: "X, who was born in 1779"
     # before "a proposal made in 1811 by X" for "X born".
-    words = {i: set(terms(sents[i])) for i in ranked}
-    ranked.sort(key=lambda i: (-len(years & words[i]), -len((plain | said) & words[i]), -len(names & words[i]), -len(plain & words[i])))
+    words = {i: set(terms(about[i])) for i in ranked}
+    # "the first voyage" is not told by a sentence of the last one (and the other way round)
+    ordinals = {w.lower() for w in ORDINAL_PAIR.findall(task.query)}
+    opposite = {ORDINAL_OPPOSITE[w] for w in ordinals}
+
+    def contradicts(i: int) -> bool:
+        said_here = {w.lower() for w in ORDINAL_PAIR.findall(sents[i])}
+        return bool(opposite & said_here) and not ordinals & said_here
+
+    ranked.sort(key=lambda i: (contradicts(i), -len(years & words[i]), -len((plain | said) & words[i]), -len(names & words[i]), -len(plain & words[i])))
     # A year that dates a birth answers only a question about the birth.
     birth = bool(re.search(r"\b(?:born|birth)", task.query, re.IGNORECASE))
     skip_births = atype in (AnswerType.YEAR, AnswerType.WHEN) and not birth

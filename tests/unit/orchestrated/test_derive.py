@@ -398,3 +398,17 @@ def test_a_year_the_document_implies_answers_by_the_words_of_its_source() -> Non
     # the statement "the work took until 1904" names only the work; its sentence names the roof
     text = "In 1902 the roof of the chapel was found to be rotten; the work took two years."
     assert _read("In what year was the work on the chapel roof finished?", text) == "1902 + 2"
+
+
+def test_a_span_whose_ends_are_said_by_a_particle_a_preposition_or_a_state() -> None:
+    # "from 1801" starts the activity; "was wound up" ends its subject
+    text = "The Fenwick Bank Company was formed in 1801 by six traders. The company was wound up in 1852."
+    assert _read("For how many years did the company exist?", text) == "1852 - 1801"
+    text = "Lace was made at Orton from 1790. Lace making at Orton was shut down in 1875."
+    assert _read("For how many years was lace made at Orton?", text) == "1875 - 1790"
+    # a state until a year began with the last event told before it
+    text = "The mill burned down in 1921, and the last workers left. The mill lay empty until 1960, when a school bought it."
+    assert _read("For how many years did the mill lie empty?", text) == "1960 - 1921"
+    # a state whose sentence tells its own start is not dated from the sentence before
+    text = "The mill burned down in 1921. From 1930 the mill lay empty until 1960."
+    assert _read("For how many years did the mill lie empty?", text) == "1960 - 1930"

@@ -159,3 +159,9 @@ def test_templates_for_more_question_forms(question: str, name: str, slots: dict
         reading = [t.name for t in templates(BUNDLED_TEMPLATES) if t.match(question) is not None]
         # (but stated_duration, whose failure gives way to the next template: "how long did ...")
         assert reading[0] == name or (reading[0] == "stated_duration" and reading[1] == name), reading
+
+
+def test_an_elided_noun_after_an_ordinal_is_the_other_slots() -> None:
+    loaded = {t.name: t for t in templates(BUNDLED_TEMPLATES)}
+    slots = loaded["years_between"].match("How many years passed between the society's first show and its last?")
+    assert slots == {"a": "the society's first show", "b": "the society's last show"}

@@ -165,3 +165,21 @@ def test_best_span_reads_a_year_before_a_noun_as_that_nouns_only() -> None:
     # "the 1872 schoolroom" names which schoolroom; the library opened in 1990
     doc = ["The school opened in 1872.", "The shop opened in 1950.", "The 1872 schoolroom is now a library, opened in 1990 by the mayor."]
     assert best_span(doc[2], ["1872", "1990"], "the library opened", rarity(doc)) == "1990"
+
+
+async def test_find_fact_reads_a_pronouns_sentence_as_about_the_name_before_it() -> None:
+    doc = (
+        "The Marlow Rope Company stands beside the canal. It was built in 1851 by the Pell family. "
+        "Rope making at the yard ended in 1930, and the Pell family sold the building in 1934."
+    )
+    built = await worker("research")(ctx(doc), sub("research", "find_fact", query="the Marlow Rope Company was built", answer_type="year"))
+    assert built.processed_result_data == 1851
+
+
+async def test_find_fact_passes_over_a_sentence_of_the_opposite_ordinal() -> None:
+    doc = (
+        "The Orwell Steam Packet Company ran ferries on the estuary. The company's last sailing was made in 1931. "
+        "Its first steamer, the Swift, crossed to Harwich in 1848."
+    )
+    first = await worker("research")(ctx(doc), sub("research", "find_fact", query="the company's first sailing", answer_type="year"))
+    assert first.processed_result_data == 1848
