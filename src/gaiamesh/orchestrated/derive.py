@@ -91,7 +91,7 @@ OF_WHOLE = re.compile(rf"^\s+of\s+(?:(?:the|its|their|his|her|[\w-]+'s)\s+)+(?={
 NEGATION = re.compile(r"\b(?:not|never|no longer|n't|none)\b", re.IGNORECASE)
 # The question asks for what the sentence leaves uncounted.
 COMPLEMENT_CUE = re.compile(
-    r"\b(?:other than|apart from|besides|except|the rest|remainder|remaining|not)\b", re.IGNORECASE
+    r"\b(?:other than|apart from|besides|except|the rest|remainder|remaining|not|the other)\b", re.IGNORECASE
 )
 # The sentence counts a part of a whole it counted just before.
 # "12 of them", "5.9 million pounds of which": the part's unit may stand before the "of".
@@ -294,6 +294,40 @@ def share(question: str, sentence: str) -> Reading | None:
     return Reading("share", f"{whole} - {part}" if rest else part, sentence, fit)
 
 
+# "Of this, X gave ...": a sentence whose parts divide the whole the sentence before told.
+OF_THIS = re.compile(r"^\s*of (?:this|that|these|it|the total|the sum)\b", re.IGNORECASE)
+
+
+def remainder(question: str, sentence: str, earlier: list[str]) -> Reading | None:
+    """whole - (a + b + ...) for "at a cost of £1,150; members gave £750 and the rest was
+    borrowed" or "cost £2.1 million. Of this, X gave £900,000, Y £600,000, and the remainder came
+    from Z", where the question says what the rest clause says (more than any part's clause)."""
+    bounds = [(a, b) for a, b in clause_bounds(sentence) if REST.search(sentence[a:b])]
+    if not bounds:
+        return None
+    rest = sentence[slice(*bounds[0])]
+    found = [c for c in counts(sentence) if c.end <= bounds[0][0] and not re.match(r"\s*(?:per cent|%)", sentence[c.end :])]
+    money = {c.start: sentence[c.start] in CURRENCY for c in found}
+    if OF_THIS.match(sentence) and earlier:
+        told = counts(earlier[-1])
+        whole = told[-1] if told else None
+        parts = found
+        same = whole is not None and (earlier[-1][whole.start] in CURRENCY) == all(money.values())
+    else:
+        whole, parts = (found[0], found[1:]) if found else (None, [])
+        same = len({money[c.start] for c in found}) == 1
+    asked = overlap(question, rest)
+    if whole is None or not parts or not same or not asked or any(overlap(question, c.clause) >= asked for c in parts):
+        return None
+    if overlap(question, f"{rest} {whole.clause}") < 3:
+        return None  # a shared verb alone ("came") ties any question to "the rest came from"
+    if whole.value <= sum(c.value for c in parts):
+        return None
+    taken = " + ".join(num_text(c.value) for c in parts)
+    expression = f"{num_text(whole.value)} - {f'({taken})' if len(parts) > 1 else taken}"
+    return Reading("remainder", expression, sentence, asked)
+
+
 # "220 men in its forges and a further 35 in the pattern shop": counts added to the one before.
 FURTHER = re.compile(
     rf"\b(?:(?:a further|another|an additional|an extra)\s+(?:[\w-]+\s+of\s+)?"
@@ -374,10 +408,11 @@ def whole_less_part(question: str, sentence: str) -> Reading | None:
 
 # "forty masons, each of whom gave two shillings": a count, then what each one of it has.
 EACH = re.compile(
-    rf"(?<![\w.,])(?P<n>{NUM})\s+(?P<what>(?:[\w-]+\s+){{0,2}}?[\w-]+),?\s+(?:each|every one)\s+(?:of (?:whom|which|them)\s+)?"
-    rf"(?:[a-z]+\s+){{0,3}}?(?P<m>{NUM}|a|an)\s+(?P<unit>[a-z]+)",
+    rf"(?<![\w.,])(?P<n>{NUM})\s+(?P<what>(?:[\w-]+\s+){{0,3}}?[\w-]+),?\s+(?:each|every one)\s+(?:of (?:whom|which|them)\s+)?"
+    rf"(?:[a-z]+\s+){{0,3}}?(?:(?P<m>{NUM}|a|an)\s+(?P<unit>[a-z]+)|(?P<currency>[£$€])\s?(?P<money>{NUM})\b)",
     re.IGNORECASE,
 )
+CURRENCY = {"£": "pounds", "$": "dollars", "€": "euros"}
 
 
 def product(question: str, sentence: str) -> Reading | None:
@@ -389,17 +424,88 @@ def product(question: str, sentence: str) -> Reading | None:
     starts = [x.start() for x in NUMBER.finditer(sentence) if not YEAR.fullmatch(x.group(0))]
     for m in (m for at in starts if (m := EACH.match(sentence, at))):
         n = value_of(m.group("n"))
-        each = 1.0 if m.group("m").lower() in {"a", "an"} else value_of(m.group("m"))
-        unit = set(terms(m.group("unit")))
+        if m.group("money"):  # "each of whom bought shares worth £500": a sum of money each
+            each, unit = value_of(m.group("money")), set(terms(CURRENCY[m.group("currency")]))
+            money = bool(re.search(r"\bhow much\b", question, re.IGNORECASE))
+        else:
+            each = 1.0 if m.group("m").lower() in {"a", "an"} else value_of(m.group("m"))
+            unit, money = set(terms(m.group("unit"))), False
         if n is None or each is None or not overlap(question, m.group("what")):
             continue
-        if (asked and unit & set(terms(asked.group(1)))) or (TOTAL_CUE.search(question) and unit & set(terms(question))):
+        if money or (asked and unit & set(terms(asked.group(1)))) or (TOTAL_CUE.search(question) and unit & set(terms(question))):
             return Reading("product", f"{num_text(n)} * {num_text(each)}", sentence, overlap(question, m.group(0)))
     return None
 
 
+EQUALLY = re.compile(r"\b(?:in equal (?:shares|parts|amounts)|equally|in equal measure)\b", re.IGNORECASE)
+
+
+def split(question: str, sentence: str) -> Reading | None:
+    """m / n for "how much did each of the investors put up" where the sentence counts them and
+    what they shared equally ("four investors who put up £24,000 between them in equal shares")."""
+    cue = EQUALLY.search(sentence)
+    if cue is None or not re.search(r"\b(?:each|apiece)\b", question, re.IGNORECASE):
+        return None
+    found = [c for c in counts(sentence) if c.end <= cue.start()]
+    asked = set(terms(question))
+    # the count of what the question names ("four Sheffield investors"), then what they shared
+    sharers = [c for c in found if asked & set(terms(" ".join(sentence[c.end :].split()[:3])))]
+    if not sharers:
+        return None
+    n = sharers[0]
+    shared = [c for c in found if c.start > n.end]
+    if not shared or n.value <= 1:
+        return None
+    return Reading("split", f"{num_text(shared[-1].value)} / {num_text(n.value)}", sentence, overlap(question, sentence))
+
+
+LENGTH_UNIT = r"(?:feet|foot|ft|yards|metres|meters|miles|kilometres|kilometers)"
+# "96 feet long and 48 feet wide", "120 metres long by 30 wide"
+DIMENSIONS = re.compile(
+    rf"(?<![\w.,])(?P<a>{NUM})\s+(?P<unit>{LENGTH_UNIT})\s+long\b(?:,|\s+and|\s+by)?\s+(?P<b>{NUM})(?:\s+{LENGTH_UNIT})?\s+(?:wide|broad|across)\b",
+    re.IGNORECASE,
+)
+AREA_QUESTION = re.compile(r"\barea\b|\bsquare (?:feet|foot|yards|metres|meters|miles|kilometres)\b", re.IGNORECASE)
+
+
+def area(question: str, sentence: str) -> Reading | None:
+    """length * width for "what is the area of the hall" where the sentence gives the hall's
+    length and width and states no area."""
+    m = DIMENSIONS.search(sentence)
+    if m is None or re.search(r"\barea\b|\bsquare\b", sentence, re.IGNORECASE):
+        return None
+    a, b = value_of(m.group("a")), value_of(m.group("b"))
+    if a is None or b is None or not overlap(question, sentence[: m.start()]):
+        return None
+    return Reading("area", f"{num_text(a)} * {num_text(b)}", sentence, overlap(question, sentence))
+
+
+# "540 shares of £10 each", "200 tickets at £5": things and what each is worth
+PRICED = re.compile(
+    rf"(?<![\w.,])(?P<n>{NUM})\s+(?P<what>[a-z]+)\s+(?:of|at|worth|costing|priced at)\s+(?P<currency>[£$€])\s?(?P<price>{NUM})\b",
+    re.IGNORECASE,
+)
+
+
+def worth(question: str, sentence: str) -> Reading | None:
+    """m * price for "what were X's shares worth" where the sentence prices the things ("540
+    shares of £10 each") and counts X's part of them after ("X took 60 of them")."""
+    if not re.search(r"\bworth\b|\bvalue\b", question, re.IGNORECASE):
+        return None
+    for m in PRICED.finditer(sentence):
+        price = value_of(m.group("price"))
+        if price is None or not set(terms(m.group("what"))) & set(terms(question)):
+            continue
+        for c in counts(sentence[m.end() :]):
+            after = sentence[m.end() + c.end :]
+            told = sentence[m.end() : m.end() + c.end]  # who holds the part: the words up to it
+            if PART_OF.match(after) and overlap(question, told) >= 2:
+                return Reading("worth", f"{num_text(c.value)} * {num_text(price)}", sentence, overlap(question, told))
+    return None
+
+
 ALL_BUT = re.compile(
-    rf"\ball but (?P<m>{NUM}) of (?:(?:its|the|their|his|her|our) (?:(?P<n>{NUM}) )?(?P<noun>[a-z]+)|(?P<them>them|these|those)\b)",
+    rf"\ball but (?P<m>{NUM}) of (?:(?:its|the|their|his|her|our) (?:(?P<n>{NUM}) )?(?P<noun>[a-z]+)(?: of (?P<of>{NUM})\b)?|(?P<them>them|these|those)\b)",
     re.IGNORECASE,
 )
 
@@ -411,7 +517,8 @@ def all_but(question: str, sentence: str, sents: list[str]) -> Reading | None:
     if m is None or NEGATION.search(question):
         return None
     part = value_of(m.group("m"))
-    whole = value_of(m.group("n")) if m.group("n") else None
+    # "all but 5 of her crew of 52": the whole may follow its noun
+    whole = value_of(m.group("n") or m.group("of")) if m.group("n") or m.group("of") else None
     noun = m.group("noun") or ""
     if m.group("them"):
         # "480 horses were sent ... and all but 35 of them came home": the count before it
@@ -654,7 +761,8 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
     """The first implied calculation that fits ``question`` in the sentences that match it best."""
     if DURATION_QUESTION.match(question) or re.search(r"\bhow many (?:years|months|days|decades)\b", question, re.IGNORECASE):
         return duration(question, sents)  # a span of time: stated outright, or the templates' business
-    if not re.search(r"\bhow (?:many|much)\b|^\s*what (?:is|was|were|are) the (?:total|combined|overall|whole)\b", question, re.IGNORECASE):
+    measured = AREA_QUESTION.search(question) or re.search(r"\bworth\b", question, re.IGNORECASE)
+    if not measured and not re.search(r"\bhow (?:many|much)\b|^\s*what (?:is|was|were|are) the (?:total|combined|overall|whole)\b", question, re.IGNORECASE):
         return relative_year(question, sents, find_year)
     document_terms = {t for s in sents for t in terms(s)}
     # Of the best two, a sentence with the question's year first ("restored by 2010").
@@ -665,10 +773,14 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
         or all_but(question, sents[index], sents)
         or change(question, sents[index], sents[:index])
         or share(question, sents[index])
+        or remainder(question, sents[index], sents[:index])
         or total(question, sents[index], sents[:index])
         or whole_less_part(question, sents[index])
         or after_adding(question, sents[index], sents[:index])
         or product(question, sents[index])
+        or split(question, sents[index])
+        or area(question, sents[index])
+        or worth(question, sents[index])
         or complement(question, sents[index], document_terms)
         for index, _ in best
     ]

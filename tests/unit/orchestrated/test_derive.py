@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gaiamesh.orchestrated.derive import implied, question_parts
+from gaiamesh.orchestrated.derive import implied, question_parts, remainder
 from gaiamesh.orchestrated.wording import counts
 from gaiamesh.tools.text import sentences
 
@@ -412,3 +412,49 @@ def test_a_span_whose_ends_are_said_by_a_particle_a_preposition_or_a_state() -> 
     # a state whose sentence tells its own start is not dated from the sentence before
     text = "The mill burned down in 1921. From 1930 the mill lay empty until 1960."
     assert _read("For how many years did the mill lie empty?", text) == "1960 - 1930"
+
+
+def test_all_but_m_of_a_whole_told_after_its_noun() -> None:
+    text = "The barque ran aground in 1871, and all but 3 of her crew of 40 were saved by the lifeboat."
+    assert _read("How many of the barque's crew were saved?", text) == "40 - 3"
+
+
+def test_a_product_of_a_count_and_a_sum_each() -> None:
+    text = "The hall was built in 1890 by twelve farmers of the parish, each of whom gave £25."
+    assert _read("How much did the farmers of the parish give in all, in pounds?", text) == "12 * 25"
+    # what each gave is asked, not the product
+    assert _read("How much did each of the farmers give, in pounds?", text) is None
+
+
+def test_a_remainder_after_several_parts() -> None:
+    text = "The new organ cost £48,000 in 1996. Of this, the diocese gave £20,000, a charity £8,000, and the remainder came from the choir's own concerts."
+    assert _read("How much did the choir's own concerts raise for the organ, in pounds?", text) == "48000 - (20000 + 8000)"
+    text = "The pavilion was built in 1905 at a cost of £900; the members gave £650 and the rest was borrowed from a brewery."
+    assert _read("How much did the club borrow to build the pavilion, in pounds?", text) == "900 - 650"
+    # a shared verb alone is no tie, and a percentage is no part
+    text = "In 2001 the club bought its ground for 90,000 pounds, 30 per cent of which came from members; the rest came from a grant."
+    assert remainder("How many people came to the opening match?", text, []) is None
+    assert remainder("How much did the grant give for the club's ground?", text, []) is None  # 30 per cent is share's
+
+
+def test_an_equal_split() -> None:
+    text = "The mill was sold to three brothers from Leeds, who paid £9,000 between them in equal shares."
+    assert _read("How much did each of the brothers pay, in pounds?", text) == "9000 / 3"
+    # not said to be equal: no split
+    text = "The mill was sold to three brothers from Leeds, who paid £9,000 between them."
+    assert _read("How much did each of the brothers pay, in pounds?", text) is None
+
+
+def test_the_other_things_of_a_whole() -> None:
+    text = "In 1850 the fleet of eight boats landed 2,400 tons of fish, 900 of them from the Lark and the Wren."
+    assert _read("How many tons of fish did the other six boats land in 1850?", text) == "2400 - 900"
+
+
+def test_an_area_from_two_dimensions_and_the_worth_of_a_holding() -> None:
+    text = "The assembly room is 60 feet long and 25 feet wide, with a sprung floor."
+    assert _read("What is the area of the assembly room, in square feet?", text) == "60 * 25"
+    # a stated area is the document's own answer, not a product
+    text = "The assembly room is 60 feet long and 25 feet wide, a floor area of 1,500 square feet."
+    assert _read("What is the area of the assembly room, in square feet?", text) is None
+    text = "The company sold 800 shares of £5 each in 1870; the brewer Amos Hale bought 120 of them."
+    assert _read("What were Amos Hale's shares worth, in pounds?", text) == "120 * 5"
