@@ -123,11 +123,20 @@ def with_referents(sents: list[str]) -> list[str]:
     out = list(sents)
     for i in range(1, len(sents)):
         if REFERRING.match(sents[i]) and not PERSONAL.match(sents[i]):
-            named = _opening_name(sents[i - 1])
+            named = _opening_name(sents[i - 1]) or _opening_phrase(sents[i - 1])
             # "Its dam ..., and the reservoir holds ...": the sentence names it by its head noun
             if named and not overlap(named.split()[-1], sents[i]):
                 out[i] = f"{named}: {sents[i]}"
     return out
+
+
+def _opening_phrase(s: str) -> str | None:
+    """The noun phrase a sentence opens with, where it opens with "the" ("The viaduct has 23
+    arches"): the words up to its verb."""
+    parts = split_subject(s)
+    if parts and re.match(r"the\s+\w", parts[0], re.IGNORECASE) and len(parts[0].split()) <= 4:
+        return parts[0]
+    return None
 
 
 def _inflected_verb(word: str) -> bool:

@@ -240,8 +240,6 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     ranked = [index for index, _score in typed_rank(task.query, about, atype)[:5]]
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", task.query) for t in terms(w)}
     plain = {t for t in terms(task.query) if len(t) > 1} - names
-    # the query's words as the document may say them ("completion": "finished"), on a tie
-    said = set(paraphrases(sorted(plain)))
     years = set(re.findall(r"\b(?:1[0-9]{3}|20[0-9]{2})\b", task.query))
     # The sentence of the query's year first ("output in 1950"), then one with more of the
     # query's own words before one that only shares its names: "X, who was born in 1779"
@@ -255,7 +253,14 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
         said_here = {w.lower() for w in ORDINAL_PAIR.findall(sents[i])}
         return bool(opposite & said_here) and not ordinals & said_here
 
-    ranked.sort(key=lambda i: (contradicts(i), -len(years & words[i]), -len((plain | said) & words[i]), -len(names & words[i]), -len(plain & words[i])))
+    # each of the query's words once, by itself or by a paraphrase ("spend" and "fund" both
+    # stand for "cost": two of them are no more of the query than one)
+    by_word = {w: {w, *paraphrases([w])} for w in plain}
+
+    def covered(i: int) -> int:
+        return sum(1 for forms in by_word.values() if forms & words[i])
+
+    ranked.sort(key=lambda i: (contradicts(i), -len(years & words[i]), -covered(i), -len(names & words[i]), -len(plain & words[i])))
     # A year that dates a birth answers only a question about the birth.
     birth = bool(re.search(r"\b(?:born|birth)", task.query, re.IGNORECASE))
     skip_births = atype in (AnswerType.YEAR, AnswerType.WHEN) and not birth

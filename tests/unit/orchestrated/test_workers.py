@@ -183,3 +183,14 @@ async def test_find_fact_passes_over_a_sentence_of_the_opposite_ordinal() -> Non
     )
     first = await worker("research")(ctx(doc), sub("research", "find_fact", query="the company's first sailing", answer_type="year"))
     assert first.processed_result_data == 1848
+
+
+async def test_find_fact_counts_each_query_word_once_with_its_paraphrases() -> None:
+    # "spent" and "fund" both stand for "cost": the sentence that says "cost" and names the
+    # bridge (through "Its", after "The bridge ...") is the one about the bridge's cost
+    doc = (
+        "The bridge has nine arches. Its building took four years and cost £9,000. "
+        "The Bridge Trust spent £40,000 on repairs, and a heritage fund gave £25,000."
+    )
+    cost = await worker("research")(ctx(doc), sub("research", "find_fact", query="the cost of the bridge", answer_type="number"))
+    assert cost.processed_result_data == 9000
