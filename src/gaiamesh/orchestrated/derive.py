@@ -317,9 +317,10 @@ def remainder(question: str, sentence: str, earlier: list[str]) -> Reading | Non
         whole, parts = (found[0], found[1:]) if found else (None, [])
         same = len({money[c.start] for c in found}) == 1
     asked = overlap(question, rest)
-    if whole is None or not parts or not same or not asked or any(overlap(question, c.clause) >= asked for c in parts):
+    # a tie goes to the rest: a part the sentence states needs no calculation
+    if whole is None or not parts or not same or not asked or any(overlap(question, c.clause) > asked for c in parts):
         return None
-    if overlap(question, f"{rest} {whole.clause}") < 3:
+    if overlap(question, f"{rest} {whole.clause}") < 2:
         return None  # a shared verb alone ("came") ties any question to "the rest came from"
     if whole.value <= sum(c.value for c in parts):
         return None

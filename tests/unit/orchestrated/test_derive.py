@@ -431,6 +431,10 @@ def test_a_remainder_after_several_parts() -> None:
     assert _read("How much did the choir's own concerts raise for the organ, in pounds?", text) == "48000 - (20000 + 8000)"
     text = "The pavilion was built in 1905 at a cost of £900; the members gave £650 and the rest was borrowed from a brewery."
     assert _read("How much did the club borrow to build the pavilion, in pounds?", text) == "900 - 650"
+    # the question's verb in a part's clause and its subject in the rest clause: the rest
+    text = "The repairs cost £1,200 in 1911; the council paid £700 and the parish found the remainder."
+    assert _read("How much did the parish pay towards the repairs, in pounds?", text) == "1200 - 700"
+    assert _read("How much did the council pay towards the repairs, in pounds?", text) is None  # stated
     # a shared verb alone is no tie, and a percentage is no part
     text = "In 2001 the club bought its ground for 90,000 pounds, 30 per cent of which came from members; the rest came from a grant."
     assert remainder("How many people came to the opening match?", text, []) is None
