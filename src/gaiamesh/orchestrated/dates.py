@@ -24,7 +24,7 @@ from .wording import NUM, YEAR, clause_at, clause_bounds, num_text, overlap, val
 BORN_BEFORE = re.compile(r"\bborn\b[^,;.]{0,30}$", re.IGNORECASE)
 AGE = re.compile(
     rf"\b(?:(?:at the age of|aged|age) (?P<n>{NUM})|(?P<old>{NUM})[ -]years?[ -]old)\b"
-    rf"|(?:\bwas|\bwere|,) then (?P<then>{NUM})(?=[,.;])"  # "Ann Pell, then 52,", "was then 38."
+    rf"|(?:\bwas|\bwere|,) then (?P<then>{NUM})(?=[,.;]| and\b)"  # "Ann Pell, then 52,", "was then 38 and ..."
     rf"|\b(?:was|were) (?P<time>{NUM})(?: years old)? at the time\b"  # "was 41 at the time"
     # "he was a boy of 14 in 1791", "came as a young clerk of 19 in 1850": a person of N is an age
     # (not "a crew of 48 men", nor "a fund of 600 pounds": a unit or a noun follows those)

@@ -45,7 +45,7 @@ from .dates import (
     subject_of,
     year_before,
 )  # fmt: skip
-from .phrases import split_subject
+from .phrases import split_subject, unit_tail
 from .wording import (
     NUM,
     NUMBER,
@@ -372,17 +372,29 @@ WHOLE_WORD = re.compile(r"\b(?:whole|total|entire|all|overall|in all|altogether)
 ADDING = re.compile(rf"\b(?:adding|added|gaining|gained|an extra|a further) (?P<n>{NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
 
 
+# "a maternity wing of 8 beds", "an extension of 250 feet": a thing and the count it brings
+OF_COUNT = re.compile(rf"\b[a-z]+ of (?P<n>{NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
+
+
 def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | None:
     """old + added for "how many miles of track did it have after the extension" where the
-    sentence adds a count ("a branch was dug, adding 4 miles") to one of the same unit told before
+    sentence adds a count ("a branch was dug, adding 4 miles"; "and a wing of 8 beds in 1927",
+    in the clause of the event the question names) to one of the same unit told before
     ("opened with 12 miles of waterway")."""
     asked = re.search(r"\bhow (?:many|much) ([a-z]+)", question, re.IGNORECASE)
-    if asked is None or not re.search(r"\bafter\b", question, re.IGNORECASE):
+    after = re.search(r"\bafter\b", question, re.IGNORECASE)
+    wanted = set(terms(asked.group(1) if asked else unit_tail(question)))  # "how long ..., in feet"
+    if not wanted or after is None:
         return None
-    for m in ADDING.finditer(sentence):
-        unit = set(terms(m.group("unit")))
-        n = value_of(m.group("n"))
-        if n is None or not unit & set(terms(asked.group(1))):
+    event = question[after.end() :]
+    added = [(m.group("n"), m.group("unit")) for m in ADDING.finditer(sentence)]
+    for m in OF_COUNT.finditer(sentence):
+        if overlap(event, sentence[slice(*clause_at(sentence, m.start()))]):
+            added.append((m.group("n"), m.group("unit")))
+    for number, word in added:
+        unit = set(terms(word))
+        n = value_of(number)
+        if n is None or not unit & wanted:
             continue
         olds = [c for e in earlier for c in counts(e) if set(terms(unit_after(e, c.end))) & unit]
         if olds:
@@ -628,8 +640,8 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
 
 
 # Lemma classes (like CHANGE): what begins a thing's life or a person's term, and what ends it.
-BEGIN = frozenset("open found establish build begin start launch form create join appoint elect found inaugurate".split())
-END = frozenset("close end retire die leave cease stop demolish abandon shut last final withdraw disband resign".split())
+BEGIN = frozenset("open found establish build begin start launch form create join appoint elect found inaugurate add introduce buy acquire".split())
+END = frozenset("close end retire die leave cease stop demolish abandon shut last final withdraw disband resign drop discontinue abolish sell".split())
 FOR_SPAN = re.compile(
     rf"\bfor (?:(?:its|their|his|her|the) )?(?:first |last |next )?(?P<n>{NUM}) (?P<unit>years|decades)\b(?! (?:before|after|ago)\b)",
     re.IGNORECASE,
@@ -688,6 +700,7 @@ RANGE = re.compile(r"\b(?:from|between) (?P<a>1[0-9]{3}|20[0-9]{2}) (?:to|until|
 ENDING = re.compile(r"\b(?:wound up|winding up|put out|closed down|shut down|pulled down|broken up|dissolved|closure|demolition)\b", re.IGNORECASE)
 # "made at Skelby from 1784", "has stood there since 1820": a year the activity runs from
 SINCE_YEAR = re.compile(r"\b(?:from|since)\s+$", re.IGNORECASE)
+FROM_THEN = re.compile(r"\b(?:from then on|since then|thereafter|from that time)\b", re.IGNORECASE)
 # "the site lay derelict until 1979": a state whose beginning the sentence does not tell
 STATE_UNTIL = re.compile(r"\b(?:lay|stood|remained|stayed|sat|was left)\b[^,;]*?\b(?:until|till) (?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 UNTIL = re.compile(r"\b(?:until|till|up to) (?:(?:the )?(?:end of |spring of |summer of |autumn of |winter of )?)(?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
@@ -749,6 +762,14 @@ def span(body: str, sents: list[str]) -> Reading | None:
                 starts.append((len(asked & said), int(y.group(0)), s))
             elif _says(when, END):
                 ends.append((len(asked & said), int(y.group(0)), s))
+        for a, b in clauses:
+            # "the sails were lost in 1916; from then on the mill ran by engine only": a start at
+            # the year told last
+            then = FROM_THEN.search(s, a, b)
+            told = years_in(s[: then.start()]) if then else []  # across a semicolon too
+            said = set(terms(s[a:b]))
+            if told and (len(asked & said) >= 2 or bool(subject) and subject <= said):
+                starts.append((len(asked & said), told[-1], s))
     if not starts or not ends:
         return None
     _, start, first = max(starts, key=lambda c: (c[0], -c[1]))
@@ -762,7 +783,9 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
     """The first implied calculation that fits ``question`` in the sentences that match it best."""
     if DURATION_QUESTION.match(question) or re.search(r"\bhow many (?:years|months|days|decades)\b", question, re.IGNORECASE):
         return duration(question, sents)  # a span of time: stated outright, or the templates' business
-    measured = AREA_QUESTION.search(question) or re.search(r"\bworth\b", question, re.IGNORECASE)
+    measured = AREA_QUESTION.search(question) or re.search(
+        r"\bworth\b|\bhow (?:long|high|tall|wide|deep|big|large)\b.*\bafter\b", question, re.IGNORECASE
+    )
     if not measured and not re.search(r"\bhow (?:many|much)\b|^\s*what (?:is|was|were|are) the (?:total|combined|overall|whole)\b", question, re.IGNORECASE):
         return relative_year(question, sents, find_year)
     document_terms = {t for s in sents for t in terms(s)}

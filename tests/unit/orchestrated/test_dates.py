@@ -123,3 +123,8 @@ def _dates_found(text: str) -> list[tuple[str, int, str]]:
 
     sents = sentences(text)
     return [(d.text, d.year, d.expression) for d in implied_dates(sents, year_finder(sents))]
+
+
+def test_an_age_then_n_before_and() -> None:
+    text = "The bank was founded in 1820 by the draper Eli Voss, who was then 41 and had kept a shop in the town since 1801."
+    assert ("Eli Voss was born in 1779.", 1779, "1820 - 41") in _dates(text)

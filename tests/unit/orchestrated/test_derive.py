@@ -462,3 +462,19 @@ def test_an_area_from_two_dimensions_and_the_worth_of_a_holding() -> None:
     assert _read("What is the area of the assembly room, in square feet?", text) is None
     text = "The company sold 800 shares of £5 each in 1870; the brewer Amos Hale bought 120 of them."
     assert _read("What were Amos Hale's shares worth, in pounds?", text) == "120 * 5"
+
+
+def test_a_count_after_an_addition_said_as_a_thing_of_n() -> None:
+    text = "The school opened in 1880 with 120 places. A gymnasium was added in 1901, and a new wing of 60 places in 1935."
+    assert _read("How many places did the school have after the new wing was added?", text) == "120 + 60"
+    text = "The jetty was 300 metres long when it opened. An extension of 90 metres in 1910 let larger boats call."
+    assert _read("How long was the jetty after the 1910 extension, in metres?", text) == "300 + 90"
+    # the clause of another event brings nothing to the question's
+    assert _read("How many places did the school have after the gymnasium was added?", text) is None
+
+
+def test_a_span_from_a_feature_added_to_its_dropping_and_from_then_on() -> None:
+    text = "The paper began in 1850. Its owners added a Saturday edition in 1871, and the Saturday edition was dropped in 1930."
+    assert _read("For how many years did the paper have a Saturday edition?", text) == "1930 - 1871"
+    text = "The pump was driven by a beam engine from 1840. The engine failed in 1902; from then on the pump was driven by electricity, until the pump was stopped in 1950."
+    assert _read("For how many years was the pump driven by electricity?", text) == "1950 - 1902"
