@@ -26,7 +26,7 @@ AGE = re.compile(
     rf"\b(?:(?:at the age of|aged|age) (?P<n>{NUM})|(?P<old>{NUM})[ -]years?[ -]old)\b"
     rf"|(?:\bwas|\bwere|,) then (?P<then>{NUM})(?=[,.;]| and\b)"  # "Ann Pell, then 52,", "was then 38 and ..."
     rf"|\b(?:was|were) (?P<time>{NUM})(?: years old)? at the time\b"  # "was 41 at the time"
-    # "he was a boy of 14 in 1791", "came as a young clerk of 19 in 1850": a person of N is an age
+    # "she was a girl of 12 in 1850", "came as a junior clerk of 19 in 1861": a person of N is an age
     # (not "a crew of 48 men", nor "a fund of 600 pounds": a unit or a noun follows those)
     rf"|\b(?:was|were|as) (?:a|an) (?:[a-z]+ ){{0,2}}?[a-z]+ of (?P<of>{NUM})(?=[,.;]| (?:in|when|at|on|and)\b)",
     re.IGNORECASE,
@@ -40,9 +40,9 @@ LATER = re.compile(
 OFFSET = re.compile(
     rf"\b(?P<n>{NUM}) years? (?P<dir>after|before|later than|earlier than) (?P<event>[^,;.]+)", re.IGNORECASE
 )
-# "granted a 99-year lease", "on a five-year contract": a term that ends N years after its start
+# "took a 50-year lease", "on a five-year contract": a term that ends N years after its start
 TERM_OF = re.compile(rf"\b(?:a|an|the|its|their) (?P<n>{NUM})-year (?P<noun>[a-z]+)", re.IGNORECASE)
-# "marked its 150th anniversary", "celebrated its centenary": N years after its beginning
+# "kept its 75th anniversary", "celebrated its centenary": N years after its beginning
 ANNIVERSARY = re.compile(
     r"\b(?:(?P<n>\d+)(?:st|nd|rd|th) (?:anniversary|birthday)|(?P<word>centenary|centennial|bicentenary|bicentennial|tercentenary))\b",
     re.IGNORECASE,
@@ -51,7 +51,7 @@ BEGUN = ("founded", "established", "formed", "opened", "built", "born")
 CENTURIES = {"centenary": 100, "centennial": 100, "bicentenary": 200, "bicentennial": 200, "tercentenary": 300}
 # Dates a sentence implies without stating them.
 AGE_WHEN = re.compile(rf"\b(?:was|were) (?P<n>{NUM})(?: years old)? when\b", re.IGNORECASE)
-# "for 12 years", "continued for a further four years", "the repair took three years"; a
+# "for 12 years", "carried on for a further six years", "the rebuilding took two years"; a
 # season is a year of a club's or a theatre's life
 FOR_YEARS = re.compile(
     rf"\b(?:for|took|lasted)(?: a further| another)? (?P<n>{NUM}) (?:years|seasons)\b(?! (?:until|before|after|later|earlier|ago)\b)",
@@ -118,20 +118,20 @@ def _opening_name(s: str) -> str | None:
 
 
 def with_referents(sents: list[str]) -> list[str]:
-    """``sents`` for ranking: a sentence that opens with a pronoun ("It was built in 1856", "Its
-    first ship ...") led by the name the sentence before opens with, which it is about."""
+    """``sents`` for ranking: a sentence that opens with a pronoun ("It was built in 1790", "Its
+    first master ...") led by the name the sentence before opens with, which it is about."""
     out = list(sents)
     for i in range(1, len(sents)):
         if REFERRING.match(sents[i]) and not PERSONAL.match(sents[i]):
             named = _opening_name(sents[i - 1]) or _opening_phrase(sents[i - 1])
-            # "Its dam ..., and the reservoir holds ...": the sentence names it by its head noun
+            # "Its gates ..., and the dock holds ...": the sentence names it by its head noun
             if named and not overlap(named.split()[-1], sents[i]):
                 out[i] = f"{named}: {sents[i]}"
     return out
 
 
 def _opening_phrase(s: str) -> str | None:
-    """The noun phrase a sentence opens with, where it opens with "the" ("The viaduct has 23
+    """The noun phrase a sentence opens with, where it opens with "the" ("The aqueduct has 9
     arches"): the words up to its verb."""
     parts = split_subject(s)
     if parts and re.match(r"the\s+\w", parts[0], re.IGNORECASE) and len(parts[0].split()) <= 4:
@@ -199,7 +199,7 @@ def subject_of(sents: list[str], i: int, at: int) -> str | None:
         prior_clauses = [c for c in clause_bounds(s) if c[1] <= start]
         if len(prior_clauses) > 1 and _appositive(s[slice(*prior_clauses[-1])], s[slice(*prior_clauses[-2])]):
             names = _proper_names(s, prior_clauses[-2][1]) or names
-        # "was killed at Arnhem in 1944, aged 31": a name after a preposition of place is where,
+        # "was drowned off Lundy in 1921, aged 40": a name after a preposition of place is where,
         # not who ("founded by Ann Pell, then 52" keeps its agent)
         names = [(k, n) for k, n in names if not PLACE_BEFORE.search(s[:k])] or names
         return names[-1][1] if names else None
@@ -215,14 +215,14 @@ def subject_of(sents: list[str], i: int, at: int) -> str | None:
 
 
 def _names_own_subject(clause: str) -> bool:
-    """Whether ``clause`` opens with a noun phrase of its own ("the repair took", "goods trains
+    """Whether ``clause`` opens with a noun phrase of its own ("the rebuilding took", "coal barges
     continued"), not with its verb ("and held the post") or a pronoun."""
     words = LINK.sub("", clause).split()
     if len(words) < 2 or PRONOUN.fullmatch(words[0]) or _proper_names(words[0], len(words[0])):
         return False
     if re.fullmatch(r"(?:the|a|an)", words[0], re.IGNORECASE):
         return True
-    # "goods trains continued"; "buses continued" (a noun that may be a verb, then a verb)
+    # "coal barges continued"; "buses continued" (a noun that may be a verb, then a verb)
     return "NOUN" in parts_of_speech(words[0].lower()) and (not _inflected_verb(words[0]) or _inflected_verb(words[1]))
 
 
@@ -327,7 +327,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             if stated:  # "served as president for 12 years from 1975"
                 since = int(stated.group(1))
             if since is None and ";" in s[: m.start()]:
-                # "In 1881 the piers were found to be settling; the repair took three years": a
+                # "In 1902 the roof was found to be rotten; the work took two years": a
                 # statement without a year of its own is at the time its sentence told last
                 since = year_before(s, s.rfind(";", 0, m.start()))
             # "... first coach in 1930. He coached the side for 12 years.": the year before, where
@@ -355,14 +355,14 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 continue
             if n is None or since is None or (years_in(s[m.end() : b]) and not stated):
                 continue  # a term whose end is stated
-            # "goods trains continued for ...", "a weekly cinema that ran for ...": the clause names
+            # "coal barges continued for ...", "a dance school that ran for ...": the clause names
             # its own subject; else it is the subject of the sentence's earlier clauses
             who = None if _names_own_subject(s[a : m.start()]) else subject_of(sents, i, m.start())
             if who is None and not _names_own_subject(s[a : m.start()]):
                 continue
             end = int(since + n)
             rest = s[m.end() + (stated.end() if stated else 0) : b]
-            verb = re.match(r"took|lasted", m.group(0), re.IGNORECASE)  # "the repair took until 1884"
+            verb = re.match(r"took|lasted", m.group(0), re.IGNORECASE)  # "the work took until 1904"
             clause = LINK.sub("", s[a : m.start()] + (f"{verb.group(0)} " if verb else "") + f"until {end}" + rest).rstrip(" .")
             out.append(Dated(_statement(who, clause), end, f"{since} + {num_text(n)}", s, "end"))
         for m in TERM_OF.finditer(s):

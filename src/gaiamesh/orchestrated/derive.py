@@ -299,8 +299,8 @@ OF_THIS = re.compile(r"^\s*of (?:this|that|these|it|the total|the sum)\b", re.IG
 
 
 def remainder(question: str, sentence: str, earlier: list[str]) -> Reading | None:
-    """whole - (a + b + ...) for "at a cost of £1,150; members gave £750 and the rest was
-    borrowed" or "cost £2.1 million. Of this, X gave £900,000, Y £600,000, and the remainder came
+    """whole - (a + b + ...) for "at a cost of £900; members gave £650 and the rest was
+    borrowed" or "cost £48,000. Of this, X gave £20,000, Y £8,000, and the remainder came
     from Z", where the question says what the rest clause says (more than any part's clause)."""
     bounds = [(a, b) for a, b in clause_bounds(sentence) if REST.search(sentence[a:b])]
     if not bounds:
@@ -372,7 +372,7 @@ WHOLE_WORD = re.compile(r"\b(?:whole|total|entire|all|overall|in all|altogether)
 ADDING = re.compile(rf"\b(?:adding|added|gaining|gained|an extra|a further) (?P<n>{NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
 
 
-# "a maternity wing of 8 beds", "an extension of 250 feet": a thing and the count it brings
+# "a new wing of 60 places", "an extension of 90 metres": a thing and the count it brings
 OF_COUNT = re.compile(rf"\b[a-z]+ of (?P<n>{NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
 
 
@@ -383,7 +383,7 @@ def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | 
     ("opened with 12 miles of waterway")."""
     asked = re.search(r"\bhow (?:many|much) ([a-z]+)", question, re.IGNORECASE)
     after = re.search(r"\bafter\b", question, re.IGNORECASE)
-    wanted = set(terms(asked.group(1) if asked else unit_tail(question)))  # "how long ..., in feet"
+    wanted = set(terms(asked.group(1) if asked else unit_tail(question)))  # "how long ..., in metres"
     if not wanted or after is None:
         return None
     event = question[after.end() :]
@@ -437,7 +437,7 @@ def product(question: str, sentence: str) -> Reading | None:
     starts = [x.start() for x in NUMBER.finditer(sentence) if not YEAR.fullmatch(x.group(0))]
     for m in (m for at in starts if (m := EACH.match(sentence, at))):
         n = value_of(m.group("n"))
-        if m.group("money"):  # "each of whom bought shares worth £500": a sum of money each
+        if m.group("money"):  # "each of whom gave £25": a sum of money each
             each, unit = value_of(m.group("money")), set(terms(CURRENCY[m.group("currency")]))
             money = bool(re.search(r"\bhow much\b", question, re.IGNORECASE))
         else:
@@ -455,13 +455,13 @@ EQUALLY = re.compile(r"\b(?:in equal (?:shares|parts|amounts)|equally|in equal m
 
 def split(question: str, sentence: str) -> Reading | None:
     """m / n for "how much did each of the investors put up" where the sentence counts them and
-    what they shared equally ("four investors who put up £24,000 between them in equal shares")."""
+    what they shared equally ("three brothers who paid £9,000 between them in equal shares")."""
     cue = EQUALLY.search(sentence)
     if cue is None or not re.search(r"\b(?:each|apiece)\b", question, re.IGNORECASE):
         return None
     found = [c for c in counts(sentence) if c.end <= cue.start()]
     asked = set(terms(question))
-    # the count of what the question names ("four Sheffield investors"), then what they shared
+    # the count of what the question names ("three Leeds brothers"), then what they shared
     sharers = [c for c in found if asked & set(terms(" ".join(sentence[c.end :].split()[:3])))]
     if not sharers:
         return None
@@ -473,7 +473,7 @@ def split(question: str, sentence: str) -> Reading | None:
 
 
 LENGTH_UNIT = r"(?:feet|foot|ft|yards|metres|meters|miles|kilometres|kilometers)"
-# "96 feet long and 48 feet wide", "120 metres long by 30 wide"
+# "60 feet long and 25 feet wide", "120 metres long by 30 wide"
 DIMENSIONS = re.compile(
     rf"(?<![\w.,])(?P<a>{NUM})\s+(?P<unit>{LENGTH_UNIT})\s+long\b(?:,|\s+and|\s+by)?\s+(?P<b>{NUM})(?:\s+{LENGTH_UNIT})?\s+(?:wide|broad|across)\b",
     re.IGNORECASE,
@@ -493,7 +493,7 @@ def area(question: str, sentence: str) -> Reading | None:
     return Reading("area", f"{num_text(a)} * {num_text(b)}", sentence, overlap(question, sentence))
 
 
-# "540 shares of £10 each", "200 tickets at £5": things and what each is worth
+# "800 shares of £5 each", "200 tickets at £5": things and what each is worth
 PRICED = re.compile(
     rf"(?<![\w.,])(?P<n>{NUM})\s+(?P<what>[a-z]+)\s+(?:of|at|worth|costing|priced at)\s+(?P<currency>[£$€])\s?(?P<price>{NUM})\b",
     re.IGNORECASE,
@@ -501,8 +501,8 @@ PRICED = re.compile(
 
 
 def worth(question: str, sentence: str) -> Reading | None:
-    """m * price for "what were X's shares worth" where the sentence prices the things ("540
-    shares of £10 each") and counts X's part of them after ("X took 60 of them")."""
+    """m * price for "what were X's shares worth" where the sentence prices the things ("800
+    shares of £5 each") and counts X's part of them after ("X bought 120 of them")."""
     if not re.search(r"\bworth\b|\bvalue\b", question, re.IGNORECASE):
         return None
     for m in PRICED.finditer(sentence):
@@ -530,7 +530,7 @@ def all_but(question: str, sentence: str, sents: list[str]) -> Reading | None:
     if m is None or NEGATION.search(question):
         return None
     part = value_of(m.group("m"))
-    # "all but 5 of her crew of 52": the whole may follow its noun
+    # "all but 3 of her crew of 40": the whole may follow its noun
     whole = value_of(m.group("n") or m.group("of")) if m.group("n") or m.group("of") else None
     noun = m.group("noun") or ""
     if m.group("them"):
@@ -619,8 +619,8 @@ def relative_year(question: str, sents: list[str], find_year: Callable[[str, str
         return set(terms(d.text + " " + YEAR.sub("", d.source)))
 
     birth = bool(re.search(r"\b(?:born|birth)\b", question, re.IGNORECASE))
-    # "the Truelove, then 78 years old": an age counts from the start of a thing's life too, so
-    # it dates the making of what the question names in full ("when was the Truelove built")
+    # "the Kestrel, then 61 years old": an age counts from the start of a thing's life too, so
+    # it dates the making of what the question names in full ("when was the Kestrel built")
     made = bool(names) and bool(verb & ORIGIN)
 
     def of_kind(d: Dated) -> bool:
@@ -695,13 +695,13 @@ def duration(question: str, sents: list[str]) -> Reading | None:
 
 
 RANGE = re.compile(r"\b(?:from|between) (?P<a>1[0-9]{3}|20[0-9]{2}) (?:to|until|till|and) (?P<b>1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
-# Endings said with a particle or a noun ("the company was wound up", "the last furnace was put
-# out", "the closure of the mill in 1911"), which no single verb lemma names.
+# Endings said with a particle or a noun ("the bank was wound up", "the last kiln was put
+# out", "the closure of the mill in 1875"), which no single verb lemma names.
 ENDING = re.compile(r"\b(?:wound up|winding up|put out|closed down|shut down|pulled down|broken up|dissolved|closure|demolition)\b", re.IGNORECASE)
-# "made at Skelby from 1784", "has stood there since 1820": a year the activity runs from
+# "made at Orton from 1790", "has stood there since 1820": a year the activity runs from
 SINCE_YEAR = re.compile(r"\b(?:from|since)\s+$", re.IGNORECASE)
 FROM_THEN = re.compile(r"\b(?:from then on|since then|thereafter|from that time)\b", re.IGNORECASE)
-# "the site lay derelict until 1979": a state whose beginning the sentence does not tell
+# "the mill lay empty until 1960": a state whose beginning the sentence does not tell
 STATE_UNTIL = re.compile(r"\b(?:lay|stood|remained|stayed|sat|was left)\b[^,;]*?\b(?:until|till) (?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 UNTIL = re.compile(r"\b(?:until|till|up to) (?:(?:the )?(?:end of |spring of |summer of |autumn of |winter of )?)(?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 
@@ -753,8 +753,8 @@ def span(body: str, sents: list[str]) -> Reading | None:
             elif _says(own, END) or UNTIL.search(own) or ENDING.search(own):
                 ends.append((len(asked & said), int(y.group(0)), s))
                 if len(years_in(own)) == 1 and STATE_UNTIL.search(own) and k == 0 and i:
-                    # a state "until" a year began with the last event told before it ("the last
-                    # furnace was put out in 1932. The site lay derelict until 1979")
+                    # a state "until" a year began with the last event told before it ("the mill
+                    # burned down in 1921. The mill lay empty until 1960")
                     since = years_in(sents[i - 1])
                     if since:
                         starts.append((len(asked & said), since[-1], sents[i - 1]))
@@ -763,7 +763,7 @@ def span(body: str, sents: list[str]) -> Reading | None:
             elif _says(when, END):
                 ends.append((len(asked & said), int(y.group(0)), s))
         for a, b in clauses:
-            # "the sails were lost in 1916; from then on the mill ran by engine only": a start at
+            # "the engine failed in 1902; from then on the pump was driven by electricity": a start at
             # the year told last
             then = FROM_THEN.search(s, a, b)
             told = years_in(s[: then.start()]) if then else []  # across a semicolon too

@@ -263,8 +263,8 @@ class Template:
                 named = [p[0] for p in others if p and (p[0][:1].isupper() or p[0].split()[0].lower() in {"the", "a", "an"})]
                 if named:
                     slots[name] = PRONOUN_START.sub(named[0] + " ", value, count=1)
-        # "between the company's first voyage and its last": the second is the first's noun
-        # phrase with its own ordinal ("the company's last voyage")
+        # "between the society's first show and its last": the second is the first's noun
+        # phrase with its own ordinal ("the society's last show")
         for name, value in list(slots.items()):
             bare = ELLIPSIS.fullmatch(value)
             if bare:

@@ -235,7 +235,7 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     dated = {d.text: d for d in implied_dates(sents, year_finder(sents))} if atype in (AnswerType.YEAR, AnswerType.WHEN) else {}
     other_end = {"start": "end", "end": "start"}.get(task.period)
     dated = {text: d for text, d in dated.items() if d.kind != other_end}
-    about = with_referents(sents) + list(dated)  # "It was built in 1856" is about what the sentence before named
+    about = with_referents(sents) + list(dated)  # "It was built in 1851" is about what the sentence before named
     sents = sents + list(dated)
     ranked = [index for index, _score in typed_rank(task.query, about, atype)[:5]]
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", task.query) for t in terms(w)}
@@ -245,7 +245,7 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     # query's own words before one that only shares its names: "X, who was born in 1779"
     # before "a proposal made in 1811 by X" for "X born".
     words = {i: set(terms(about[i])) for i in ranked}
-    # "the first voyage" is not told by a sentence of the last one (and the other way round)
+    # "the first sailing" is not told by a sentence of the last one (and the other way round)
     ordinals = {w.lower() for w in ORDINAL_PAIR.findall(task.query)}
     opposite = {ORDINAL_OPPOSITE[w] for w in ordinals}
 
