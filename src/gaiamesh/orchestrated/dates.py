@@ -33,7 +33,7 @@ AGE = re.compile(
 )
 # "rebuilt two years later": the clause's own event, dated from the year before it.
 LATER = re.compile(
-    rf"\b(?:(?P<n>{NUM}) years? (?P<dir>later|afterwards|earlier|before(?=[,.;])|after(?=[,.;]))|the (?P<one>following|next|previous|preceding) year"
+    rf"\b(?:(?P<n>{NUM}) years? (?P<dir>later|afterwards|earlier|before(?=[,.;])|after(?=[,.;]))|the (?P<one>following|next|previous|preceding) (?:year|spring|summer|autumn|winter)"
     rf"|the year (?P<rel>before|after))\b(?! than)",
     re.IGNORECASE,
 )
@@ -51,10 +51,11 @@ BEGUN = ("founded", "established", "formed", "opened", "built", "born")
 CENTURIES = {"centenary": 100, "centennial": 100, "bicentenary": 200, "bicentennial": 200, "tercentenary": 300}
 # Dates a sentence implies without stating them.
 AGE_WHEN = re.compile(rf"\b(?:was|were) (?P<n>{NUM})(?: years old)? when\b", re.IGNORECASE)
-# "for 12 years", "carried on for a further six years", "the rebuilding took two years"; a
+# "for 12 years", "carried on for a further six years", "the rebuilding took two years",
+# "restored over five years"; a
 # season is a year of a club's or a theatre's life
 FOR_YEARS = re.compile(
-    rf"\b(?:for|took|lasted)(?: a further| another)? (?P<n>{NUM}) (?:years|seasons)\b(?! (?:until|before|after|later|earlier|ago)\b)",
+    rf"\b(?:for|took|lasted|over)(?: a further| another)? (?P<n>{NUM}) (?:years|seasons)\b(?! (?:until|before|after|later|earlier|ago)\b)",
     re.IGNORECASE,
 )
 AFTER_YEARS = re.compile(rf"\bafter (?P<n>{NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
@@ -66,6 +67,8 @@ FOR_UNTIL_EVENT = re.compile(rf"\bfor (?P<n>{NUM}) years before (?P<event>[^,;.]
 YEAR_AFTER = re.compile(r"\s+in\s+(1[0-9]{3}|20[0-9]{2})\b")
 PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
 PERFECT = re.compile(r"\bhaving\b", re.IGNORECASE)
+# What ends a term: "who retired in 1962", "until he died in 1890".
+ENDED = re.compile(r"\b(?:retired|retiring|left|leaving|died|ended|closed|resigned|until|stepped down)\b", re.IGNORECASE)
 # A clause's opening word that only links it to the one before.
 LINK = re.compile(r"^(?:(?:and|but|while|whereas|who|which|that|then)\s+)+", re.IGNORECASE)
 PROPER = re.compile(r"[A-Z][\w'-]*(?:\s+(?:of\s+)?[A-Z][\w'-]*)*")
@@ -139,7 +142,7 @@ def _opening_phrase(s: str) -> str | None:
     return None
 
 
-def _inflected_verb(word: str) -> bool:
+def inflected_verb(word: str) -> bool:
     """A verb's past or present form ("died", "held"): a clause that opens with one shares the
     sentence's subject."""
     lemmas = getAllLemmas(word.lower()).get("VERB", ())
@@ -167,7 +170,7 @@ def subject_of(sents: list[str], i: int, at: int) -> str | None:
         prior_clauses = [c for c in clause_bounds(s) if c[1] <= start]
         if not (len(prior_clauses) > 1 and _appositive(s[slice(*prior_clauses[-1])], s[slice(*prior_clauses[-2])])):
             return antecedent[-1][1]
-    if pronoun is None and words and words[0][:1].islower() and _inflected_verb(words[0]):
+    if pronoun is None and words and words[0][:1].islower() and inflected_verb(words[0]):
         # The clause shares the subject of the clause before it (or of the one before that).
         prior_clauses = [c for c in clause_bounds(s) if c[1] <= start]
         for k in range(len(prior_clauses) - 1, -1, -1):
@@ -179,7 +182,7 @@ def subject_of(sents: list[str], i: int, at: int) -> str | None:
                 pronoun, at_pronoun = PRONOUN.match(prior), a + s[a:b].find(prior)
                 break
             opening = prior.split()[:1]
-            if opening and opening[0][:1].islower() and _inflected_verb(opening[0]):
+            if opening and opening[0][:1].islower() and inflected_verb(opening[0]):
                 continue  # "played 41 matches for Scotland": its subject is further back too
             if re.match(r"(?:in|on|at|of|by|with|from|near|for)\s", prior, re.IGNORECASE):
                 continue  # "in a rented barn near Keld": a phrase about the subject, not it
@@ -222,8 +225,10 @@ def _names_own_subject(clause: str) -> bool:
         return False
     if re.fullmatch(r"(?:the|a|an)", words[0], re.IGNORECASE):
         return True
-    # "coal barges continued"; "buses continued" (a noun that may be a verb, then a verb)
-    return "NOUN" in parts_of_speech(words[0].lower()) and (not _inflected_verb(words[0]) or _inflected_verb(words[1]))
+    # "coal barges continued"; "buses continued" (a noun that may be a verb, then a verb);
+    # "digging began" (a gerund, then a verb)
+    noun = "NOUN" in parts_of_speech(words[0].lower()) or words[0].lower().endswith("ing")
+    return noun and (not inflected_verb(words[0]) or inflected_verb(words[1]))
 
 
 APPOSITIVE = re.compile(r"^(?:a|an|the|one of)\s", re.IGNORECASE)
@@ -353,11 +358,25 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                     clause = re.sub(r"\b(?:had|having)\s+", "", clause).strip()
                     out.append(Dated(_statement(who, f"{clause} from {begun}"), begun, f"{dates[-1].group(0)} - {num_text(n)}", s, "start"))
                 continue
+            end_told = next((y for y in YEAR.finditer(s, m.end()) if not BORN_BEFORE.search(s[: y.start()])), None)
+            if since is None and n is not None and end_told and not stated and ENDED.search(s, m.end(), end_told.start()):
+                # "was run for 35 years by X, who retired in 1962": begun N years before its stated end
+                begun = int(int(end_told.group(0)) - n)
+                told = s[a : clause_at(s, end_told.start())[0]].rstrip(" ,;")
+                out.append(Dated(f"{LINK.sub('', told)} from {begun}.", begun, f"{end_told.group(0)} - {num_text(n)}", s, "start"))
+                continue
             if n is None or since is None or (years_in(s[m.end() : b]) and not stated):
                 continue  # a term whose end is stated
             # "coal barges continued for ...", "a dance school that ran for ...": the clause names
             # its own subject; else it is the subject of the sentence's earlier clauses
             who = None if _names_own_subject(s[a : m.start()]) else subject_of(sents, i, m.start())
+            lead = LINK.sub("", s[a : m.start()]).split()
+            if who is None and a and lead and inflected_verb(lead[0]):
+                # "One car, No. 9, was found in 1971 and restored over eleven years": the noun
+                # phrase the sentence opens with, where its first clause is one
+                opening = s[: clause_bounds(s)[0][1]]
+                if len(opening.split()) <= 4 and not any(inflected_verb(w) for w in opening.split()):
+                    who = opening
             if who is None and not _names_own_subject(s[a : m.start()]):
                 continue
             end = int(since + n)
@@ -416,7 +435,9 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             year = int(anchor + n if later else anchor - n)
             a, b = clause_at(s, m.start())
             clause = LINK.sub("", re.sub(r"(?:\bin )?" + re.escape(m.group(0)), f"in {year}", s[a:b], count=1)).rstrip(" .")
-            out.append(Dated(_statement(subject_of(sents, i, m.start()), clause), year, f"{anchor} {'+' if later else '-'} {num_text(n)}", s, "event"))
+            # "digging began the following spring": a clause with a subject of its own
+            who = None if _names_own_subject(s[a : m.start()]) else subject_of(sents, i, m.start())
+            out.append(Dated(_statement(who, clause), year, f"{anchor} {'+' if later else '-'} {num_text(n)}", s, "event"))
         for m in LIFE.finditer(s):
             # "the merchant Edmund Sayer (1611–1679)": a life's two dates
             names = _proper_names(s, m.start())

@@ -40,6 +40,7 @@ from .dates import (
     OFFSET,
     Dated,
     implied_dates,
+    inflected_verb,
     is_after,
     is_later,
     subject_of,
@@ -317,8 +318,13 @@ def remainder(question: str, sentence: str, earlier: list[str]) -> Reading | Non
         whole, parts = (found[0], found[1:]) if found else (None, [])
         same = len({money[c.start] for c in found}) == 1
     asked = overlap(question, rest)
-    # a tie goes to the rest: a part the sentence states needs no calculation
-    if whole is None or not parts or not same or not asked or any(overlap(question, c.clause) > asked for c in parts):
+    # "30 are planted with tropical species and the rest with temperate ones": a rest clause
+    # without a verb of its own shares the part's predicate; its own words decide. Otherwise a
+    # tie goes to the rest: a part the sentence states needs no calculation.
+    gapped = not any(inflected_verb(w) for w in re.findall(r"[a-z]+", rest))
+    if whole is None or not parts or not same or not asked:
+        return None
+    if not gapped and any(overlap(question, c.clause) > asked for c in parts):
         return None
     if overlap(question, f"{rest} {whole.clause}") < 2:
         return None  # a shared verb alone ("came") ties any question to "the rest came from"
@@ -372,6 +378,10 @@ WHOLE_WORD = re.compile(r"\b(?:whole|total|entire|all|overall|in all|altogether)
 ADDING = re.compile(rf"\b(?:adding|added|gaining|gained|an extra|a further) (?P<n>{NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
 
 
+REDUCING = re.compile(
+    rf"\b(?:shortening|shortened|reducing|reduced|cutting|cut|lowering|lowered)\s+(?:it|them|the\s+\w+\s+)?\s*by\s+(?P<n>{NUM})\s+(?P<unit>[a-z]+)",
+    re.IGNORECASE,
+)
 # "a new wing of 60 places", "an extension of 90 metres": a thing and the count it brings
 OF_COUNT = re.compile(rf"\b[a-z]+ of (?P<n>{NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
 
@@ -387,18 +397,20 @@ def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | 
     if not wanted or after is None:
         return None
     event = question[after.end() :]
-    added = [(m.group("n"), m.group("unit")) for m in ADDING.finditer(sentence)]
+    added = [(m.group("n"), m.group("unit"), "+") for m in ADDING.finditer(sentence)]
     for m in OF_COUNT.finditer(sentence):
         if overlap(event, sentence[slice(*clause_at(sentence, m.start()))]):
-            added.append((m.group("n"), m.group("unit")))
-    for number, word in added:
+            added.append((m.group("n"), m.group("unit"), "+"))
+    # "moved the route away from the river, shortening it by 2 miles": a decrease the same way
+    added += [(m.group("n"), m.group("unit"), "-") for m in REDUCING.finditer(sentence)]
+    for number, word, sign in added:
         unit = set(terms(word))
         n = value_of(number)
         if n is None or not unit & wanted:
             continue
         olds = [c for e in earlier for c in counts(e) if set(terms(unit_after(e, c.end))) & unit]
         if olds:
-            return Reading("total", f"{num_text(olds[-1].value)} + {num_text(n)}", sentence, overlap(question, sentence))
+            return Reading("total", f"{num_text(olds[-1].value)} {sign} {num_text(n)}", sentence, overlap(question, sentence))
     return None
 
 

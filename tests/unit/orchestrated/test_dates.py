@@ -128,3 +128,17 @@ def _dates_found(text: str) -> list[tuple[str, int, str]]:
 def test_an_age_then_n_before_and() -> None:
     text = "The bank was founded in 1820 by the draper Eli Voss, who was then 41 and had kept a shop in the town since 1801."
     assert ("Eli Voss was born in 1779.", 1779, "1820 - 41") in _dates(text)
+
+
+def test_a_term_over_n_years_and_one_whose_end_is_stated() -> None:
+    # a verb-led clause takes the noun phrase its sentence opens with
+    text = "One engine, No. 4, was found in a scrapyard in 1960 and restored by a club over seven years."
+    assert ("One engine restored by a club until 1967.", 1967, "1960 + 7") in _dates(text)
+    # "for N years ..., who retired in Y": begun N years before Y
+    text = "The library was run for 30 years by its founder, the curate Amos Bell, who retired in 1910."
+    assert ("The library was run for 30 years by its founder, the curate Amos Bell from 1880.", 1880, "1910 - 30") in _dates(text)
+
+
+def test_the_following_season_and_a_gerund_subject() -> None:
+    text = "The company was formed in 1850, and quarrying began the following spring."
+    assert ("quarrying began in 1851.", 1851, "1850 + 1") in _dates(text)

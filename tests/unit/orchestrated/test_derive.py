@@ -478,3 +478,11 @@ def test_a_span_from_a_feature_added_to_its_dropping_and_from_then_on() -> None:
     assert _read("For how many years did the paper have a Saturday edition?", text) == "1930 - 1871"
     text = "The pump was driven by a beam engine from 1840. The engine failed in 1902; from then on the pump was driven by electricity, until the pump was stopped in 1950."
     assert _read("For how many years was the pump driven by electricity?", text) == "1950 - 1902"
+
+
+def test_a_count_after_a_decrease_and_a_rest_clause_without_a_verb() -> None:
+    text = "The canal was 30 miles long when it opened. In 1820 the engineer cut through the hill, shortening it by 4 miles."
+    assert _read("How long was the canal after the engineer cut through the hill, in miles?", text) == "30 - 4"
+    text = "Of its 60 allotments, 45 are let to tenants from the town and the rest to tenants from the villages."
+    assert _read("How many allotments are let to tenants from the villages?", text) == "60 - 45"
+    assert _read("How many allotments are let to tenants from the town?", text) is None  # stated
