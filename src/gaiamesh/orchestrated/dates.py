@@ -67,7 +67,7 @@ FOR_UNTIL_EVENT = re.compile(rf"\bfor (?P<n>{NUM}) years before (?P<event>[^,;.]
 YEAR_AFTER = re.compile(r"\s+in\s+(1[0-9]{3}|20[0-9]{2})\b")
 PLUPERFECT = re.compile(r"\bhad\b", re.IGNORECASE)
 PERFECT = re.compile(r"\bhaving\b", re.IGNORECASE)
-# What ends a term: "who retired in 1962", "until he died in 1890".
+# What ends a term: "who retired in 1910", "until he died in 1890".
 ENDED = re.compile(r"\b(?:retired|retiring|left|leaving|died|ended|closed|resigned|until|stepped down)\b", re.IGNORECASE)
 # A clause's opening word that only links it to the one before.
 LINK = re.compile(r"^(?:(?:and|but|while|whereas|who|which|that|then)\s+)+", re.IGNORECASE)
@@ -226,7 +226,7 @@ def _names_own_subject(clause: str) -> bool:
     if re.fullmatch(r"(?:the|a|an)", words[0], re.IGNORECASE):
         return True
     # "coal barges continued"; "buses continued" (a noun that may be a verb, then a verb);
-    # "digging began" (a gerund, then a verb)
+    # "quarrying began" (a gerund, then a verb)
     noun = "NOUN" in parts_of_speech(words[0].lower()) or words[0].lower().endswith("ing")
     return noun and (not inflected_verb(words[0]) or inflected_verb(words[1]))
 
@@ -360,7 +360,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 continue
             end_told = next((y for y in YEAR.finditer(s, m.end()) if not BORN_BEFORE.search(s[: y.start()])), None)
             if since is None and n is not None and end_told and not stated and ENDED.search(s, m.end(), end_told.start()):
-                # "was run for 35 years by X, who retired in 1962": begun N years before its stated end
+                # "was run for 30 years by X, who retired in 1910": begun N years before its stated end
                 begun = int(int(end_told.group(0)) - n)
                 told = s[a : clause_at(s, end_told.start())[0]].rstrip(" ,;")
                 out.append(Dated(f"{LINK.sub('', told)} from {begun}.", begun, f"{end_told.group(0)} - {num_text(n)}", s, "start"))
@@ -372,7 +372,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             who = None if _names_own_subject(s[a : m.start()]) else subject_of(sents, i, m.start())
             lead = LINK.sub("", s[a : m.start()]).split()
             if who is None and a and lead and inflected_verb(lead[0]):
-                # "One car, No. 9, was found in 1971 and restored over eleven years": the noun
+                # "One engine, No. 4, was found in 1960 and restored over seven years": the noun
                 # phrase the sentence opens with, where its first clause is one
                 opening = s[: clause_bounds(s)[0][1]]
                 if len(opening.split()) <= 4 and not any(inflected_verb(w) for w in opening.split()):
@@ -435,7 +435,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             year = int(anchor + n if later else anchor - n)
             a, b = clause_at(s, m.start())
             clause = LINK.sub("", re.sub(r"(?:\bin )?" + re.escape(m.group(0)), f"in {year}", s[a:b], count=1)).rstrip(" .")
-            # "digging began the following spring": a clause with a subject of its own
+            # "quarrying began the following spring": a clause with a subject of its own
             who = None if _names_own_subject(s[a : m.start()]) else subject_of(sents, i, m.start())
             out.append(Dated(_statement(who, clause), year, f"{anchor} {'+' if later else '-'} {num_text(n)}", s, "event"))
         for m in LIFE.finditer(s):

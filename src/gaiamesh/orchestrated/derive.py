@@ -318,7 +318,7 @@ def remainder(question: str, sentence: str, earlier: list[str]) -> Reading | Non
         whole, parts = (found[0], found[1:]) if found else (None, [])
         same = len({money[c.start] for c in found}) == 1
     asked = overlap(question, rest)
-    # "30 are planted with tropical species and the rest with temperate ones": a rest clause
+    # "45 are let to tenants from the town and the rest to tenants from the villages": a rest clause
     # without a verb of its own shares the part's predicate; its own words decide. Otherwise a
     # tie goes to the rest: a part the sentence states needs no calculation.
     gapped = not any(inflected_verb(w) for w in re.findall(r"[a-z]+", rest))
@@ -401,7 +401,7 @@ def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | 
     for m in OF_COUNT.finditer(sentence):
         if overlap(event, sentence[slice(*clause_at(sentence, m.start()))]):
             added.append((m.group("n"), m.group("unit"), "+"))
-    # "moved the route away from the river, shortening it by 2 miles": a decrease the same way
+    # "cut through the hill, shortening it by 4 miles": a decrease the same way
     added += [(m.group("n"), m.group("unit"), "-") for m in REDUCING.finditer(sentence)]
     for number, word, sign in added:
         unit = set(terms(word))
