@@ -14,11 +14,19 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lemminflect import getAllLemmas
-
 from ..tools.text import STOPWORDS
 from .phrases import parts_of_speech, split_subject
-from .wording import NUM, YEAR, clause_at, clause_bounds, num_text, overlap, value_of, years_in
+from .wording import (
+    NUM,
+    YEAR,
+    clause_at,
+    clause_bounds,
+    inflected_verb,
+    num_text,
+    overlap,
+    value_of,
+    years_in,
+)
 
 # A year that dates a birth ("a fisherman born in the village in 1839") dates no other event.
 BORN_BEFORE = re.compile(r"\bborn\b[^,;.]{0,30}$", re.IGNORECASE)
@@ -140,13 +148,6 @@ def _opening_phrase(s: str) -> str | None:
     if parts and re.match(r"the\s+\w", parts[0], re.IGNORECASE) and len(parts[0].split()) <= 4:
         return parts[0]
     return None
-
-
-def inflected_verb(word: str) -> bool:
-    """A verb's past or present form ("died", "held"): a clause that opens with one shares the
-    sentence's subject."""
-    lemmas = getAllLemmas(word.lower()).get("VERB", ())
-    return bool(lemmas) and word.lower() not in lemmas
 
 
 def subject_of(sents: list[str], i: int, at: int) -> str | None:

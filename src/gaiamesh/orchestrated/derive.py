@@ -31,8 +31,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lemminflect import getAllLemmas
-
 from ..tools.text import paraphrases, rank, terms
 from .dates import (
     BORN_BEFORE,
@@ -40,7 +38,6 @@ from .dates import (
     OFFSET,
     Dated,
     implied_dates,
-    inflected_verb,
     is_after,
     is_later,
     subject_of,
@@ -55,6 +52,7 @@ from .wording import (
     clause_at,
     clause_bounds,
     counts,
+    inflected_verb,
     is_verb,
     lemmas_of,
     num_text,
@@ -718,12 +716,6 @@ STATE_UNTIL = re.compile(r"\b(?:lay|stood|remained|stayed|sat|was left)\b[^,;]*?
 UNTIL = re.compile(r"\b(?:until|till|up to) (?:(?:the )?(?:end of |spring of |summer of |autumn of |winter of )?)(?:1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 
 
-def _past(word: str) -> bool:
-    """A verb's past form ("restored", "built")."""
-    lemmas = getAllLemmas(word).get("VERB", ())
-    return bool(lemmas) and word not in lemmas and not word.endswith(("ing", "s"))
-
-
 def span(body: str, sents: list[str]) -> Reading | None:
     """end - start for the activity ``body`` ("the club play at Mill Meadow"), from its own
     words: a range in one clause ("edited it from 1862 to 1901"), or a year that says the
@@ -738,7 +730,7 @@ def span(body: str, sents: list[str]) -> Reading | None:
             a, b = clause_at(s, m.start())
             said = set(terms(s[a:b])) | set(terms(subject_of(sents, i, m.start()) or ""))
             opening = s[a:b].split()[:1]
-            if a > 1 and opening and opening[0].islower() and _past(opening[0]):
+            if a > 1 and opening and opening[0].islower() and inflected_verb(opening[0], ing=False, present=False):
                 # "The engine house was closed in 1961 and restored between 1988 and 1993": a clause
                 # that opens with its verb is about the subject of the clause before
                 said |= set(terms(s[clause_at(s, a - 2)[0] : a]))

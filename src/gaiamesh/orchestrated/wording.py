@@ -88,6 +88,17 @@ def unit_after(sentence: str, end: int) -> str:
     return following.group(1) if following else ""
 
 
+def inflected_verb(word: str, *, ing: bool = True, present: bool = True) -> bool:
+    """Whether ``word`` is a form of a verb other than its lemma ("died", "held", "stands"): a
+    clause that opens with one shares the subject before it. ``ing=False`` leaves out -ing forms
+    (as often nouns: "a reading room"), ``present=False`` the third person ("stands")."""
+    w = word.lower()
+    lemmas = getAllLemmas(w).get("VERB", ())
+    if not lemmas or w in lemmas:
+        return False
+    return (ing or not w.endswith("ing")) and (present or not w.endswith("s"))
+
+
 def lemmas_of(word: str) -> set[str]:
     """Every lemma ``word`` can have, of any part of speech."""
     return {lemma for forms in getAllLemmas(word.lower().strip(",.;:?!'\"")).values() for lemma in forms}

@@ -19,7 +19,6 @@ from typing import Any
 from urllib.parse import urlencode, urljoin
 
 import httpx
-from lemminflect import getAllLemmas
 from pydantic import BaseModel, ValidationError
 
 from ..frames import (
@@ -62,7 +61,7 @@ from .dates import BORN_BEFORE, implied_dates, with_referents
 from .derive import PART_OF, implied
 from .download import DownloadError, fetch
 from .phrases import parts_of_speech
-from .wording import CLAUSE_END, NUMBER, YEAR
+from .wording import CLAUSE_END, NUMBER, YEAR, inflected_verb
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
 
@@ -139,9 +138,9 @@ def best_span(
         # "a lecture room was added in 1907 and a reading room in 1921": a clause without a verb
         # of its own shares the verb of the one before it
         own = re.findall(r"[a-z]+", clauses[k])
-        if k == 0 or any(_inflected(w) for w in own):
+        if k == 0 or any(inflected_verb(w, ing=False) for w in own):
             return clauses[k]
-        return clauses[k] + " " + " ".join(w for w in re.findall(r"[a-z]+", clauses[k - 1]) if _inflected(w))
+        return clauses[k] + " " + " ".join(w for w in re.findall(r"[a-z]+", clauses[k - 1]) if inflected_verb(w, ing=False))
 
     def key(span: str) -> tuple[int, int, float, float, int, int, int, int]:
         at = next((k for k, c in enumerate(clauses) if span in c), None)
@@ -185,13 +184,6 @@ def segment(clause: str, span: str, found: list[str]) -> str:
     if before is None and LEADING.match(clause[:at]):
         return clause[end:following]
     return clause[before or 0 : at]
-
-
-def _inflected(word: str) -> bool:
-    """A verb's past form or third person ("added", "built", "stands"), not a word that only may
-    be one; an -ing form is as often a noun ("a reading room")."""
-    lemmas = getAllLemmas(word).get("VERB", ())
-    return bool(lemmas) and word not in lemmas and not word.endswith("ing")
 
 
 def _starts(text: str, span: str) -> list[int]:

@@ -486,3 +486,12 @@ def test_a_count_after_a_decrease_and_a_rest_clause_without_a_verb() -> None:
     text = "Of its 60 allotments, 45 are let to tenants from the town and the rest to tenants from the villages."
     assert _read("How many allotments are let to tenants from the villages?", text) == "60 - 45"
     assert _read("How many allotments are let to tenants from the town?", text) is None  # stated
+
+
+def test_inflected_verb_and_its_narrower_forms() -> None:
+    from gaiamesh.orchestrated.wording import inflected_verb
+
+    assert inflected_verb("died") and inflected_verb("stands") and inflected_verb("Reading")
+    assert not inflected_verb("close") and not inflected_verb("mill")  # a lemma, a noun
+    assert not inflected_verb("reading", ing=False) and inflected_verb("added", ing=False)
+    assert not inflected_verb("stands", present=False) and inflected_verb("restored", present=False)
