@@ -78,13 +78,26 @@ TO_COUNT = re.compile(
     re.IGNORECASE,
 )
 # "a third of them", "40 per cent of which": a share of a whole counted just before.
-_SHARE = r"(?P<share>(?:a|one) (?:half|third|quarter|fifth|tenth)|half|two thirds|three quarters|(?P<pct>\d+(?:\.\d+)?)(?: per cent|%))"
+# a fraction: "a third", "two fifths", "three quarters", "half"
+NUMERATORS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+_FRACTION = rf"(?:(?:{'|'.join(NUMERATORS)}) )?(?:{'|'.join(DENOMINATORS)}|halves|{'|'.join(d + 's' for d in DENOMINATORS if d != 'half')})"
+_SHARE = rf"(?:(?P<share>{_FRACTION})|(?P<pct>\d+(?:\.\d+)?)(?: per cent|%))"
 # "a third of them", "40 per cent of which", and the other order, "of which 25 per cent"
 SHARE = re.compile(
     rf"\b(?:{_SHARE} of (?:them|which|whom|it|these|those)|of (?:which|whom|them|it)(?P<giver> [^,;.]{{0,60}}?)? {_SHARE.replace('?P<share>', '?P<share2>').replace('?P<pct>', '?P<pct2>')})\b",
     re.IGNORECASE,
 )
-FRACTIONS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1, "two thirds": 2 / 3, "three quarters": 0.75}
+
+
+def fraction(text: str) -> tuple[int, int]:
+    """``(numerator, denominator)`` of "two fifths", "a quarter", "half"."""
+    words = text.lower().split()
+    num = NUMERATORS[words[0]] if len(words) > 1 else 1
+    head = words[-1]
+    den = 2 if head in ("half", "halves") else DENOMINATORS[head.removesuffix("s")]
+    return num, den
+
 # "restored 26 of the canal's 31 locks": a part, then its whole.
 OF_WHOLE = re.compile(rf"^\s+of\s+(?:(?:the|its|their|his|her|[\w-]+'s)\s+)+(?={NUM})", re.IGNORECASE)
 NEGATION = re.compile(r"\b(?:not|never|no longer|n't|none)\b", re.IGNORECASE)
@@ -279,12 +292,13 @@ def share(question: str, sentence: str) -> Reading | None:
     if not wholes or not (overlap(question, named) or asks_rest or pair):
         return None
     whole = num_text(wholes[-1].value)
-    pct, fraction = m.group("pct") or m.group("pct2"), m.group("share") or m.group("share2")
+    pct, share_text = m.group("pct") or m.group("pct2"), m.group("share") or m.group("share2")
     if pct:
         part = f"{whole} * {pct} / 100"
     else:
-        f = FRACTIONS[re.sub(r"^(?:a|one) ", "", fraction.lower())]
-        part = f"{whole} * {round(f * 3)} / 3" if f in (1 / 3, 2 / 3) else f"{whole} * {f}"
+        num, den = fraction(share_text)
+        # a fraction a decimal writes exactly ("0.4") as one; thirds and sevenths as a division
+        part = f"{whole} * {num / den:g}" if 10**6 % den == 0 else f"{whole} * {num} / {den}"
     # "240 members, a third of whom were women" for "how many men": the other half of a pair
     other = {OPPOSITE[w] for w in re.findall(r"[a-z]+", question.lower()) if w in OPPOSITE}
     asks_rest = asks_rest or bool(other & set(re.findall(r"[a-z]+", named.lower())))
@@ -384,6 +398,12 @@ REDUCING = re.compile(
 OF_COUNT = re.compile(rf"\b[a-z]+ of (?P<n>{NUM}) (?P<unit>[a-z]+)", re.IGNORECASE)
 
 
+def same_unit(a: set[str], b: set[str]) -> bool:
+    """Whether two counted words count the same thing: the same term, or a closed compound and
+    its head ("classrooms" and "rooms", "warehouses" and "houses")."""
+    return bool(a & b) or any(len(y) >= 4 and (x.endswith(y) or y.endswith(x)) and min(len(x), len(y)) >= 4 for x in a for y in b)
+
+
 def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | None:
     """old + added for "how many miles of track did it have after the extension" where the
     sentence adds a count ("a branch was dug, adding 4 miles"; "and a wing of 8 beds in 1927",
@@ -395,18 +415,23 @@ def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | 
     if not wanted or after is None:
         return None
     event = question[after.end() :]
-    added = [(m.group("n"), m.group("unit"), "+") for m in ADDING.finditer(sentence)]
+    added = [(m.group("n"), m.group("unit"), "+", m.start()) for m in ADDING.finditer(sentence)]
     for m in OF_COUNT.finditer(sentence):
         if overlap(event, sentence[slice(*clause_at(sentence, m.start()))]):
-            added.append((m.group("n"), m.group("unit"), "+"))
+            added.append((m.group("n"), m.group("unit"), "+", m.start()))
     # "cut through the hill, shortening it by 4 miles": a decrease the same way
-    added += [(m.group("n"), m.group("unit"), "-") for m in REDUCING.finditer(sentence)]
-    for number, word, sign in added:
+    added += [(m.group("n"), m.group("unit"), "-", m.start()) for m in REDUCING.finditer(sentence)]
+    for number, word, sign, at in added:
         unit = set(terms(word))
         n = value_of(number)
-        if n is None or not unit & wanted:
+        if n is None or not same_unit(unit, wanted):
             continue
-        olds = [c for e in earlier for c in counts(e) if set(terms(unit_after(e, c.end))) & unit]
+        # the count before it: in an earlier sentence, or earlier in its own ("opened with 50
+        # bedrooms, and was enlarged in 1905 by a new wing of 30 rooms"), but not a part of
+        # something ("relaid 3 miles of the track")
+        own = [c for c in counts(sentence) if c.end <= at and not re.match(r"\s+[a-z]+\s+of\b", sentence[c.end :])]
+        told = [(e, c) for e in earlier for c in counts(e)] + [(sentence, c) for c in own]
+        olds = [c for e, c in told if same_unit(set(terms(unit_after(e, c.end))), unit)]
         if olds:
             return Reading("total", f"{num_text(olds[-1].value)} {sign} {num_text(n)}", sentence, overlap(question, sentence))
     return None
@@ -436,6 +461,12 @@ EACH = re.compile(
     re.IGNORECASE,
 )
 CURRENCY = {"£": "pounds", "$": "dollars", "€": "euros"}
+# the other order, with a verb ("whose 50 members paid £4 each", "12 farmers gave £5 apiece"; not
+# a price: "800 shares of £5 each")
+EACH_AFTER = re.compile(
+    rf"(?<![\w.,])(?P<n>{NUM})\s+(?P<what>(?:[\w-]+\s+){{0,2}}?[\w-]+)\s+(?!(?:of|at|worth|costing|priced)\b)(?:[a-z]+\s+){{1,3}}?(?P<currency>[£$€])\s?(?P<money>{NUM})\s+(?:each|apiece)\b",
+    re.IGNORECASE,
+)
 
 
 def product(question: str, sentence: str) -> Reading | None:
@@ -445,7 +476,7 @@ def product(question: str, sentence: str) -> Reading | None:
     if re.search(r"\b(?:each|every|per|apiece)\b", question, re.IGNORECASE):
         return None  # what each one has is stated, not a product
     starts = [x.start() for x in NUMBER.finditer(sentence) if not YEAR.fullmatch(x.group(0))]
-    for m in (m for at in starts if (m := EACH.match(sentence, at))):
+    for m in (m for at in starts if (m := EACH.match(sentence, at) or EACH_AFTER.match(sentence, at))):
         n = value_of(m.group("n"))
         if m.group("money"):  # "each of whom gave £25": a sum of money each
             each, unit = value_of(m.group("money")), set(terms(CURRENCY[m.group("currency")]))

@@ -495,3 +495,20 @@ def test_inflected_verb_and_its_narrower_forms() -> None:
     assert not inflected_verb("close") and not inflected_verb("mill")  # a lemma, a noun
     assert not inflected_verb("reading", ing=False) and inflected_verb("added", ing=False)
     assert not inflected_verb("stands", present=False) and inflected_verb("restored", present=False)
+
+
+def test_any_fraction_a_sum_each_after_its_verb_and_a_base_in_the_same_sentence() -> None:
+    text = "In 1920 the mill employed 90 hands, two fifths of them girls."
+    assert _read("How many girls did the mill employ in 1920?", text) == "90 * 0.4"
+    text = "In 1920 the mill employed 90 hands, two sevenths of them girls."
+    assert _read("How many girls did the mill employ in 1920?", text) == "90 * 2 / 7"
+    # "N X paid £P each" is a product; "N shares of £P each" is a price, not a payment
+    text = "The chapel was saved in 1990 by a society whose 50 members paid £4 each towards the roof."
+    assert _read("How much did the society's members pay towards the roof in all, in pounds?", text) == "50 * 4"
+    text = "The company raised its capital by selling 800 shares of £5 each; the brewer Amos Hale took 120 of them."
+    assert _read("What were Amos Hale's shares worth in all, in pounds?", text) == "120 * 5"
+    # the base before an addition in its own sentence, under a compound's head; not a part of it
+    text = "The inn opened in 1880 with 20 bedrooms, and was enlarged in 1905 by a new wing of 12 rooms."
+    assert _read("How many bedrooms did the inn have after the 1905 enlargement?", text) == "20 + 12"
+    text = "The line was 30 miles long. The engineer relaid 3 miles of the track in 1860, shortening it by 4 miles."
+    assert _read("How long was the line after the engineer relaid the track, in miles?", text) == "30 - 4"
