@@ -502,7 +502,7 @@ def split(question: str, sentence: str) -> Reading | None:
         return None
     found = [c for c in counts(sentence) if c.end <= cue.start()]
     asked = set(terms(question))
-    # the count of what the question names ("three Leeds brothers"), then what they shared
+    # the count of what the question names ("three brothers from the town"), then what they shared
     sharers = [c for c in found if asked & set(terms(" ".join(sentence[c.end :].split()[:3])))]
     if not sharers:
         return None

@@ -442,10 +442,10 @@ def test_a_remainder_after_several_parts() -> None:
 
 
 def test_an_equal_split() -> None:
-    text = "The mill was sold to three brothers from Leeds, who paid £9,000 between them in equal shares."
+    text = "The mill was sold to three brothers from the town, who paid £9,000 between them in equal shares."
     assert _read("How much did each of the brothers pay, in pounds?", text) == "9000 / 3"
     # not said to be equal: no split
-    text = "The mill was sold to three brothers from Leeds, who paid £9,000 between them."
+    text = "The mill was sold to three brothers from the town, who paid £9,000 between them."
     assert _read("How much did each of the brothers pay, in pounds?", text) is None
 
 
