@@ -370,7 +370,8 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 continue  # a term whose end is stated
             # "coal barges continued for ...", "a dance school that ran for ...": the clause names
             # its own subject; else it is the subject of the sentence's earlier clauses
-            who = None if _names_own_subject(s[a : m.start()]) else subject_of(sents, i, m.start())
+            own_subject = _names_own_subject(s[a : m.start()])
+            who = None if own_subject else subject_of(sents, i, m.start())
             lead = LINK.sub("", s[a : m.start()]).split()
             if who is None and a and lead and inflected_verb(lead[0]):
                 # "One engine, No. 4, was found in 1960 and restored over seven years": the noun
@@ -378,7 +379,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
                 opening = s[: clause_bounds(s)[0][1]]
                 if len(opening.split()) <= 4 and not any(inflected_verb(w) for w in opening.split()):
                     who = opening
-            if who is None and not _names_own_subject(s[a : m.start()]):
+            if who is None and not own_subject:
                 continue
             end = int(since + n)
             rest = s[m.end() + (stated.end() if stated else 0) : b]

@@ -401,7 +401,7 @@ OF_COUNT = re.compile(rf"\b[a-z]+ of (?P<n>{NUM}) (?P<unit>[a-z]+)", re.IGNORECA
 def same_unit(a: set[str], b: set[str]) -> bool:
     """Whether two counted words count the same thing: the same term, or a closed compound and
     its head ("classrooms" and "rooms", "warehouses" and "houses")."""
-    return bool(a & b) or any(len(y) >= 4 and (x.endswith(y) or y.endswith(x)) and min(len(x), len(y)) >= 4 for x in a for y in b)
+    return bool(a & b) or any(min(len(x), len(y)) >= 4 and (x.endswith(y) or y.endswith(x)) for x in a for y in b)
 
 
 def after_adding(question: str, sentence: str, earlier: list[str]) -> Reading | None:
