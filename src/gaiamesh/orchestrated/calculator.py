@@ -112,17 +112,24 @@ def to_number(text: str) -> int | float | None:
     if found:
         value = float(found.group(0).replace(",", ""))
     else:
-        words = re.findall(r"[a-z]+", lower)
-        total = 0
-        for w in words:
+        # "two thousand three hundred and ten": each scale closes the group before it; "and"
+        # joins only after a scale word ("one thousand and thirty").
+        total, group, last = 0, 0, ""
+        for w in re.findall(r"[a-z]+", lower):
             if w in _WORDS:
-                total += _WORDS[w]
-                value = total
+                group += _WORDS[w]
+            elif w == "hundred" and value is not None:
+                group = (group or 1) * 100
             elif w in _SCALES and value is not None:
-                total *= _SCALES[w]
-                value = total
+                total, group = total + (group or 1) * _SCALES[w], 0
+            elif w == "and" and last in _SCALES:
+                last = w
+                continue
             elif value is not None:
                 break
+            else:
+                continue
+            value, last = total + group, w
     if value is None:
         return None
     after = lower[found.end() :] if found else ""

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
 
+from ..tools.answer_type import names_number
 from ..tools.text import terms
 from .calculator import to_number
 from .phrases import parts_of_speech
@@ -65,8 +66,8 @@ def counts(sentence: str) -> list[Count]:
         if (YEAR.fullmatch(m.group(0)) and not counted) or DURATION.match(sentence, m.end()):
             continue
         value = value_of(m.group(0))
-        if value is None:
-            continue
+        if value is None or names_number(sentence, m.start()):
+            continue  # "Route 66" names a road, it counts nothing
         a, b = clause_at(sentence, m.start())
         out.append(Count(value, m.start(), m.end(), sentence[a:b]))
     return out

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlencode, urljoin
 
 import httpx
+from lemminflect import getAllInflections
 from pydantic import BaseModel, ValidationError
 
 from ..frames import (
@@ -42,7 +43,7 @@ from ..tools import search as search_stage
 from ..tools import triple as triple_stage
 from ..tools.answer_type import AnswerType, spans, typed_rank
 from ..tools.registry import Tool
-from ..tools.text import STOPWORDS, paraphrases, rank, sentences, terms
+from ..tools.text import STOPWORDS, paraphrases, rank, sentences, stem, terms
 from ..web.reader import html_to_text
 from .calculator import CalculatorError, calculate, format_number, to_number
 from .catalog import (
@@ -199,6 +200,31 @@ def rarity(sents: list[str]) -> dict[str, float]:
     return {t: math.log((len(sents) + 1) / n) for t, n in df.items()}
 
 
+IDENTIFIER = re.compile(r"\b([a-z]+)(\d+)\b|(?<![\d.,])(\d+(?:\.\d+)+)(?![\d.,]*\d)")
+
+
+def identifiers(text: str) -> dict[str, set[str]]:
+    """Names that carry a number, by kind: ``{"debconf": {"debconf1"}}`` for "Debconf1", and
+    dotted version numbers under ``"."`` ("Debian 2.1": ``{".": {"2.1"}}``)."""
+    out: dict[str, set[str]] = {}
+    for m in IDENTIFIER.finditer(text.lower()):
+        kind, token = (m.group(1), m.group(0)) if m.group(1) else (".", m.group(3))
+        out.setdefault(kind, set()).add(token)
+    return out
+
+
+def agent_verb_forms(word: str) -> set[str]:
+    """The stems of the verb an agent noun names ("leader": lead, led, leads, leading; "manager",
+    "founder", "director"), so that "X became leader" finds "X led it"."""
+    for cut in ("er", "r", "or"):
+        if word.endswith(cut) and len(word) > len(cut) + 2:
+            for verb in (word[: -len(cut)], word[: -len(cut)] + "e"):  # "leader", "manager"
+                forms = getAllInflections(verb, upos="VERB")
+                if forms:
+                    return {stem(f) for fs in forms.values() for f in fs}
+    return set()
+
+
 def _excluded(span: str, value: Any, exclude: list[str | int | float]) -> bool:
     for other in exclude:
         if isinstance(other, int | float) and not isinstance(other, bool):
@@ -233,6 +259,9 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", task.query) for t in terms(w)}
     plain = {t for t in terms(task.query) if len(t) > 1} - names
     years = set(re.findall(r"\b(?:1[0-9]{3}|20[0-9]{2})\b", task.query))
+    # A number the query states names or bounds what is asked ("Debian 2.1", "of the 40 crew"):
+    # it is never the answer.
+    stated = set(re.findall(r"\d+(?:[.,]\d+)*", task.query))
     # The sentence of the query's year first ("output in 1950"), then one with more of the
     # query's own words before one that only shares its names: "X, who was born in 1779"
     # before "a proposal made in 1811 by X" for "X born".
@@ -241,13 +270,23 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     ordinals = {w.lower() for w in ORDINAL_PAIR.findall(task.query)}
     opposite = {ORDINAL_OPPOSITE[w] for w in ordinals}
 
+    asked_ids = identifiers(task.query)
+
     def contradicts(i: int) -> bool:
         said_here = {w.lower() for w in ORDINAL_PAIR.findall(sents[i])}
-        return bool(opposite & said_here) and not ordinals & said_here
+        if opposite & said_here and not ordinals & said_here:
+            return True
+        # "Debconf5" is not "Debconf1", nor "Debian 2.0" "Debian 2.1": a sentence that names
+        # another of the query's kind of identifier and not the query's own is about that other.
+        here = identifiers(about[i])
+        return any(here.get(kind, set()) and not ids & here[kind] for kind, ids in asked_ids.items())
 
     # each of the query's words once, by itself or by a paraphrase ("spend" and "fund" both
     # stand for "cost": two of them are no more of the query than one)
     by_word = {w: {w, *paraphrases([w])} for w in plain}
+    for raw in re.findall(r"[a-z]+", task.query.lower()):
+        if stem(raw) in by_word:
+            by_word[stem(raw)] |= agent_verb_forms(raw)
 
     def covered(i: int) -> int:
         return sum(1 for forms in by_word.values() if forms & words[i])
@@ -269,6 +308,7 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
         found = [
             s for s in spans(sentence, atype, task.query)
             if not _excluded(s, to_number(s) if numeric else None, task.exclude)
+            and not (atype is AnswerType.NUMBER and s.split()[0] in stated)
             and not (skip_births and BORN_BEFORE.search(sentence[: sentence.find(s)]))
         ]  # fmt: skip
         if found:

@@ -41,12 +41,12 @@ _NUMBER_WORDS = (
     "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
     "hundred thousand million billion dozen"
 ).split()
-_NUM = (
-    rf"(?:[$£€]\s?)?(?:\d(?:[\d,]*\d)?(?:\.\d+)?|(?:{'|'.join(_NUMBER_WORDS)})(?:-(?:{'|'.join(_NUMBER_WORDS)}))?)"
-)
+# Longest first and whole words only: "eighty" is not "eight" followed by "y", "fourteen" not "four".
+_WORD_ALT = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+_NUM = rf"(?:[$£€]\s?)?(?:\d(?:[\d,]*\d)?(?:\.\d+)?(?!st\b|nd\b|rd\b|th\b)|(?:{_WORD_ALT})(?:-(?:{_WORD_ALT}))?\b)"
 # A quantity: a number, an optional scale word, and up to two lower-case unit words.
 _QUANTITY = re.compile(
-    rf"(?<![\w.])(?i:{_NUM}(?:\s+(?:hundred|thousand|million|billion))?)"
+    rf"(?<![\w.])(?P<number>(?i:{_NUM}(?:\s+(?:hundred|thousand|million|billion)(?:\s+and\s+(?:{_WORD_ALT})(?:-(?:{_WORD_ALT}))?\b)?)?))"
     r"(?:\s*(?:%|per\s?cent|percent))?(?:\s+[a-z][a-z-]*){0,2}"  # units are lower-case words
 )
 # Capitalised runs: "Mara Quist", "Saint-Jean-de-Luz", "Port Vell", "Jan van Veen".
@@ -169,6 +169,21 @@ def spans(sentence: str, atype: AnswerType, question: str = "") -> list[str]:
     return [s.strip(" ,;") for s in out if s.strip(" ,;")]
 
 
+# Words that may open a sentence before a count ("Over 200 people came", "Some 40 ...").
+_BEFORE_COUNT = STOPWORDS | frozenset("around nearly only another just almost roughly fewer some about over".split())
+
+
+def names_number(sentence: str, start: int) -> bool:
+    """Whether the number at ``start`` is part of a name or a date, not a count: it follows a
+    capitalised word ("Debian 2.1", "Route 66", "Apollo 11", "June 5"), unless that word only
+    opens the sentence ("Over 200 people ...", "Of 40 crew ...")."""
+    before = re.search(r"\b([A-Z][\w'-]*)\s+$", sentence[:start])
+    if not before:
+        return False
+    opens = not sentence[: before.start()].strip()
+    return not (opens and before.group(1).lower() in _BEFORE_COUNT)
+
+
 def _quantities(sentence: str, question: str) -> list[tuple[str, bool]]:
     """Quantities in ``sentence``, each with whether a question word follows it as its unit
     or measure ("160 species" for "how many species", "31 metres high" for "how high")."""
@@ -178,15 +193,18 @@ def _quantities(sentence: str, question: str) -> list[tuple[str, bool]]:
     for m in _QUANTITY.finditer(sentence):
         if any(a < m.end() and m.start() < b for a, b in dates):
             continue  # "2 May 1981" is a date, not two quantities
+        if names_number(sentence, m.start()):
+            continue  # "Debian 2.1 included 2250 packages": 2.1 names the release
         words = m.group(0).split()
+        first = len(m.group("number").split())  # the unit's words start after the number's own
         # The unit ends at the first function word, unless the question asked with it ("how high").
-        for k, w in enumerate(words[1:], start=1):
+        for k, w in enumerate(words[first:], start=first):
             if w.lower() in _TRAILERS and not set(terms(w)) & qterms:
                 words = words[:k]
                 break
         anchored = False
         # Drop trailing words that are not units: "23 locks" for "how many locks" is "23".
-        while len(words) > 1 and (words[-1].lower() in _TRAILERS or set(terms(words[-1])) <= qterms):
+        while len(words) > first and (words[-1].lower() in _TRAILERS or set(terms(words[-1])) <= qterms):
             anchored = anchored or bool(set(terms(words[-1])) & qterms)
             words.pop()
         text = " ".join(words).rstrip(",;:")  # "in 1897, when ...": the comma is not the number's

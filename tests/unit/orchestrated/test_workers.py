@@ -194,3 +194,40 @@ async def test_find_fact_counts_each_query_word_once_with_its_paraphrases() -> N
     )
     cost = await worker("research")(ctx(doc), sub("research", "find_fact", query="the cost of the bridge", answer_type="number"))
     assert cost.processed_result_data == 9000
+
+
+def test_number_words_are_read_whole() -> None:
+    # "eighty" is not "eight", "fourteen" not "four"; "and" joins only after a scale word
+    assert [to_number(s) for s in ("over eighty", "fourteen boats", "one thousand and thirty", "two thousand three hundred and ten")] == [
+        80, 14, 1030, 2310]  # fmt: skip
+    assert to_number("the third and the fourth") is None
+
+
+async def test_find_fact_never_counts_a_number_that_names_something() -> None:
+    # "Model 4.2" and "Route 66" name things; a number the query states is never its answer
+    doc = (
+        "The Model 4.2 shipped in 1988 with 640 parts. "
+        "The Model 5.1 shipped in 1991. It had about 910 parts, built by over sixty firms."
+    )
+    parts = await worker("research")(ctx(doc), sub("research", "find_fact", query="the Model 4.2 parts", answer_type="number", unit="parts"))
+    assert parts.processed_result_data == 640
+    firms = await worker("research")(ctx("Route 66 ran past sixty-two diners and seventy motels."), sub(
+        "research", "find_fact", query="Route 66 diners", answer_type="number"))  # fmt: skip
+    assert firms.processed_result_data == 62
+
+
+async def test_find_fact_passes_over_a_sentence_of_another_numbered_name() -> None:
+    # "Camp5" is another camp than "Camp2", even where that sentence shares more of the query's words
+    doc = (
+        "Camp2 was held in Lyon with some ninety scouts. "
+        "Camp5 was held in Turin, and over four hundred members took part as participants."
+    )
+    scouts = await worker("research")(ctx(doc), sub("research", "find_fact", query="Camp2 participants", answer_type="number"))
+    assert scouts.processed_result_data == 90
+
+
+async def test_find_fact_reads_an_agent_noun_by_its_verb() -> None:
+    # "became its director" is told by "directed it from 1961", not by another's "our current director"
+    doc = "Hilda Brack directed the festival from 1961 until 1975. Tom Ashe was chosen in 2019 and is our current director."
+    start = await worker("research")(ctx(doc), sub("research", "find_fact", query="Hilda Brack become its director", answer_type="year"))
+    assert start.processed_result_data == 1961
