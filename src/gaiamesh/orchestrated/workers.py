@@ -41,7 +41,7 @@ from ..tools import extract as extract_stage
 from ..tools import reason as reason_stage
 from ..tools import search as search_stage
 from ..tools import triple as triple_stage
-from ..tools.answer_type import AnswerType, spans, typed_rank
+from ..tools.answer_type import AnswerType, names_number, spans, typed_rank
 from ..tools.registry import Tool
 from ..tools.text import STOPWORDS, paraphrases, rank, sentences, stem, terms
 from ..web.reader import html_to_text
@@ -200,16 +200,31 @@ def rarity(sents: list[str]) -> dict[str, float]:
     return {t: math.log((len(sents) + 1) / n) for t, n in df.items()}
 
 
-IDENTIFIER = re.compile(r"\b([a-z]+)(\d+)\b|(?<![\d.,])(\d+(?:\.\d+)+)(?![\d.,]*\d)")
+IDENTIFIER = re.compile(r"\b([a-z]+)(\d+)\b|(?<![\d.,])(\d+(?:\.\d+)+)(?![\d.,]*\d)", re.IGNORECASE)
 
 
 def identifiers(text: str) -> dict[str, set[str]]:
     """Names that carry a number, by kind: ``{"debconf": {"debconf1"}}`` for "Debconf1", and
-    dotted version numbers under ``"."`` ("Debian 2.1": ``{".": {"2.1"}}``)."""
+    version numbers under ``"."`` ("Debian 2.1": ``{".": {"2.1"}}``; "1.4 million" is none)."""
     out: dict[str, set[str]] = {}
-    for m in IDENTIFIER.finditer(text.lower()):
-        kind, token = (m.group(1), m.group(0)) if m.group(1) else (".", m.group(3))
-        out.setdefault(kind, set()).add(token)
+    for m in IDENTIFIER.finditer(text):
+        if m.group(1):
+            out.setdefault(m.group(1).lower(), set()).add(m.group(0).lower())
+        elif m.group(3).count(".") > 1 or names_number(text, m.start()):
+            out.setdefault(".", set()).add(m.group(3))
+    return out
+
+
+def with_identifiers(sents: list[str], reach: int = 3) -> list[str]:
+    """``sents`` for ranking, each led by the numbered names of the sentences up to ``reach``
+    before it that it names none of its own kind of: in "Debian 3.0 was released in 2002. ... At
+    the time of release, there were 8500 packages", the count is Debian 3.0's."""
+    out, recent = [], {}  # kind -> (index, tokens) of the last sentence that named one
+    for i, s in enumerate(sents):
+        own = identifiers(s)
+        carried = sorted({t for kind, (j, tokens) in recent.items() if kind not in own and i - j <= reach for t in tokens})
+        out.append(f"({' '.join(carried)}) {s}" if carried else s)
+        recent |= {kind: (i, tokens) for kind, tokens in own.items()}
     return out
 
 
@@ -253,7 +268,9 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     dated = {d.text: d for d in implied_dates(sents, year_finder(sents))} if atype in (AnswerType.YEAR, AnswerType.WHEN) else {}
     other_end = {"start": "end", "end": "start"}.get(task.period)
     dated = {text: d for text, d in dated.items() if d.kind != other_end}
-    about = with_referents(sents) + list(dated)  # "It was built in 1851" is about what the sentence before named
+    # "It was built in 1851" is about what the sentence before named; "This release had 848
+    # packages" about the numbered name told just before it
+    about = with_identifiers(with_referents(sents)) + list(dated)
     sents = sents + list(dated)
     ranked = [index for index, _score in typed_rank(task.query, about, atype)[:5]]
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", task.query) for t in terms(w)}

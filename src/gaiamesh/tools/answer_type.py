@@ -43,7 +43,7 @@ _NUMBER_WORDS = (
 ).split()
 # Longest first and whole words only: "eighty" is not "eight" followed by "y", "fourteen" not "four".
 _WORD_ALT = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
-_NUM = rf"(?:[$£€]\s?)?(?:\d(?:[\d,]*\d)?(?:\.\d+)?(?!st\b|nd\b|rd\b|th\b)|(?:{_WORD_ALT})(?:-(?:{_WORD_ALT}))?\b)"
+_NUM = rf"(?:[$£€]\s?)?(?:\d(?:[\d,]*\d)?(?:\.\d+)?(?:\+(?=\s))?(?!st\b|nd\b|rd\b|th\b)|(?:{_WORD_ALT})(?:-(?:{_WORD_ALT}))?\b)"
 # A quantity: a number, an optional scale word, and up to two lower-case unit words.
 _QUANTITY = re.compile(
     rf"(?<![\w.])(?P<number>(?i:{_NUM}(?:\s+(?:hundred|thousand|million|billion)(?:\s+and\s+(?:{_WORD_ALT})(?:-(?:{_WORD_ALT}))?\b)?)?))"

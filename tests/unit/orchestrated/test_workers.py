@@ -231,3 +231,24 @@ async def test_find_fact_reads_an_agent_noun_by_its_verb() -> None:
     doc = "Hilda Brack directed the festival from 1961 until 1975. Tom Ashe was chosen in 2019 and is our current director."
     start = await worker("research")(ctx(doc), sub("research", "find_fact", query="Hilda Brack become its director", answer_type="year"))
     assert start.processed_result_data == 1961
+
+
+def test_identifiers_are_numbered_names_not_decimals() -> None:
+    from gaiamesh.orchestrated.workers import identifiers, with_identifiers
+
+    assert identifiers("Camp2 met after Model 4.2 and version 1.0.3 shipped") == {"camp": {"camp2"}, ".": {"4.2", "1.0.3"}}
+    assert identifiers("It used 2.5 million tiles and ran kernel 2.0") == {}
+    sents = ["Model 4.2 shipped in 1988.", "It was sold in Spain.", "There were 640 parts.", "A gale came.", "Then calm.", "Then rain.", "Some 9 huts."]
+    carried = with_identifiers(sents)
+    assert carried[2] == "(4.2) There were 640 parts." and carried[6] == "Some 9 huts."  # three sentences at most
+
+
+async def test_find_fact_reads_a_count_told_after_its_numbered_name() -> None:
+    doc = (
+        "Model 4.2 shipped in 1988. At the time of shipping, there were 1500+ parts made by more than 40 firms. "
+        "Model 5.1 shipped in 1991. It was sold in Spain. There were around 2,600 parts."
+    )
+    parts = await worker("research")(ctx(doc), sub("research", "find_fact", query="Model 4.2 parts", answer_type="number", unit="parts"))
+    assert parts.processed_result_data == 1500
+    later = await worker("research")(ctx(doc), sub("research", "find_fact", query="Model 5.1 parts", answer_type="number", unit="parts"))
+    assert later.processed_result_data == 2600
