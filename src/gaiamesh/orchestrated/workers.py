@@ -219,7 +219,8 @@ def with_identifiers(sents: list[str], reach: int = 3) -> list[str]:
     """``sents`` for ranking, each led by the numbered names of the sentences up to ``reach``
     before it that it names none of its own kind of: in "Debian 3.0 was released in 2002. ... At
     the time of release, there were 8500 packages", the count is Debian 3.0's."""
-    out, recent = [], {}  # kind -> (index, tokens) of the last sentence that named one
+    out: list[str] = []
+    recent: dict[str, tuple[int, set[str]]] = {}  # kind -> (index, tokens) of the last sentence naming one
     for i, s in enumerate(sents):
         own = identifiers(s)
         carried = sorted({t for kind, (j, tokens) in recent.items() if kind not in own and i - j <= reach for t in tokens})
