@@ -34,6 +34,7 @@ AGE = re.compile(
     rf"\b(?:(?:at the age of|aged|age) (?P<n>{NUM})|(?P<old>{NUM})[ -]years?[ -]old)\b"
     rf"|(?:\bwas|\bwere|,) then (?P<then>{NUM})(?=[,.;]| and\b)"  # "Ann Pell, then 52,", "was then 38 and ..."
     rf"|\b(?:was|were) (?P<time>{NUM})(?: years old)? at the time\b"  # "was 41 at the time"
+    rf"|^(?:he|she) was (?P<alone>{NUM})(?: years old)?\.?$"  # "... died in 1890. He was 61.": the age then
     # "she was a girl of 12 in 1850", "came as a junior clerk of 19 in 1861": a person of N is an age
     # (not "a crew of 48 men", nor "a fund of 600 pounds": a unit or a noun follows those)
     rf"|\b(?:was|were|as) (?:a|an) (?:[a-z]+ ){{0,2}}?[a-z]+ of (?P<of>{NUM})(?=[,.;]| (?:in|when|at|on|and)\b)",
@@ -302,10 +303,11 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
     out: list[Dated] = []
     for i, s in enumerate(sents):
         for m in (*AGE.finditer(s), *AGE_WHEN.finditer(s)):
-            n = value_of(next((v for k in ("n", "old", "then", "time", "of") if (v := m.groupdict().get(k))), ""))
+            n = value_of(next((v for k in ("n", "old", "then", "time", "alone", "of") if (v := m.groupdict().get(k))), ""))
             if n is None or AGE_RANGE.match(s[m.end() :]):
                 continue
-            who = subject_of(sents, i, m.start())
+            # "He was 61.": the pronoun is inside the match, so its clause is read to the end
+            who = subject_of(sents, i, m.end() if m.groupdict().get("alone") else m.start())
             if m.group(0).startswith(","):  # "the architect Percy Lund, then 44,": the name just before
                 named = _proper_names(s, m.start())
                 who = named[-1][1] if named and s[: m.start()].rstrip().endswith(named[-1][1]) else who
@@ -318,7 +320,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             else:  # "died in 1801 at the age of 48": it precedes (a year after dates something else)
                 event = s[a:b].replace(m.group(0), "")
                 year = year_before(s, m.start())
-                if year is None and (m.groupdict().get("then") or m.groupdict().get("time")) and i:  # at the time just told of
+                if year is None and any(m.groupdict().get(k) for k in ("then", "time", "alone")) and i:  # at the time just told of
                     year = year_before(sents[i - 1], len(sents[i - 1]))
             if year is None and find_year is not None and who:
                 year = find_year(f"{who} {event}", s)  # the event dated elsewhere ("at the opening")

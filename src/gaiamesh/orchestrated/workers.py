@@ -319,6 +319,11 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     subject = set(terms(re.sub(r"\b(?:born|birth)\b", "", task.query, flags=re.IGNORECASE)))
     if birth and subject:
         ranked = [i for i in ranked if sents[i] not in dated or subject & words[i]]
+    if birth and atype is AnswerType.YEAR and names:
+        # Only a sentence that tells a birth (or life dates, made explicit above) dates a named
+        # person's: a year of their death or work is no birth year, and an age from it is
+        # nonsense. (A thing's "birth" is its making, told in other words.)
+        ranked = [i for i in ranked if re.search(r"\b(?:born|birth)", about[i], re.IGNORECASE)]
     for index in ranked:
         sentence = sents[index]
         if atype is AnswerType.ANY:

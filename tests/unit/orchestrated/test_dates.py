@@ -142,3 +142,10 @@ def test_a_term_over_n_years_and_one_whose_end_is_stated() -> None:
 def test_the_following_season_and_a_gerund_subject() -> None:
     text = "The company was formed in 1850, and quarrying began the following spring."
     assert ("quarrying began in 1851.", 1851, "1850 + 1") in _dates(text)
+
+
+def test_an_age_told_alone_after_a_dated_death() -> None:
+    # "He was 58." is the age at the event the sentence before dates, and whose it is
+    text = "Walter Penrose, the mill's last owner, died on 3 May 1931 at his house in Truro. He was 58."
+    assert _dates(text) == [("Walter Penrose was born in 1873.", 1873, "1931 - 58")]
+    assert _dates("The mill was sold in 1931. It was 58.") == []  # a thing's sentence is no person's age

@@ -252,3 +252,10 @@ async def test_find_fact_reads_a_count_told_after_its_numbered_name() -> None:
     assert parts.processed_result_data == 1500
     later = await worker("research")(ctx(doc), sub("research", "find_fact", query="Model 5.1 parts", answer_type="number", unit="parts"))
     assert later.processed_result_data == 2600
+
+
+async def test_find_fact_dates_a_named_persons_birth_only_from_a_birth() -> None:
+    # no sentence tells Rhoda Venn's birth: her death year is not one, and the step fails
+    doc = "1931: Rhoda Venn died. Rhoda Venn founded the guild in 1904 and led it for twenty years."
+    born = await worker("research")(ctx(doc), sub("research", "find_fact", query="Rhoda Venn born", answer_type="year"))
+    assert born.status == "FAILED" and "no year" in (born.error_details.message if born.error_details else "")
