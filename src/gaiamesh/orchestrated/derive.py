@@ -100,6 +100,9 @@ def fraction(text: str) -> tuple[int, int]:
 
 # "restored 26 of the canal's 31 locks": a part, then its whole.
 OF_WHOLE = re.compile(rf"^\s+of\s+(?:(?:the|its|their|his|her|[\w-]+'s)\s+)+(?={NUM})", re.IGNORECASE)
+# "200 tickets out of 250 printed tickets", "200 packages from 250 available packages": a part
+# and, after its unit, the whole it was taken from (in the same unit)
+OUT_OF = re.compile(rf"^\s+[a-z]+\s+(?:out of|from)\s+(?=(?:[£$€]\s?)?(?:{NUM})\b)", re.IGNORECASE)
 NEGATION = re.compile(r"\b(?:not|never|no longer|n't|none)\b", re.IGNORECASE)
 # The question asks for what the sentence leaves uncounted.
 COMPLEMENT_CUE = re.compile(
@@ -165,10 +168,12 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
         for whole in found[:j]:
             if WHOLE_AFTER_OF.search(sentence[: whole.start]) and whole.value > part.value and whole.clause != part.clause:
                 pairs.append((whole, part))
-        # "restored 26 of the canal's 31 locks"
-        if j + 1 < len(found) and OF_WHOLE.match(after) and found[j + 1].value > part.value:
-            if not years_in(sentence[part.end : found[j + 1].start]):
-                pairs.append((found[j + 1], part))
+        # "restored 26 of the canal's 31 locks"; "sold 200 tickets out of 250 printed tickets"
+        if j + 1 < len(found) and found[j + 1].value > part.value and not years_in(sentence[part.end : found[j + 1].start]):
+            whole = found[j + 1]
+            own_unit = OUT_OF.match(after) and overlap(unit_after(sentence, part.end), " ".join(sentence[whole.end :].split()[:2]))
+            if OF_WHOLE.match(after) or own_unit:
+                pairs.append((whole, part))
     if not pairs and PARTITIVE.search(question) and len(found) == 2:
         # "killed 31 miners; 112 men were underground": no "of them", the whole given after its
         # part; the question's own words say which count is the whole.

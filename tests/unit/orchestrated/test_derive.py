@@ -512,3 +512,17 @@ def test_any_fraction_a_sum_each_after_its_verb_and_a_base_in_the_same_sentence(
     assert _read("How many bedrooms did the inn have after the 1905 enlargement?", text) == "20 + 12"
     text = "The line was 30 miles long. The engineer relaid 3 miles of the track in 1860, shortening it by 4 miles."
     assert _read("How long was the line after the engineer relaid the track, in miles?", text) == "30 - 4"
+
+
+def test_a_part_taken_out_of_a_whole_in_the_same_unit() -> None:
+    # "N things out of/from M things": what was not taken is the rest
+    text = "By the autumn the club had sold 180 tickets out of 240 printed tickets for the dance."
+    assert _read("How many of the printed tickets did the club not sell?", text) == "240 - 180"
+    text = "She repaired 30 clocks from 45 donated clocks."
+    assert _read("How many of the donated clocks were not repaired?", text) == "45 - 30"
+    # another unit after "from" is no whole of the part ("raised 200 pounds from 250 donors")
+    assert _read("How many of the donors did not pay?", "The fair raised 200 pounds from 250 donors.") is None
+
+
+def test_identifier_numbers_count_nothing() -> None:
+    assert [c.value for c in counts("Route 66 passed 40 diners, and the Model 4.2 had 12 seats.")] == [40, 12]
