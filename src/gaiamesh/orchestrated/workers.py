@@ -123,11 +123,13 @@ def best_span(
         # The unit the step asks for: the span's own words and the word after it that the span
         # left out because the query holds it ("14 electric | cars", "612,000 | passengers"); a
         # part "of them" counts what its whole counts ("12,400 objects, and 3,100 of them").
-        at = sentence.find(span)
-        head = sentence[at + len(span) :].split()[:1]
+        # A unit of several words is read whole: "23,000 | binary packages" counts both of
+        # "binary packages", "12,000 source | packages" one.
+        at, reach = sentence.find(span), max(1, len(unit.split()) - len(span.split()) + 1)
+        head = sentence[at + len(span) :].split()[:reach]
         if PART_OF.match(sentence[at + len(span) :]):
             whole = [m for m in NUMBER.finditer(sentence, 0, at) if not YEAR.fullmatch(m.group(0))]
-            head = sentence[whole[-1].end() :].split()[:1] if whole else []
+            head = sentence[whole[-1].end() :].split()[:reach] if whole else []
         return len(counted & set(terms(" ".join(span.split()[1:] + head))))
 
     def overlap_of(text: str) -> float:

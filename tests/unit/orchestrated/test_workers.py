@@ -259,3 +259,9 @@ async def test_find_fact_dates_a_named_persons_birth_only_from_a_birth() -> None
     doc = "1931: Rhoda Venn died. Rhoda Venn founded the guild in 1904 and led it for twenty years."
     born = await worker("research")(ctx(doc), sub("research", "find_fact", query="Rhoda Venn born", answer_type="year"))
     assert born.status == "FAILED" and "no year" in (born.error_details.message if born.error_details else "")
+
+
+def test_best_span_reads_a_unit_of_several_words_whole() -> None:
+    # "4,100 | red bricks" counts both words of the unit asked for, "900 grey | bricks" one
+    sentence = "The store held 4,100 red bricks (made from 900 grey bricks) for the new wing."
+    assert best_span(sentence, ["4,100", "900 grey"], "the store red bricks", unit="red bricks") == "4,100"
