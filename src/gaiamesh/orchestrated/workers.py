@@ -206,28 +206,32 @@ IDENTIFIER = re.compile(r"\b([a-z]+)(\d+)\b|(?<![\d.,])(\d+(?:\.\d+)+)(?![\d.,]*
 
 
 def identifiers(text: str) -> dict[str, set[str]]:
-    """Names that carry a number, by kind: ``{"debconf": {"debconf1"}}`` for "Debconf1", and
-    version numbers under ``"."`` ("Debian 2.1": ``{".": {"2.1"}}``; "1.4 million" is none)."""
+    """Names that carry a number, by the name they number: ``{"camp": {"camp2"}}`` for "Camp2",
+    ``{"model": {"4.2"}}`` for "Model 4.2" (a version is one after a capitalised word, or with two
+    dots, under ``"."``; "2.5 million" is none)."""
     out: dict[str, set[str]] = {}
     for m in IDENTIFIER.finditer(text):
         if m.group(1):
             out.setdefault(m.group(1).lower(), set()).add(m.group(0).lower())
-        elif m.group(3).count(".") > 1 or names_number(text, m.start()):
+        elif names_number(text, m.start()):
+            name = re.sub(r"\W", "", text[: m.start()].split()[-1].lower())  # '"Debian 1.1"' is Debian's
+            out.setdefault(name, set()).add(m.group(3))
+        elif m.group(3).count(".") > 1:
             out.setdefault(".", set()).add(m.group(3))
     return out
 
 
-def with_identifiers(sents: list[str], reach: int = 3) -> list[str]:
-    """``sents`` for ranking, each led by the numbered names of the sentences up to ``reach``
-    before it that it names none of its own kind of: in "Debian 3.0 was released in 2002. ... At
-    the time of release, there were 8500 packages", the count is Debian 3.0's."""
+def with_identifiers(sents: list[str]) -> list[str]:
+    """``sents`` for ranking, each led by the numbered names told before it that it names none
+    of its own of the same name: in "Model 4.2 shipped in 2002. ... At the time, there were 8500
+    parts", the count is Model 4.2's, until another model is named."""
     out: list[str] = []
-    recent: dict[str, tuple[int, set[str]]] = {}  # kind -> (index, tokens) of the last sentence naming one
-    for i, s in enumerate(sents):
+    recent: dict[str, set[str]] = {}  # name -> the numbers last told with it
+    for s in sents:
         own = identifiers(s)
-        carried = sorted({t for kind, (j, tokens) in recent.items() if kind not in own and i - j <= reach for t in tokens})
+        carried = sorted({t for kind, tokens in recent.items() if kind not in own for t in tokens})
         out.append(f"({' '.join(carried)}) {s}" if carried else s)
-        recent |= {kind: (i, tokens) for kind, tokens in own.items()}
+        recent |= own
     return out
 
 

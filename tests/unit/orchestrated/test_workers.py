@@ -236,11 +236,14 @@ async def test_find_fact_reads_an_agent_noun_by_its_verb() -> None:
 def test_identifiers_are_numbered_names_not_decimals() -> None:
     from gaiamesh.orchestrated.workers import identifiers, with_identifiers
 
-    assert identifiers("Camp2 met after Model 4.2 and version 1.0.3 shipped") == {"camp": {"camp2"}, ".": {"4.2", "1.0.3"}}
+    assert identifiers('Camp2 met after Model 4.2 and version 1.0.3 shipped, as "Model 4.3"') == {
+        "camp": {"camp2"}, "model": {"4.2", "4.3"}, ".": {"1.0.3"}}  # fmt: skip
     assert identifiers("It used 2.5 million tiles and ran kernel 2.0") == {}
-    sents = ["Model 4.2 shipped in 1988.", "It was sold in Spain.", "There were 640 parts.", "A gale came.", "Then calm.", "Then rain.", "Some 9 huts."]
+    # a numbered name stays the topic until another of the same name is told; another name's
+    # number ("Engine 6.1") does not displace it
+    sents = ["Model 4.2 shipped in 1988.", "It came with Engine 6.1 and Radio 2.0.", "There were 640 parts.", "Model 5.0 shipped.", "It had 700 parts."]
     carried = with_identifiers(sents)
-    assert carried[2] == "(4.2) There were 640 parts." and carried[6] == "Some 9 huts."  # three sentences at most
+    assert carried[2] == "(2.0 4.2 6.1) There were 640 parts." and carried[4] == "(2.0 5.0 6.1) It had 700 parts."
 
 
 async def test_find_fact_reads_a_count_told_after_its_numbered_name() -> None:
