@@ -113,7 +113,7 @@ def to_number(text: str) -> int | float | None:
         value = float(found.group(0).replace(",", ""))
     else:
         # "two thousand three hundred and ten": each scale closes the group before it; "and"
-        # joins only after a scale word ("one thousand and thirty").
+        # joins only after a scale word ("one thousand and forty").
         total, group, last = 0, 0, ""
         for w in re.findall(r"[a-z]+", lower):
             if w in _WORDS:

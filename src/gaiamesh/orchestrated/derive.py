@@ -98,9 +98,9 @@ def fraction(text: str) -> tuple[int, int]:
     den = 2 if head in ("half", "halves") else DENOMINATORS[head.removesuffix("s")]
     return num, den
 
-# "restored 26 of the canal's 31 locks": a part, then its whole.
+# "repaired 12 of the pier's 15 lamps": a part, then its whole.
 OF_WHOLE = re.compile(rf"^\s+of\s+(?:(?:the|its|their|his|her|[\w-]+'s)\s+)+(?={NUM})", re.IGNORECASE)
-# "200 tickets out of 250 printed tickets", "200 packages from 250 available packages": a part
+# "200 tickets out of 250 printed tickets", "30 clocks from 45 donated clocks": a part
 # and, after its unit, the whole it was taken from (in the same unit)
 OUT_OF = re.compile(rf"^\s+[a-z]+\s+(?:out of|from)\s+(?=(?:[£$€]\s?)?(?:{NUM})\b)", re.IGNORECASE)
 NEGATION = re.compile(r"\b(?:not|never|no longer|n't|none)\b", re.IGNORECASE)
@@ -168,7 +168,7 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
         for whole in found[:j]:
             if WHOLE_AFTER_OF.search(sentence[: whole.start]) and whole.value > part.value and whole.clause != part.clause:
                 pairs.append((whole, part))
-        # "restored 26 of the canal's 31 locks"; "sold 200 tickets out of 250 printed tickets"
+        # "repaired 12 of the pier's 15 lamps"; "sold 200 tickets out of 250 printed tickets"
         if j + 1 < len(found) and found[j + 1].value > part.value and not years_in(sentence[part.end : found[j + 1].start]):
             whole = found[j + 1]
             own_unit = OUT_OF.match(after) and overlap(unit_after(sentence, part.end), " ".join(sentence[whole.end :].split()[:2]))

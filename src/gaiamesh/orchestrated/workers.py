@@ -123,8 +123,8 @@ def best_span(
         # The unit the step asks for: the span's own words and the word after it that the span
         # left out because the query holds it ("14 electric | cars", "612,000 | passengers"); a
         # part "of them" counts what its whole counts ("12,400 objects, and 3,100 of them").
-        # A unit of several words is read whole: "23,000 | binary packages" counts both of
-        # "binary packages", "12,000 source | packages" one.
+        # A unit of several words is read whole: "4,100 | red bricks" counts both of
+        # "red bricks", "900 grey | bricks" one.
         at, reach = sentence.find(span), max(1, len(unit.split()) - len(span.split()) + 1)
         head = sentence[at + len(span) :].split()[:reach]
         if PART_OF.match(sentence[at + len(span) :]):
@@ -214,7 +214,7 @@ def identifiers(text: str) -> dict[str, set[str]]:
         if m.group(1):
             out.setdefault(m.group(1).lower(), set()).add(m.group(0).lower())
         elif names_number(text, m.start()):
-            name = re.sub(r"\W", "", text[: m.start()].split()[-1].lower())  # '"Debian 1.1"' is Debian's
+            name = re.sub(r"\W", "", text[: m.start()].split()[-1].lower())  # '"Model 4.3"' is the model's
             out.setdefault(name, set()).add(m.group(3))
         elif m.group(3).count(".") > 1:
             out.setdefault(".", set()).add(m.group(3))
@@ -275,15 +275,15 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
     dated = {d.text: d for d in implied_dates(sents, year_finder(sents))} if atype in (AnswerType.YEAR, AnswerType.WHEN) else {}
     other_end = {"start": "end", "end": "start"}.get(task.period)
     dated = {text: d for text, d in dated.items() if d.kind != other_end}
-    # "It was built in 1851" is about what the sentence before named; "This release had 848
-    # packages" about the numbered name told just before it
+    # "It was built in 1851" is about what the sentence before named; "This model had 640
+    # parts" about the numbered name told just before it
     about = with_identifiers(with_referents(sents)) + list(dated)
     sents = sents + list(dated)
     ranked = [index for index, _score in typed_rank(task.query, about, atype)[:5]]
     names = {t for w in re.findall(r"\b[A-Z][\w'-]*", task.query) for t in terms(w)}
     plain = {t for t in terms(task.query) if len(t) > 1} - names
     years = set(re.findall(r"\b(?:1[0-9]{3}|20[0-9]{2})\b", task.query))
-    # A number the query states names or bounds what is asked ("Debian 2.1", "of the 40 crew"):
+    # A number the query states names or bounds what is asked ("Model 4.2", "of the 40 crew"):
     # it is never the answer.
     stated = set(re.findall(r"\d+(?:[.,]\d+)*", task.query))
     # The sentence of the query's year first ("output in 1950"), then one with more of the
@@ -300,7 +300,7 @@ async def find_fact(ctx: ToolContext, task: FindFact) -> tuple[Any, Any, str | N
         said_here = {w.lower() for w in ORDINAL_PAIR.findall(sents[i])}
         if opposite & said_here and not ordinals & said_here:
             return True
-        # "Debconf5" is not "Debconf1", nor "Debian 2.0" "Debian 2.1": a sentence that names
+        # "Camp5" is not "Camp2", nor "Model 4.0" "Model 4.2": a sentence that names
         # another of the query's kind of identifier and not the query's own is about that other.
         here = identifiers(about[i])
         return any(here.get(kind, set()) and not ids & here[kind] for kind, ids in asked_ids.items())

@@ -169,14 +169,14 @@ def spans(sentence: str, atype: AnswerType, question: str = "") -> list[str]:
     return [s.strip(" ,;") for s in out if s.strip(" ,;")]
 
 
-# Words that may open a sentence before a count ("Over 200 people came", "Some 40 ...").
+# Words that may open a sentence before a count ("Over 300 ships sailed", "Some 40 ...").
 _BEFORE_COUNT = STOPWORDS | frozenset("around nearly only another just almost roughly fewer some about over".split())
 
 
 def names_number(sentence: str, start: int) -> bool:
     """Whether the number at ``start`` is part of a name or a date, not a count: it follows a
-    capitalised word ("Debian 2.1", "Route 66", "Apollo 11", "June 5"), unless that word only
-    opens the sentence ("Over 200 people ...", "Of 40 crew ...")."""
+    capitalised word ("Model 4.2", "Route 66", "Flight 409", "June 5"), unless that word only
+    opens the sentence ("Over 300 ships ...", "Of 40 crew ...")."""
     before = re.search(r"\b([A-Z][\w'-]*)\s+$", sentence[:start])
     if not before:
         return False
@@ -194,7 +194,7 @@ def _quantities(sentence: str, question: str) -> list[tuple[str, bool]]:
         if any(a < m.end() and m.start() < b for a, b in dates):
             continue  # "2 May 1981" is a date, not two quantities
         if names_number(sentence, m.start()):
-            continue  # "Debian 2.1 included 2250 packages": 2.1 names the release
+            continue  # "Model 4.2 had 640 parts": 4.2 names the model
         words = m.group(0).split()
         first = len(m.group("number").split())  # the unit's words start after the number's own
         # The unit ends at the first function word, unless the question asked with it ("how high").

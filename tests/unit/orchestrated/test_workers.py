@@ -198,8 +198,8 @@ async def test_find_fact_counts_each_query_word_once_with_its_paraphrases() -> N
 
 def test_number_words_are_read_whole() -> None:
     # "eighty" is not "eight", "fourteen" not "four"; "and" joins only after a scale word
-    assert [to_number(s) for s in ("over eighty", "fourteen boats", "one thousand and thirty", "two thousand three hundred and ten")] == [
-        80, 14, 1030, 2310]  # fmt: skip
+    assert [to_number(s) for s in ("over eighty", "fourteen boats", "one thousand and forty", "two thousand three hundred and ten")] == [
+        80, 14, 1040, 2310]  # fmt: skip
     assert to_number("the third and the fourth") is None
 
 
