@@ -20,6 +20,7 @@ from .executor import Execution
 from .journal import Journal, WorkingContext
 from .phrases import answer_scale
 from .plan import Catalog, Plan, PlanError, Template, validate_plan
+from .rephrase import forms
 
 WritePlan = Callable[[str], Awaitable[str]]  # prompt -> the model's completion
 TRANSIENT = ("WorkerUnavailable", "Timeout")  # error types another attempt may cure
@@ -112,7 +113,8 @@ class PlanManager:
         for template in self.templates[start:]:
             if template is self.default:
                 continue
-            slots = template.match(question)
+            # the question as asked, then in the templates' own wording (see .rephrase)
+            slots = next((s for s in map(template.match, forms(question)) if s is not None), None)
             if slots is not None:
                 try:
                     plan = self.from_template(template, slots, question)

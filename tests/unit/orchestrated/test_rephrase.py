@@ -1,0 +1,87 @@
+"""Question forms: other writers' wordings read as the templates' own (invented questions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gaiamesh.orchestrated.catalog import TOOLS
+from gaiamesh.orchestrated.journal import Journal
+from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, templates
+from gaiamesh.orchestrated.planner import PlanManager
+from gaiamesh.orchestrated.rephrase import forms, rephrase
+
+
+@pytest.mark.parametrize(
+    ("asked", "reworded"),
+    [
+        # a unit phrase inside the question or before it moves to its end
+        ("What sum, in pounds, did the guild give to the new organ?", "How much did the guild give to the new organ, in pounds?"),
+        ("In tonnes, how much coal did the pit raise in 1880?", "How much coal did the pit raise in 1880, in tonnes?"),
+        # "what number of", "what was the number of", "what sum", "what part of", "the amount of"
+        ("What number of looms were worked by women?", "How many looms were worked by women?"),
+        ("What was the number of boats kept at the slipway?", "How many boats kept at the slipway?"),
+        ("What part of the cost of the chapel was not met by the bishop?", "How much of the cost of the chapel was not met by the bishop?"),
+        ("What was the amount of the legacy?", "How much was the legacy?"),
+        ("By what margin did the home side's score exceed the visitors'?", "By how much did the home side's score exceed the visitors'?"),
+        # ages
+        ("What age was Ada Byrne at the time she won the prize?", "What age was Ada Byrne when she won the prize?"),
+        ("What was Ada Byrne's age when the hall burned?", "How old was Ada Byrne when the hall burned?"),
+        ("How many years old was Ada Byrne when she married?", "How old was Ada Byrne when she married?"),
+        # spans of time asked with "how long"
+        ("How long after the fire was the hall rebuilt?", "How many years after the fire was the hall rebuilt?"),
+        ("How long before the railway came did the canal close?", "How many years before the railway came did the canal close?"),
+        ("For how long was Ada Byrne mayor, in years?", "For how many years was Ada Byrne mayor?"),
+        ("How long, in years, was the quarry worked?", "How many years was the quarry worked?"),
+        ("How long was the chapel closed?", "How many years was the chapel closed?"),
+        # years between two events in other words
+        ("How many years separate the two floods?", "How many years passed between the two floods?"),
+        ("How much time elapsed between the fire and the reopening?", "How many years elapsed between the fire and the reopening?"),
+        ("What was the gap between the first ascent and the second?", "How many years passed between the first ascent and the second?"),
+        ("How many years separate the openings of the north pier and the south pier?",
+         "How many years passed between the opening of the north pier and the opening of the south pier?"),
+        # differences and changes
+        ("What is the difference in the number of pupils between the boys' school and the girls' school?",
+         "How many more pupils did the boys' school have than the girls' school?"),
+        ("What was the increase in membership between 1901 and 1931?", "By how much did membership increase between 1901 and 1931?"),
+        ("What was the fall in rents from 1920 to 1935?", "By how much did rents fall from 1920 to 1935?"),
+        ("What proportion of the crew, as a percentage, were local men?", "What percentage of the crew were local men?"),
+    ],
+)  # fmt: skip
+def test_other_wordings_are_read_in_the_templates_words(asked: str, reworded: str) -> None:
+    assert rephrase(asked) == reworded
+    assert forms(asked) == [asked, reworded]
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "How long was the pier?",  # a length: no predicate after its subject
+        "How long is the main pool, in yards?",  # a length: a unit of length
+        "How long are the two runways together, in metres?",
+        "How long did the school stay open?",  # read as asked by the templates
+        "How long had Ada Byrne been mayor when the hall burned?",
+        "In what year did the mill close?",
+        "In 1901, how many looms did the mill have?",  # a year is no unit
+        "How old was Ada Byrne at the time of the fire?",  # "at the time of": no clause to make "when"
+        "How many years passed between the opening of the pier and its closure?",  # one noun, one event each
+        "How many years passed between the openings of the pier and the closing of the station?",
+    ],
+)
+def test_wordings_the_templates_read_or_that_ask_something_else_are_kept(asked: str) -> None:
+    assert rephrase(asked) == asked
+    assert forms(asked) == [asked]
+
+
+async def test_the_planner_reads_a_reworded_question_with_the_template_of_its_own_wording() -> None:
+    manager = PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE)
+    asked = await manager.plan("How long after the fire was the hall rebuilt?", Journal())
+    plain = await manager.plan("How many years after the fire was the hall rebuilt?", Journal())
+    assert asked.source == plain.source == "template:years_after"
+    assert asked.to_json() == plain.to_json()
+    # without the rewording no template of the two years reads it
+    unread = [
+        t.name
+        for t in templates(BUNDLED_TEMPLATES)
+        if t.match("How long after the fire was the hall rebuilt?")
+    ]
+    assert "years_after" not in unread and unread[0] == "implied_arithmetic"
