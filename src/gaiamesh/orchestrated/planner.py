@@ -113,8 +113,8 @@ class PlanManager:
         for template in self.templates[start:]:
             if template is self.default:
                 continue
-            # the question as asked, then in the templates' own wording (see .rephrase)
-            slots = next((s for s in map(template.match, forms(question)) if s is not None), None)
+            # in the templates' own wording first (see .rephrase), then as asked
+            slots = next((s for s in map(template.match, reversed(forms(question))) if s is not None), None)
             if slots is not None:
                 try:
                     plan = self.from_template(template, slots, question)

@@ -62,6 +62,81 @@ def _each_of(m: re.Match[str]) -> str:
     return f"between the {single} of {m.group('a')} and the {single} of {b}"
 
 
+_WH = r"(?:how|what|when|which|who|whom|whose|in what|in which|for how|by how|at what|to what)\b"
+# "at his death" -> "when he died": the events of a life a question dates or ages by
+_LIFE_EVENTS = {"death": "died", "retirement": "retired", "marriage": "married"}
+_PRONOUN_OF = {"his": "he", "her": "she", "its": "it", "their": "they"}
+
+
+def _lower_article(phrase: str) -> str:
+    """A phrase that opened the sentence, to stand inside one: "The mill" -> "the mill"."""
+    first = phrase.split()[0]
+    if first.lower() in {"the", "a", "an", "its", "their", "his", "her"}:
+        return first.lower() + phrase[len(first) :]
+    return phrase
+
+
+def _fronted(text: str) -> str:
+    """A phrase before the question word moves to where the templates read it: "Of the crew,
+    how many ..." -> "How many of the crew ..."; "Compared with 1900, how many more ..." ->
+    "... than 1900"; "Counting X, ..." -> "..., counting X"; "In 1871, what ..." -> "What ... in 1871"."""
+    m = re.match(rf"^(?P<front>[^,;?]+?),\s*(?P<q>{_WH}.+)$", text, re.IGNORECASE)
+    if m is None:
+        return text
+    front, q = m.group("front").strip(), m.group("q")
+    if re.fullmatch(r"in (?!the\b)[a-z ]+", front, re.IGNORECASE):
+        return text  # "In cubic feet, how much ...": a unit, moved by REWRITES
+    part = re.match(r"(?:of|among|amongst) (?P<whole>.+)$", front, re.IGNORECASE)
+    if part and re.match(r"how many\b", q, re.IGNORECASE):
+        return re.sub(r"^how many\b", f"how many of {part.group('whole')}", q, count=1, flags=re.IGNORECASE)
+    versus = re.match(
+        r"(?:compared (?:with|to)|in comparison (?:with|to)|as against|relative to) (?P<other>.+)$",
+        front,
+        re.IGNORECASE,
+    )
+    if versus:
+        return f"{q} than {versus.group('other')}"
+    if re.match(r"(?:counting|including) ", front, re.IGNORECASE):
+        return f"{q}, {front[0].lower()}{front[1:]}"
+    if re.match(r"(?:in|on|at|during|after|before|from|until|between|over)\b", front, re.IGNORECASE):
+        return f"{q} {front[0].lower()}{front[1:]}"
+    return text
+
+
+def _clause_then_later(text: str) -> str:
+    """ "The mill closed; how many years later was it sold?" -> "How many years after the mill
+    closed was it sold?" """
+    m = re.match(
+        r"^(?P<clause>[^;.?]+?)\s*[;.,]\s*how (?:many years|long) (?:later|afterwards|after that|after this) "
+        r"(?P<rest>(?:was|were|did|had|could|would)\b.+)$",
+        text,
+        re.IGNORECASE,
+    )
+    if m is None:
+        return text
+    return f"how many years after {_lower_article(m.group('clause'))} {m.group('rest')}"
+
+
+def _subject_first(text: str) -> str:
+    """ "X had how many more N than Y?" -> "How many more N did X have than Y?" """
+    m = re.match(
+        r"^(?P<subj>[^,?]+?) (?P<verb>[a-z]+) how (?P<qty>many|much) (?P<cmp>more|fewer|less) (?P<what>.+?) "
+        r"than (?P<other>.+)$",
+        text,
+        re.IGNORECASE,
+    )
+    if m is None or re.match(_WH, m.group("subj"), re.IGNORECASE):
+        return text
+    lemma = getLemma(m.group("verb").lower(), upos="VERB")
+    verb = lemma[0] if lemma else m.group("verb")
+    return f"how {m.group('qty')} {m.group('cmp')} {m.group('what')} did {_lower_article(m.group('subj'))} {verb} than {m.group('other')}"
+
+
+def _life_event(m: re.Match[str]) -> str:
+    # "at his death" -> "when he died"
+    return f"when {_PRONOUN_OF[m.group('pron').lower()]} {_LIFE_EVENTS[m.group('event').lower()]}"
+
+
 # In order; each applies to the result of the ones before it.
 REWRITES: list[Rewrite] = [
     # a unit phrase inside the question or before it goes to its end, where the templates read it
@@ -79,8 +154,71 @@ REWRITES: list[Rewrite] = [
     (re.compile(r"\bwhat (?:(?:is|was|were|are) the )?(?:total )?number of\b", re.IGNORECASE), "how many"),
     # "what sum / amount did X raise" -> "how much did X raise"; "what part of X" -> "how much of X"
     (re.compile(rf"\bwhat (?:sum|amount)(?: of money)? (?={_COPULA}\b)", re.IGNORECASE), "how much "),
-    (re.compile(r"\bwhat (?:is|was) the (?:sum|amount) of\b", re.IGNORECASE), "how much was"),
+    (re.compile(r"\bwhat (?:is|was) the amount of\b", re.IGNORECASE), "how much was"),
     (re.compile(r"\bwhat (?:part|portion) of\b", re.IGNORECASE), "how much of"),
+    # "what did X contribute to Y, in pounds": a question that names its unit asks for an amount
+    (re.compile(r"^what (?=(?:did|does|do) .+,\s*in [a-z ]+$)", re.IGNORECASE), "how much "),
+    # imperatives: "Calculate the number of years between ..." -> "How many years between ..."
+    (
+        re.compile(
+            r"^(?:please )?(?:calculate|compute|work out|find|give|state|determine|tell me) (?:the )?"
+            r"(?=number of\b|how\b|what\b)",
+            re.IGNORECASE,
+        ),
+        "",
+    ),
+    (re.compile(r"^number of\b", re.IGNORECASE), "how many"),
+    # "how many N more did X ..." -> "how many more N did X ..."; "N more than Y did X V" likewise
+    (
+        re.compile(
+            r"\bhow many (?P<what>[\w-]+(?: [\w-]+)?) (?P<cmp>more|fewer|less) than (?P<other>.+?) "
+            r"(?P<aux>did|does|do|could|can|had|has|have|was|were) (?P<rest>.+)$",
+            re.IGNORECASE,
+        ),
+        r"how many \g<cmp> \g<what> \g<aux> \g<rest> than \g<other>",
+    ),
+    (
+        re.compile(
+            r"\bhow many (?P<what>[\w-]+(?: [\w-]+)?) (?P<cmp>more|fewer|less)\b(?! than\b)", re.IGNORECASE
+        ),
+        r"how many \g<cmp> \g<what>",
+    ),
+    # "extra", "additional" and "compared with" in a comparison
+    (re.compile(r"\bhow many (?:extra|additional)\b", re.IGNORECASE), "how many more"),
+    (
+        re.compile(r"(?<=\S) (?:compared (?:with|to)|in comparison (?:with|to)|as against)\b", re.IGNORECASE),
+        " than",
+    ),
+    # "how much did X rise from A to B" -> "by how much did X rise from A to B"
+    (
+        re.compile(
+            r"^how (?P<qty>much|many) did (?P<rest>.+? (?:rise|grow|increase|fall|drop|decline|decrease|shrink) "
+            r"(?:from|between) )",
+            re.IGNORECASE,
+        ),
+        r"by how \g<qty> did \g<rest>",
+    ),
+    # a year of birth or death; a life event told as a noun: "at his death" -> "when he died"
+    (
+        re.compile(r"\bwhat (?:was|is) (?P<who>.+?)(?:'s|’s) year of birth\b", re.IGNORECASE),
+        r"in what year was \g<who> born",
+    ),
+    (
+        re.compile(r"\bwhat (?:was|is) (?P<who>.+?)(?:'s|’s) year of death\b", re.IGNORECASE),
+        r"in what year did \g<who> die",
+    ),
+    (
+        re.compile(
+            r"\bat (?:the time of )?(?P<pron>his|her|its|their) (?P<event>death|retirement|marriage)\b",
+            re.IGNORECASE,
+        ),
+        _life_event,
+    ),
+    # common idioms for a plain verb
+    (re.compile(r"\blost (?:his|her|their) li(?:fe|ves)\b", re.IGNORECASE), "died"),
+    (re.compile(r"\bpassed away\b", re.IGNORECASE), "died"),
+    (re.compile(r"\bcome to (?:an end|a close)\b", re.IGNORECASE), "end"),
+    (re.compile(r"\bcame to (?:an end|a close)\b", re.IGNORECASE), "ended"),
     # "by what amount did A exceed B" -> "by how much did A exceed B"
     (re.compile(r"\bby what (?:number|amount|margin|sum)\b", re.IGNORECASE), "by how much"),
     # "what proportion of X, as a percentage, ..." -> "what percentage of X ..."
@@ -93,9 +231,7 @@ REWRITES: list[Rewrite] = [
     (re.compile(r",?\s*(?:as|in) (?:a )?(?:percentage|per ?cent)\b,?", re.IGNORECASE), ""),
     # "what was X's age when Y", "how many years old was X when Y" -> "how old was X when Y"
     (
-        re.compile(
-            r"\bwhat (?:was|is|were) (?P<who>.+?)(?:'s|’s) age (?=when\b|at the time\b)", re.IGNORECASE
-        ),
+        re.compile(r"\bwhat (?:was|is|were) (?P<who>.+?)(?:'s|’s) age (?=when\b|at\b)", re.IGNORECASE),
         r"how old was \g<who> ",
     ),
     (re.compile(r"\bhow many years old\b", re.IGNORECASE), "how old"),
@@ -113,6 +249,10 @@ REWRITES: list[Rewrite] = [
     (re.compile(r"\bat the time (?:that |when )?(?!of\b)", re.IGNORECASE), "when "),
     # time spans asked with "how long"
     (re.compile(r"\bfor how long\b", re.IGNORECASE), "for how many years"),
+    (
+        re.compile(r"\bhow long (?:was it|passed|elapsed|went by) between\b", re.IGNORECASE),
+        "how many years passed between",
+    ),
     (re.compile(r"\bhow long (?=after\b|before\b)", re.IGNORECASE), "how many years "),
     # "how many years separate A and B", "how much time passed between A and B"
     (
@@ -178,7 +318,9 @@ def _years_not_length(question: str) -> str:
 def rephrase(question: str) -> str:
     """``question`` in the wording the templates read (the question itself when no form
     applies)."""
-    text = " ".join(question.split()).rstrip("?").strip()
+    text = " ".join(question.split()).rstrip("?.").strip()
+    for move in (_fronted, _clause_then_later, _subject_first):
+        text = move(text)
     for pattern, replacement in REWRITES:
         text = pattern.sub(replacement, text)
     text = _years_not_length(text).rstrip("?").strip()
