@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from lemminflect import getLemma
 
-from .phrases import split_subject
+from .phrases import parts_of_speech, split_subject
 
 Rewrite = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
 
@@ -132,6 +132,30 @@ def _subject_first(text: str) -> str:
     return f"how {m.group('qty')} {m.group('cmp')} {m.group('what')} did {_lower_article(m.group('subj'))} {verb} than {m.group('other')}"
 
 
+def _by_how_much_comparative(text: str) -> str:
+    """ "By how many feet was the spire taller than the tower?" -> "How many feet taller was the
+    spire than the tower?" (the comparative is the first adjective in -er after the verb)."""
+    m = re.match(
+        r"^by how (?P<qty>many|much)(?P<unit>(?: [\w-]+){0,3}?) (?P<aux>was|were|is|are) (?P<rest>.+ than .+)$",
+        text,
+        re.IGNORECASE,
+    )
+    if m is None:
+        return text
+    words = m.group("rest").split()
+    for i, word in enumerate(words[1:], 1):
+        if word.lower() == "than":
+            return text
+        if (
+            word.lower().endswith("er")
+            and "ADJ" in parts_of_speech(word)
+            and "NOUN" not in parts_of_speech(word)
+        ):
+            subject, rest = " ".join(words[:i]), " ".join(words[i + 1 :])
+            return f"how {m.group('qty')}{m.group('unit')} {word} {m.group('aux')} {subject} {rest}"
+    return text
+
+
 def _life_event(m: re.Match[str]) -> str:
     # "at his death" -> "when he died"
     return f"when {_PRONOUN_OF[m.group('pron').lower()]} {_LIFE_EVENTS[m.group('event').lower()]}"
@@ -150,12 +174,21 @@ REWRITES: list[Rewrite] = [
         re.compile(r"^in (?P<unit>(?!what\b|which\b)[a-z][a-z ]*?),\s*(?P<rest>.+?)$", re.IGNORECASE),
         _leading_unit,
     ),
+    # "what was the combined number of X in A and B" -> "how many X did A and B have in total"
+    (
+        re.compile(
+            r"^what (?:is|was|were|are) the (?:combined|total|joint) number of (?P<what>.+?) (?:in|of|at|for) "
+            r"(?P<a>.+?) and (?P<b>.+?)$",
+            re.IGNORECASE,
+        ),
+        r"how many \g<what> did \g<a> and \g<b> have in total",
+    ),
     # "what number of X", "what was the number of X" -> "how many X"
     (re.compile(r"\bwhat (?:(?:is|was|were|are) the )?(?:total )?number of\b", re.IGNORECASE), "how many"),
     # "what sum / amount did X raise" -> "how much did X raise"; "what part of X" -> "how much of X"
     (re.compile(rf"\bwhat (?:sum|amount)(?: of money)? (?={_COPULA}\b)", re.IGNORECASE), "how much "),
     (re.compile(r"\bwhat (?:is|was) the amount of\b", re.IGNORECASE), "how much was"),
-    (re.compile(r"\bwhat (?:part|portion) of\b", re.IGNORECASE), "how much of"),
+    (re.compile(r"\bwhat (?:part|portion|amount) of\b", re.IGNORECASE), "how much of"),
     # "what did X contribute to Y, in pounds": a question that names its unit asks for an amount
     (re.compile(r"^what (?=(?:did|does|do) .+,\s*in [a-z ]+$)", re.IGNORECASE), "how much "),
     # imperatives: "Calculate the number of years between ..." -> "How many years between ..."
@@ -217,6 +250,7 @@ REWRITES: list[Rewrite] = [
     # common idioms for a plain verb
     (re.compile(r"\blost (?:his|her|their) li(?:fe|ves)\b", re.IGNORECASE), "died"),
     (re.compile(r"\bpassed away\b", re.IGNORECASE), "died"),
+    (re.compile(r"\bfailed to\b", re.IGNORECASE), "did not"),
     (re.compile(r"\bcome to (?:an end|a close)\b", re.IGNORECASE), "end"),
     (re.compile(r"\bcame to (?:an end|a close)\b", re.IGNORECASE), "ended"),
     # "by what amount did A exceed B" -> "by how much did A exceed B"
@@ -319,7 +353,7 @@ def rephrase(question: str) -> str:
     """``question`` in the wording the templates read (the question itself when no form
     applies)."""
     text = " ".join(question.split()).rstrip("?.").strip()
-    for move in (_fronted, _clause_then_later, _subject_first):
+    for move in (_fronted, _clause_then_later, _subject_first, _by_how_much_comparative):
         text = move(text)
     for pattern, replacement in REWRITES:
         text = pattern.sub(replacement, text)

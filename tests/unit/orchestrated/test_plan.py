@@ -141,6 +141,7 @@ def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -
         ("By how many tonnes did the harvest exceed the forecast?", "exceed", {"a": "the harvest", "b": "the forecast"}),
         ("How many pews were removed between 1890 and 1920?", "change_between", {"what": "pews", "a": "1890", "b": "1920"}),
         ("By how many visitors a day did attendance fall between 1990 and 2000?", "change_from_to", {"unit": "visitors a day", "what": "attendance", "a": "1990", "b": "2000"}),
+        ("By how much did the debt fall between 1920 and 1930?", "change_from_to", {"unit": "", "what": "the debt", "a": "1920", "b": "1930"}),
         ("What age was Ada Byrne when she won the prize?", "age_what_age", {"who": "Ada Byrne", "event": "she won the prize"}),
         ("At what age did Ada Byrne win the prize?", "age_at_what_age", {"who": "Ada Byrne win the prize"}),
         ("How old was Ada Byrne in 1921?", "age_in_year", {"who": "Ada Byrne", "year": "1921"}),

@@ -65,7 +65,13 @@ from gaiamesh.orchestrated.rephrase import forms, rephrase
         ("How much did the town's rateable value rise from 1880 to 1900?", "By how much did the town's rateable value rise from 1880 to 1900?"),
         ("What did the parish council give to the new roof, in pounds?", "How much did the parish council give to the new roof, in pounds?"),
         ("How long was it between the fire and the rebuilding?", "How many years passed between the fire and the rebuilding?"),
+        ("By how many feet was the tower taller than the spire?", "How many feet taller was the tower than the spire?"),
+        ("By how much was the river wider than the canal?", "How much wider was the river than the canal?"),
+        ("What was the total number of looms in the north mill and the south mill?",
+         "How many looms did the north mill and the south mill have in total?"),
+        ("What amount of the bridge's cost was met by the county?", "How much of the bridge's cost was met by the county?"),
         # life events and idioms
+        ("How many of the miners failed to return to work?", "How many of the miners did not return to work?"),
         ("What was Ada Byrne's year of birth?", "In what year was Ada Byrne born?"),
         ("What was Ada Byrne's age at her retirement?", "How old was Ada Byrne when she retired?"),
         ("How many of the crew lost their lives in the storm?", "How many of the crew died in the storm?"),
