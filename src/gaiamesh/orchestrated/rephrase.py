@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from lemminflect import getLemma
+from lemminflect import getInflection, getLemma
 
 from .phrases import parts_of_speech, split_subject
 
@@ -96,11 +96,68 @@ def _fronted(text: str) -> str:
     )
     if versus:
         return f"{q} than {versus.group('other')}"
+    waited = re.match(
+        r"how many years (?:passed|elapsed|went by) (?:before|until) (?P<clause>.+)$", q, re.IGNORECASE
+    )
+    after = re.match(r"(?:after|following) (?P<event>.+)$", front, re.IGNORECASE)
+    if waited and after:
+        # "After the fire, how many years passed before the hall was rebuilt?"
+        return f"how many years after {after.group('event')} {_inverted(waited.group('clause'))}"
+    once = re.match(r"(?:once|after|when) (?P<clause>.+)$", front, re.IGNORECASE)
+    if once and split_subject(once.group("clause")) is not None:
+        return f"{q} after {once.group('clause')}"
     if re.match(r"(?:counting|including) ", front, re.IGNORECASE):
         return f"{q}, {front[0].lower()}{front[1:]}"
     if re.match(r"(?:in|on|at|during|after|before|from|until|between|over)\b", front, re.IGNORECASE):
         return f"{q} {front[0].lower()}{front[1:]}"
     return text
+
+
+_CONTRACTIONS = [
+    (re.compile(r"\b(what|how|when|who|where|which|that|it)'s\b", re.IGNORECASE), r"\1 is"),
+    (re.compile(r"\b(\w+)n't\b", re.IGNORECASE), r"\1 not"),
+]
+_AUXILIARY = frozenset("was were is are had has have could would will can did does do".split())
+
+
+def _inverted(clause: str) -> str:
+    """A statement as the rest of a question: "the pier was repaired" -> "was the pier
+    repaired"; "the club moved" -> "did the club move"."""
+    words = clause.split()
+    for i, word in enumerate(words[1:], 1):
+        if word.lower() in _AUXILIARY:
+            return " ".join([word.lower(), _lower_article(" ".join(words[:i])), *words[i + 1 :]])
+    # the verb: the first word in a past form ("The branch opened": not "branch"), or else the
+    # first word that can be a verb
+    for i, word in enumerate(words[1:], 1):
+        lemma = getLemma(word.lower(), upos="VERB")
+        if lemma and lemma[0] != word.lower() and word.lower() in getInflection(lemma[0], tag="VBD"):
+            return " ".join(["did", _lower_article(" ".join(words[:i])), lemma[0], *words[i + 1 :]])
+    parts = split_subject(clause)
+    if parts is None:
+        return clause
+    subject, predicate = parts
+    verb, *rest = predicate.split()
+    lemma = getLemma(verb.lower(), upos="VERB")
+    return " ".join(["did", _lower_article(subject), lemma[0] if lemma else verb, *rest])
+
+
+def _asked_in_place(text: str) -> str:
+    """A statement with its question word inside, as quizzes ask: "X was born in which year?" ->
+    "In which year was X born?"; "The branch opened how many years after the library?" -> "How
+    many years after the library did the branch open?"."""
+    if re.match(rf"{_WH}|(?:{'|'.join(_AUXILIARY)})\b", text, re.IGNORECASE):
+        return text  # already a question
+    m = re.match(
+        r"^(?P<statement>.+?) (?P<asked>(?:(?:in|on|at|for|over|by|after|before|from|to|during) )?"
+        r"(?:a (?:span|period|total) of )?(?:what|which|how many|how much|how old|how long)\b.*)$",
+        text,
+        re.IGNORECASE,
+    )
+    if m is None or "," in m.group("statement") or split_subject(m.group("statement")) is None:
+        return text  # (a phrase and a comma before the question word: see _fronted)
+    asked = re.sub(r"^(\w+ )?a (?:span|period|total) of ", r"\1", m.group("asked"), flags=re.IGNORECASE)
+    return f"{asked} {_inverted(m.group('statement'))}"
 
 
 def _clause_then_later(text: str) -> str:
@@ -290,6 +347,10 @@ REWRITES: list[Rewrite] = [
     (re.compile(r"\bhow long (?=after\b|before\b)", re.IGNORECASE), "how many years "),
     # "how many years separate A and B", "how much time passed between A and B"
     (
+        re.compile(r"\bhow many years (?:separated?|lie|lay) (?P<a>.+?) from (?P<b>.+)$", re.IGNORECASE),
+        r"how many years passed between \g<a> and \g<b>",
+    ),
+    (
         re.compile(r"\bhow many years (?:separated?|lie|lay) (?!between\b)", re.IGNORECASE),
         "how many years passed between ",
     ),
@@ -309,6 +370,15 @@ REWRITES: list[Rewrite] = [
     (
         re.compile(r"\bbetween the (?P<noun>[a-z]+) of (?P<a>.+?) and (?P<b>.+?)(?=[,?]|$)", re.IGNORECASE),
         _each_of,
+    ),
+    # "the difference between the number of X in A and in B" -> "how many more X did A have than B"
+    (
+        re.compile(
+            r"\bwhat (?:is|was) the difference between the number of (?P<what>.+?) (?:in|of|at) (?P<a>.+?) "
+            r"and (?:in|of|at) (?P<b>.+?)$",
+            re.IGNORECASE,
+        ),
+        r"how many more \g<what> did \g<a> have than \g<b>",
     ),
     # "what is the difference in (the number of) X between A and B" -> "how many more X did A have than B"
     (
@@ -353,7 +423,9 @@ def rephrase(question: str) -> str:
     """``question`` in the wording the templates read (the question itself when no form
     applies)."""
     text = " ".join(question.split()).rstrip("?.").strip()
-    for move in (_fronted, _clause_then_later, _subject_first, _by_how_much_comparative):
+    for contraction, full in _CONTRACTIONS:
+        text = contraction.sub(full, text)
+    for move in (_fronted, _clause_then_later, _subject_first, _by_how_much_comparative, _asked_in_place):
         text = move(text)
     for pattern, replacement in REWRITES:
         text = pattern.sub(replacement, text)

@@ -70,6 +70,15 @@ from gaiamesh.orchestrated.rephrase import forms, rephrase
         ("What was the total number of looms in the north mill and the south mill?",
          "How many looms did the north mill and the south mill have in total?"),
         ("What amount of the bridge's cost was met by the county?", "How much of the bridge's cost was met by the county?"),
+        # a statement with its question word inside
+        ("Ada Byrne was born in which year?", "In which year was Ada Byrne born?"),
+        ("The south wing opened how many years after the chapel?", "How many years after the chapel did the south wing open?"),
+        ("Tom Ayre played for the county over a span of how many years?", "Over how many years did Tom Ayre play for the county?"),
+        # clauses before the question
+        ("Once the new wing was built, how many beds did the ward have?", "How many beds did the ward have after the new wing was built?"),
+        ("After the flood, how many years passed before the mill was rebuilt?", "How many years after the flood was the mill rebuilt?"),
+        ("How many years separated the first ascent from the second?", "How many years passed between the first ascent and the second?"),
+        ("What's the difference between the number of boats in 1900 and in 1950?", "How many more boats did 1900 have than 1950?"),
         # life events and idioms
         ("How many of the miners failed to return to work?", "How many of the miners did not return to work?"),
         ("What was Ada Byrne's year of birth?", "In what year was Ada Byrne born?"),
@@ -95,6 +104,7 @@ def test_other_wordings_are_read_in_the_templates_words(asked: str, reworded: st
         "How old was Ada Byrne at the time of the fire?",  # "at the time of": no clause to make "when"
         "What is the sum of the north span and the south span?",  # a sum of two is read as asked
         "Of the two mills, which closed first?",  # "of" before no "how many"
+        "Was the mill rebuilt after the fire?",  # a question already, not a statement
         "How many years passed between the opening of the pier and its closure?",  # one noun, one event each
         "How many years passed between the openings of the pier and the closing of the station?",
     ],
