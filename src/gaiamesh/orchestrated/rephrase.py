@@ -103,9 +103,11 @@ def _fronted(text: str) -> str:
     if waited and after:
         # "After the fire, how many years passed before the hall was rebuilt?"
         return f"how many years after {after.group('event')} {_inverted(waited.group('clause'))}"
-    once = re.match(r"(?:once|after|when) (?P<clause>.+)$", front, re.IGNORECASE)
+    once = re.match(r"(?P<conj>once|after|when) (?P<clause>.+)$", front, re.IGNORECASE)
     if once and split_subject(once.group("clause")) is not None:
-        return f"{q} after {once.group('clause')}"
+        # "when" keeps its meaning ("how many years had X held it when Y"); "once" is "after"
+        conj = "when" if once.group("conj").lower() == "when" else "after"
+        return f"{q} {conj} {once.group('clause')}"
     if re.match(r"(?:counting|including) ", front, re.IGNORECASE):
         return f"{q}, {front[0].lower()}{front[1:]}"
     if re.match(r"(?:in|on|at|during|after|before|from|until|between|over)\b", front, re.IGNORECASE):
@@ -150,7 +152,7 @@ def _asked_in_place(text: str) -> str:
         return text  # already a question
     m = re.match(
         r"^(?P<statement>.+?) (?P<asked>(?:(?:in|on|at|for|over|by|after|before|from|to|during) )?"
-        r"(?:a (?:span|period|total) of )?(?:what|which|how many|how much|how old|how long)\b.*)$",
+        r"(?:a (?:span|period|total) of )?(?:what|which|when|how many|how much|how old|how long)\b.*)$",
         text,
         re.IGNORECASE,
     )
@@ -427,6 +429,13 @@ def rephrase(question: str) -> str:
         text = contraction.sub(full, text)
     for move in (_fronted, _clause_then_later, _subject_first, _by_how_much_comparative, _asked_in_place):
         text = move(text)
+    # "After the storm, the hall stayed closed for how many years?": the statement after the
+    # phrase is asked in place; then the phrase moves as before any question
+    front = re.match(r"^(?P<front>[^,;?]+),\s*(?P<rest>.+)$", text)
+    if front and not re.match(_WH, front.group("rest"), re.IGNORECASE):
+        asked = _asked_in_place(front.group("rest"))
+        if asked != front.group("rest"):
+            text = _fronted(f"{front.group('front')}, {asked}")
     for pattern, replacement in REWRITES:
         text = pattern.sub(replacement, text)
     text = _years_not_length(text).rstrip("?").strip()

@@ -74,7 +74,10 @@ from gaiamesh.orchestrated.rephrase import forms, rephrase
         ("Ada Byrne was born in which year?", "In which year was Ada Byrne born?"),
         ("The south wing opened how many years after the chapel?", "How many years after the chapel did the south wing open?"),
         ("Tom Ayre played for the county over a span of how many years?", "Over how many years did Tom Ayre play for the county?"),
+        ("Ada Byrne was born when?", "When was Ada Byrne born?"),
+        ("After the fire, the hall stayed shut for how many years?", "For how many years did the hall stay shut after the fire?"),
         # clauses before the question
+        ("When the hall burned, how many years had Ada Byrne been warden?", "How many years had Ada Byrne been warden when the hall burned?"),
         ("Once the new wing was built, how many beds did the ward have?", "How many beds did the ward have after the new wing was built?"),
         ("After the flood, how many years passed before the mill was rebuilt?", "How many years after the flood was the mill rebuilt?"),
         ("How many years separated the first ascent from the second?", "How many years passed between the first ascent and the second?"),
