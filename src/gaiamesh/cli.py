@@ -289,6 +289,39 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_plans(args: argparse.Namespace) -> int:
+    from rich.progress import Progress
+
+    from .orchestrated.dryrun import dry_run, summarize, write_results
+    from .tasks import discover_tasks
+
+    settings = _settings(args)
+    sets = {folder: discover_tasks(folder) for folder in args.tasks}
+    results: dict[str, list[Any]] = {}
+    with Progress(console=console, transient=True) as progress:
+        bar = progress.add_task("plans", total=sum(len(t) for t in sets.values()))
+        for folder, tasks in sets.items():
+            results[folder] = []
+            for task in tasks:
+                results[folder].append(asyncio.run(dry_run(task, settings.max_revisions, settings.templates_dir)))
+                progress.advance(bar)
+    if args.verbose:
+        for folder, runs in results.items():
+            for r in runs:
+                mark = "[green]ok[/green]" if r.exact_match else "[red]--[/red]"
+                console.print(f"{mark} {folder}/{r.task_id}: {r.outcome} {r.prediction!r} (gold {r.answer!r}; {r.plan})")
+    table = Table(title="orchestrated plans, dry run (no model: questions left to the pipeline are not scored)")
+    for col in ("set", "tasks", "exact", "em", "pipeline", "failed"):
+        table.add_column(col, justify="left" if col == "set" else "right")
+    rows = summarize(results)
+    for row in rows:
+        table.add_row(*(str(row[c]) for c in ("set", "tasks", "exact", "em", "pipeline", "failed")))
+    console.print(table)
+    write_results(results, Path(args.out))
+    console.print(f"wrote {args.out}")
+    return 0
+
+
 def _cmd_bench_overhead(args: argparse.Namespace) -> int:
     from .modelserver import bundled_model_path
     from .overhead import run_overhead
@@ -437,6 +470,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--baseline", action="store_true", help="also score one direct model call per task")
     common(bench)
     bench.set_defaults(func=_cmd_bench)
+
+    plans = sub.add_parser("plans", help="orchestrated: run the plans in-process over task sets, without the model")
+    plans.add_argument("tasks", nargs="+", help="task folders, folders of them, or .jsonl files")
+    plans.add_argument("--out", default="bench/plans.json", help="results file (JSON)")
+    plans.add_argument("--verbose", "-v", action="store_true", help="print every task's outcome")
+    common(plans)
+    plans.set_defaults(func=_cmd_plans)
 
     over = sub.add_parser("bench-overhead", help="relay cost per frame and model server speed, side by side")
     over.add_argument("--frames", type=int, default=2000, help="round trips per path (default 2000)")
