@@ -79,13 +79,13 @@ def _lower_article(phrase: str) -> str:
 def _fronted(text: str) -> str:
     """A phrase before the question word moves to where the templates read it: "Of the crew,
     how many ..." -> "How many of the crew ..."; "Compared with 1900, how many more ..." ->
-    "... than 1900"; "Counting X, ..." -> "..., counting X"; "In 1871, what ..." -> "What ... in 1871"."""
+    "... than 1900"; "Counting X, ..." -> "..., counting X"; "In 1905, what ..." -> "What ... in 1905"."""
     m = re.match(rf"^(?P<front>[^,;?]+?),\s*(?P<q>{_WH}.+)$", text, re.IGNORECASE)
     if m is None:
         return text
     front, q = m.group("front").strip(), m.group("q")
     if re.fullmatch(r"in (?!the\b)[a-z ]+", front, re.IGNORECASE):
-        return text  # "In cubic feet, how much ...": a unit, moved by REWRITES
+        return text  # "In tonnes, how much ...": a unit, moved by REWRITES
     part = re.match(r"(?:of|among|amongst) (?P<whole>.+)$", front, re.IGNORECASE)
     if part and re.match(r"how many\b", q, re.IGNORECASE):
         return re.sub(r"^how many\b", f"how many of {part.group('whole')}", q, count=1, flags=re.IGNORECASE)
@@ -123,13 +123,13 @@ _AUXILIARY = frozenset("was were is are had has have could would will can did do
 
 
 def _inverted(clause: str) -> str:
-    """A statement as the rest of a question: "the pier was repaired" -> "was the pier
-    repaired"; "the club moved" -> "did the club move"."""
+    """A statement as the rest of a question: "the roof was mended" -> "was the roof
+    mended"; "the choir moved" -> "did the choir move"."""
     words = clause.split()
     for i, word in enumerate(words[1:], 1):
         if word.lower() in _AUXILIARY:
             return " ".join([word.lower(), _lower_article(" ".join(words[:i])), *words[i + 1 :]])
-    # the verb: the first word in a past form ("The branch opened": not "branch"), or else the
+    # the verb: the first word in a past form ("The ferry sailed": not "ferry"), or else the
     # first word that can be a verb
     for i, word in enumerate(words[1:], 1):
         lemma = getLemma(word.lower(), upos="VERB")
@@ -146,8 +146,8 @@ def _inverted(clause: str) -> str:
 
 def _asked_in_place(text: str) -> str:
     """A statement with its question word inside, as quizzes ask: "X was born in which year?" ->
-    "In which year was X born?"; "The branch opened how many years after the library?" -> "How
-    many years after the library did the branch open?"."""
+    "In which year was X born?"; "The annexe opened how many years after the chapel?" -> "How
+    many years after the chapel did the annexe open?"."""
     if re.match(rf"{_WH}|(?:{'|'.join(_AUXILIARY)})\b", text, re.IGNORECASE):
         return text  # already a question
     m = re.match(
@@ -163,7 +163,7 @@ def _asked_in_place(text: str) -> str:
 
 
 def _clause_then_later(text: str) -> str:
-    """ "The mill closed; how many years later was it sold?" -> "How many years after the mill
+    """ "The forge closed; how many years later was it sold?" -> "How many years after the forge
     closed was it sold?" """
     m = re.match(
         r"^(?P<clause>[^;.?]+?)\s*[;.,]\s*how (?:many years|long) (?:later|afterwards|after that|after this) "
@@ -338,7 +338,7 @@ REWRITES: list[Rewrite] = [
             f"by how much did {m.group('what')} {_VERB_OF[m.group('change').lower()]} {m.group('prep')} "
         ),
     ),
-    # "at the time he proposed it" -> "when he proposed it" (not "at the time of the war")
+    # "at the time she married" -> "when she married" (not "at the time of the war")
     (re.compile(r"\bat the time (?:that |when )?(?!of\b)", re.IGNORECASE), "when "),
     # time spans asked with "how long"
     (re.compile(r"\bfor how long\b", re.IGNORECASE), "for how many years"),
@@ -405,12 +405,12 @@ def _years_not_length(question: str) -> str:
         return question
     unit = (m.group("name") or "").strip().lower()
     if unit and unit not in {"years", "year"}:
-        return question  # "how long is the pool, in yards": a length
+        return question  # "how long is the quay, in feet": a length
     if not unit:
         if re.search(_LENGTH_UNITS, question, re.IGNORECASE) or m.group("verb").lower() in {"is", "are"}:
             return question
         if m.group("verb").lower() in {"was", "were"} and split_subject(m.group("rest")) is None:
-            return question  # "how long was the pier": no predicate, a length
+            return question  # "how long was the jetty": no predicate, a length
     if (
         m.group("verb").lower() in {"do", "does", "did", "has", "have", "had"}
         and not unit
@@ -429,7 +429,7 @@ def rephrase(question: str) -> str:
         text = contraction.sub(full, text)
     for move in (_fronted, _clause_then_later, _subject_first, _by_how_much_comparative, _asked_in_place):
         text = move(text)
-    # "After the storm, the hall stayed closed for how many years?": the statement after the
+    # "After the flood, the school stayed shut for how many years?": the statement after the
     # phrase is asked in place; then the phrase moves as before any question
     front = re.match(r"^(?P<front>[^,;?]+),\s*(?P<rest>.+)$", text)
     if front and not re.match(_WH, front.group("rest"), re.IGNORECASE):
