@@ -4,8 +4,8 @@ The templates read one wording of each kind of question ("how many years after X
 "how old was X when Y", "how much did X raise"). Other writers ask the same things in other
 words ("how long after X did Y", "what age was X at the time Y", "what sum did X raise"). This
 module rewrites those common English variants of question syntax into the templates' wording;
-it knows nothing about any document or task. The planner tries the templates on the question
-as asked first, then on its rewording.
+it knows nothing about any document or task. The planner tries each template on the
+rewording first (the wording the template was written for), then on the question as asked.
 """
 
 from __future__ import annotations
@@ -117,6 +117,8 @@ def _fronted(text: str) -> str:
 
 _CONTRACTIONS = [
     (re.compile(r"\b(what|how|when|who|where|which|that|it)'s\b", re.IGNORECASE), r"\1 is"),
+    (re.compile(r"\bcan't\b", re.IGNORECASE), "can not"),
+    (re.compile(r"\bwon't\b", re.IGNORECASE), "will not"),
     (re.compile(r"\b(\w+)n't\b", re.IGNORECASE), r"\1 not"),
 ]
 _AUXILIARY = frozenset("was were is are had has have could would will can did does do".split())

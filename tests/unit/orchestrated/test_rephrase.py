@@ -82,6 +82,8 @@ from gaiamesh.orchestrated.rephrase import forms, rephrase
         ("After the flood, how many years passed before the mill was rebuilt?", "How many years after the flood was the mill rebuilt?"),
         ("How many years separated the first ascent from the second?", "How many years passed between the first ascent and the second?"),
         ("What's the difference between the number of boats in 1900 and in 1950?", "How many more boats did 1900 have than 1950?"),
+        ("How many of the boats weren't insured?", "How many of the boats were not insured?"),
+        ("How many of the seats can't be booked?", "How many of the seats can not be booked?"),
         # life events and idioms
         ("How many of the miners failed to return to work?", "How many of the miners did not return to work?"),
         ("What was Ada Byrne's year of birth?", "In what year was Ada Byrne born?"),
