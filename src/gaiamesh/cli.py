@@ -303,7 +303,7 @@ def _cmd_plans(args: argparse.Namespace) -> int:
         for folder, tasks in sets.items():
             results[folder] = []
             for task in tasks:
-                results[folder].append(asyncio.run(dry_run(task, settings.max_revisions, settings.templates_dir)))
+                results[folder].append(asyncio.run(dry_run(task, settings)))
                 progress.advance(bar)
     if args.verbose:
         for folder, runs in results.items():

@@ -1,9 +1,9 @@
 """``gaiamesh plans``: the orchestrated strategy's plans, run in-process over task folders.
 
-The same planner, templates, executor and worker tools as a real run, with the relay and the
-model left out: each step calls its worker's handler directly. A plan that hands the question
-to the pipeline (``answer_question``, which needs the model) stops there and is reported as
-``pipeline``, not scored as an answer. A batch of a few hundred questions takes seconds, so a
+The same planner, templates, executor, dispatcher and workers as a real run, with the relay
+and the model left out: each sub-task goes straight to the worker function of its role. A
+plan that hands the question to the pipeline (``answer_question``, which needs the model)
+stops there and is reported as ``pipeline``, not scored as an answer. A batch of a few hundred questions takes seconds, so a
 change to the templates, the question forms or the readings can be checked against every task
 set at once; `gaiamesh bench` remains the measure (real frames, real model, real time).
 """
@@ -16,18 +16,24 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..frames import DocInit, chunk_document
+from ..frames import (
+    DocInit,
+    DocInitPacket,
+    ErrorDetails,
+    SubTask,
+    SubTaskPacket,
+    SubTaskResult,
+    chunk_document,
+)
 from ..llm import LLMUsage
 from ..scoring import exact_match
+from ..settings import Settings
 from ..tasks import Task
 from ..tools.registry import ToolContext
 from . import workers
 from .catalog import TOOLS
 from .journal import Journal, WorkingContext
-from .orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, templates
-from .plan import Step, StepOutput
+from .orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, dispatcher, templates
 from .planner import PlanManager
 from .task import run_task
 
@@ -55,42 +61,43 @@ class DryRun:
     revisions: int
 
 
-async def dry_run(task: Task, max_revisions: int = 2, templates_dir: Path | None = None) -> DryRun:
-    """Plan and execute ``task``'s question with the orchestrated strategy, in-process."""
-    ctx = ToolContext(
-        llm=_NoModel(),  # type: ignore[arg-type]
-        usage=LLMUsage(),
-        doc=DocInit(chunks=chunk_document(task.doc)),
-        question=task.question,
-    )
+async def dry_run(task: Task, settings: Settings) -> DryRun:
+    """Plan and execute ``task``'s question with the orchestrated strategy, in-process: the
+    orchestrator's own dispatcher, with each sub-task handed straight to its worker."""
+    doc = DocInitPacket(run_id="dryrun", src="network", seq=0, question=task.question,
+                        payload=DocInit(chunks=chunk_document(task.doc)))  # fmt: skip
     left_to_pipeline = False
-
-    async def dispatch(step: Step, resolved: dict[str, Any]) -> StepOutput:
-        nonlocal left_to_pipeline
-        if step.tool_name == PIPELINE_TOOL:
-            left_to_pipeline = True
-            return StepOutput("FAILED", error="DryRun: the pipeline needs the model")
-        model, handler = workers.HANDLERS[step.assigned_agent_role][step.tool_name]
-        try:
-            data, value, evidence = await handler(ctx, model.model_validate(resolved))
-        except ValidationError as exc:
-            return StepOutput("FAILED", error=f"BadInput: {exc.errors()[0]['msg']}")
-        except (LookupError, ValueError) as exc:  # CalculatorError is a ValueError
-            return StepOutput("FAILED", error=f"NotFound: {exc}")
-        return StepOutput("COMPLETED", data, value, evidence=evidence)
-
-    manager = PlanManager(TOOLS, templates(templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE)
     with tempfile.TemporaryDirectory() as scratch:
+        ctx = ToolContext(
+            llm=_NoModel(),  # type: ignore[arg-type]
+            usage=LLMUsage(), doc=doc.payload, question=task.question, workspace=Path(scratch), settings=settings,
+        )  # fmt: skip
+
+        async def ask(sub: SubTask) -> SubTaskResult:
+            nonlocal left_to_pipeline
+            if sub.tool_name == PIPELINE_TOOL:
+                left_to_pipeline = True
+                return SubTaskResult(
+                    sub_task_id=sub.sub_task_id, parent_task_id=sub.parent_task_id,
+                    worker_agent_role=sub.assigned_agent_role, status="FAILED",
+                    error_details=ErrorDetails(message="the pipeline needs the model", type="DryRun"),
+                )  # fmt: skip
+            packet = SubTaskPacket(run_id=doc.run_id, src="orchestrator", seq=0, payload=sub)
+            return await workers.worker(sub.assigned_agent_role)(ctx, packet)
+
+        ctx.ask = ask
+        manager = PlanManager(TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE)
         journal = Journal(Path(scratch) / "journal.jsonl")
-        outcome = await run_task(task.question, manager, dispatch, journal, WorkingContext(task.question), max_revisions)
-    golds = list(task.golds)
+        outcome = await run_task(
+            task.question, manager, dispatcher(ctx, doc), journal, WorkingContext(task.question), settings.max_revisions
+        )
     if outcome.status == "COMPLETED":
         kind, prediction = "answered", outcome.answer
     else:
         kind, prediction = ("pipeline" if left_to_pipeline else "failed"), ""
     return DryRun(
         task.task_id, task.question, task.answer, kind, prediction,
-        exact_match(prediction, golds) if prediction else 0,
+        exact_match(prediction, list(task.golds)) if prediction else 0,
         outcome.plan.source if outcome.plan else "", outcome.revisions,
     )  # fmt: skip
 

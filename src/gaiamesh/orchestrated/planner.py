@@ -110,11 +110,12 @@ class PlanManager:
         where given) that matches ``question``, the default aside."""
         names = [t.name for t in self.templates]
         start = names.index(after) + 1 if after in names else 0
+        # in the templates' own wording first (see .rephrase), then as asked
+        wordings = forms(question)[::-1]
         for template in self.templates[start:]:
             if template is self.default:
                 continue
-            # in the templates' own wording first (see .rephrase), then as asked
-            slots = next((s for s in map(template.match, reversed(forms(question))) if s is not None), None)
+            slots = next((s for s in map(template.match, wordings) if s is not None), None)
             if slots is not None:
                 try:
                     plan = self.from_template(template, slots, question)

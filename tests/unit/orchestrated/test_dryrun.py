@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from gaiamesh.orchestrated.dryrun import dry_run, summarize
+from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 
 DOC = (
@@ -26,14 +27,14 @@ def _task(root: Path, name: str, question: str, answer: str) -> Path:
 
 async def test_an_arithmetic_question_is_answered_and_scored_without_the_model(tmp_path: Path) -> None:
     folder = _task(tmp_path, "chapel-years", "How long after it was built was the chapel enlarged?", "29")
-    run = await dry_run(load_task(folder))
+    run = await dry_run(load_task(folder), load_settings())
     assert (run.outcome, run.prediction, run.exact_match) == ("answered", "29", 1)
     assert run.plan == "template:years_after"  # read through the question's rewording
 
 
 async def test_a_question_for_the_pipeline_is_reported_as_such_not_scored(tmp_path: Path) -> None:
     folder = _task(tmp_path, "chapel-builder", "Who built the Harrow Street chapel?", "the Primitive Methodists")
-    run = await dry_run(load_task(folder))
+    run = await dry_run(load_task(folder), load_settings())
     assert (run.outcome, run.prediction, run.exact_match) == ("pipeline", "", 0)
     assert summarize({"set": [run]}) == [{"set": "set", "tasks": 1, "exact": 0, "em": 0.0, "pipeline": 1, "failed": 0}]
 
