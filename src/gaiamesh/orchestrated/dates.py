@@ -70,7 +70,13 @@ FOR_YEARS = re.compile(
 AFTER_YEARS = re.compile(rf"\bafter (?P<n>{NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
 # "boys aged twelve to eighteen": an age range describes a group, not one person.
 AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{NUM})\b")
-LIFE = re.compile(r"\s*\((?:b\.\s*)?(?P<born>1[0-9]{3}|20[0-9]{2})\s*[–-]\s*(?P<died>1[0-9]{3}|20[0-9]{2})\)")
+# Life dates in brackets, as years or as whole dates: "(1790–1861)", "(14 March 1847 – 2 October
+# 1921)", "(March 14, 1847 – October 2, 1921)", "(c. 1610 – 1679)".
+_MONTH = "(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_DAY_OF = rf"(?:(?:c\.|circa|ca\.)\s*)?(?:\d{{1,2}}\s+{_MONTH}\s+|{_MONTH}\s+\d{{1,2}},?\s+)?"
+LIFE = re.compile(
+    rf"\s*\((?:b\.\s*)?{_DAY_OF}(?P<born>1[0-9]{{3}}|20[0-9]{{2}})\s*[–—-]\s*{_DAY_OF}(?P<died>1[0-9]{{3}}|20[0-9]{{2}})\)"
+)
 FOR_BEFORE = re.compile(rf"\bfor (?P<n>{NUM}) years before [^,;.]*?\bin (?P<year>1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
 FOR_UNTIL_EVENT = re.compile(rf"\bfor (?P<n>{NUM}) years before (?P<event>[^,;.]+)", re.IGNORECASE)
 YEAR_AFTER = re.compile(r"\s+in\s+(1[0-9]{3}|20[0-9]{2})\b")
@@ -208,13 +214,21 @@ def subject_of(sents: list[str], i: int, at: int) -> str | None:
         # not who ("founded by Ann Pell, then 52" keeps its agent)
         names = [(k, n) for k, n in names if not PLACE_BEFORE.search(s[:k])] or names
         return names[-1][1] if names else None
-    before = _proper_names(s, at_pronoun)
+    return antecedent_of(sents, i, at_pronoun, pronoun.group(0))
+
+
+def antecedent_of(sents: list[str], i: int, at: int, pronoun: str) -> str | None:
+    """The name the pronoun at ``at`` of sentence ``i`` stands for: "he" or "she" the first name
+    before it in its sentence, else in the sentence before; "it" or "they" the name a sentence
+    opens with (they may stand for a thing)."""
+    s = sents[i]
+    before = _proper_names(s, at)
     if not before:
         if i == 0:
             return None
         s = sents[i - 1]
         before = _proper_names(s, len(s))
-    if PERSONAL.fullmatch(pronoun.group(0)):
+    if PERSONAL.fullmatch(pronoun):
         return before[0][1] if before else None
     return _opening_name(s)
 

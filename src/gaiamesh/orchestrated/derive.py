@@ -37,6 +37,7 @@ from .dates import (
     LATER,
     OFFSET,
     Dated,
+    antecedent_of,
     implied_dates,
     is_after,
     is_later,
@@ -740,6 +741,8 @@ def duration(question: str, sents: list[str]) -> Reading | None:
     return span(body, sents)
 
 
+# A pronoun subject right after a fronted range
+PRONOUN_AFTER = re.compile(r",?\s*(he|she|they|it)\b", re.IGNORECASE)
 RANGE = re.compile(r"\b(?:from|between) (?P<a>1[0-9]{3}|20[0-9]{2}) (?:to|until|till|and) (?P<b>1[0-9]{3}|20[0-9]{2})\b", re.IGNORECASE)
 # Endings said with a particle or a noun ("the bank was wound up", "the last kiln was put
 # out", "the closure of the mill in 1875"), which no single verb lemma names.
@@ -765,6 +768,9 @@ def span(body: str, sents: list[str]) -> Reading | None:
         for m in RANGE.finditer(s):
             a, b = clause_at(s, m.start())
             said = set(terms(s[a:b])) | set(terms(subject_of(sents, i, m.start()) or ""))
+            fronted = PRONOUN_AFTER.match(s, m.end())
+            if fronted:  # "Between 1875 and 1888 she worked on ...": the range before its subject
+                said |= set(terms(antecedent_of(sents, i, fronted.start(1), fronted.group(1)) or ""))
             opening = s[a:b].split()[:1]
             if a > 1 and opening and opening[0].islower() and inflected_verb(opening[0], ing=False, present=False):
                 # "The engine house was closed in 1961 and restored between 1988 and 1993": a clause

@@ -39,8 +39,26 @@ def split_subject(clause: str) -> tuple[str, str] | None:
         # (a function word is no noun, whatever the lemma table says: "win its first")
         if "NOUN" in pos and following == {"NOUN"} and words[i + 1].lower() not in _FUNCTION:
             continue  # "rail passengers": a compound noun, not a verb and its object
+        if words[i][:1].isupper():
+            continue  # a capitalised word inside a clause is a name's ("the Harrow Club voted")
+        if _reduced_relative(words[:i]) and "VERB" in following:
+            continue  # "the money Ann raised came from ...": a relative clause inside the subject
         return " ".join(words[:i]), " ".join(words[i:])
     return None
+
+
+def _reduced_relative(words: list[str]) -> bool:
+    """Whether ``words`` end in a relative clause's subject with no "that" before it: a common
+    noun, then a name or a personal pronoun ("the money | Ada Byrne", "the boats | she")."""
+    k = len(words)
+    while k > 1 and words[k - 1][:1].isupper():
+        k -= 1  # back over the name
+    if k == len(words) and words[-1].lower() in {"he", "she", "they", "we", "i", "you"}:
+        k -= 1
+    if k == len(words) or k < 1:
+        return False
+    before = words[k - 1]
+    return before.islower() and before not in _FUNCTION and "NOUN" in parts_of_speech(before)
 
 
 # "in millions", "how many million passengers"

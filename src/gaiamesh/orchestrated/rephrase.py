@@ -314,6 +314,8 @@ REWRITES: list[Rewrite] = [
     (re.compile(r"\bfailed to\b", re.IGNORECASE), "did not"),
     (re.compile(r"\bcome to (?:an end|a close)\b", re.IGNORECASE), "end"),
     (re.compile(r"\bcame to (?:an end|a close)\b", re.IGNORECASE), "ended"),
+    # a book or a paper "came out" (not "came out on strike"): it was published
+    (re.compile(r"\bcame out\b(?! on\b| against\b| in favour\b)", re.IGNORECASE), "was published"),
     # "by what amount did A exceed B" -> "by how much did A exceed B"
     (re.compile(r"\bby what (?:number|amount|margin|sum)\b", re.IGNORECASE), "by how much"),
     # "what proportion of X, as a percentage, ..." -> "what percentage of X ..."

@@ -58,6 +58,10 @@ def clause_bounds(sentence: str) -> list[tuple[int, int]]:
     return bounds
 
 
+# "then 35," "aged 35," "at the age of 35,": what stands before an age
+AGE_BEFORE = re.compile(r"\b(?:then|aged|age of)\s+$", re.IGNORECASE)
+
+
 def counts(sentence: str) -> list[Count]:
     """The numbers of ``sentence`` that count something: not years, not ages or dates."""
     out = []
@@ -68,6 +72,8 @@ def counts(sentence: str) -> list[Count]:
         value = value_of(m.group(0))
         if value is None or names_number(sentence, m.start()):
             continue  # "Route 66" names a road, it counts nothing
+        if AGE_BEFORE.search(sentence, 0, m.start()) and re.match(r"\s*(?:[,;.)]|years? old\b)", sentence[m.end() :]):
+            continue  # "Ann Pell, then 35, raised £900": an age
         a, b = clause_at(sentence, m.start())
         out.append(Count(value, m.start(), m.end(), sentence[a:b]))
     return out

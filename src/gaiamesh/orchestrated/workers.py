@@ -97,6 +97,7 @@ def best_span(
     wanted = set(terms(query))
     plain = wanted - names
     said = set(paraphrases(sorted(plain))) - plain
+    verbs = {t for w in query.split() if inflected_verb(w.strip(",.;:?!"), ing=False, present=False) for t in terms(w)}
     counted = set(terms(unit))
     years = set(YEAR.findall(query))  # "the prize fund in 2020": the span of 2020's clause
     clauses: list[str] = []
@@ -132,10 +133,13 @@ def best_span(
             head = sentence[whole[-1].end() :].split()[:reach] if whole else []
         return len(counted & set(terms(" ".join(span.split()[1:] + head))))
 
-    def overlap_of(text: str) -> float:
-        # the query's words or their paraphrases ("died": "until his death in 1888")
+    def overlap_of(text: str, verb: int = 1) -> float:
+        # the query's words or their paraphrases ("died": "until his death in 1888"); in a
+        # whole clause the query's own past verb may count ``verb`` times: it names the event
+        # the year dates ("when the book was published" in "worked on the survey until 1880;
+        # the book was published in 1884")
         got = set(terms(text))
-        return sum((weight or {}).get(t, 1.0) for t in plain & got) + 0.5 * len(said & got)
+        return sum((weight or {}).get(t, 1.0) * (verb if t in verbs else 1) for t in plain & got) + 0.5 * len(said & got)
 
     def gapped(k: int) -> str:
         # "a lecture room was added in 1907 and a reading room in 1921": a clause without a verb
@@ -148,7 +152,7 @@ def best_span(
     def key(span: str) -> tuple[int, int, float, float, int, int, int, int]:
         at = next((k for k, c in enumerate(clauses) if span in c), None)
         inside = clauses[at] if at is not None else None
-        shared = overlap_of(gapped(at) if at is not None else sentence)
+        shared = overlap_of(gapped(at) if at is not None else sentence, verb=2)
         own_words = overlap_of(segment(inside or sentence, span, found))
         own = len(wanted & set(terms(" ".join(span.split()[1:]))))
         first = span.split()[0]

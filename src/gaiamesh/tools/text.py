@@ -18,7 +18,9 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
 _ABBREV = re.compile(
-    r"(?:\b(?:Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|No|Capt|Gen|Col|Lt|Sgt|Rev|Fr|Co|Inc|Ltd|vs|approx)|\b[A-Z])\.$"
+    r"(?:\b(?:Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|No|Capt|Gen|Col|Lt|Sgt|Rev|Fr|Co|Inc|Ltd|vs|approx)|\b[A-Z]"
+    # life dates: "(c. 1702 – 1771)", "(b. 1790)", "(d. 1861)", "(fl. 1820s)"
+    r"|\((?:c|ca|b|d|fl))\.$"
 )
 
 

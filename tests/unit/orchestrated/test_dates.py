@@ -42,6 +42,11 @@ def test_life_dates_in_brackets_and_an_age_said_with_then() -> None:
     text = "The hall was left to the town by the banker Ruth Askew (1790–1861)."
     assert ("Ruth Askew was born in 1790.", 1790, "1790") in _dates(text)
     assert ("Ruth Askew died in 1861.", 1861, "1861") in _dates(text)
+    # whole dates, in either order of day and month, and a "c." before an uncertain year
+    text = "Ruth Askew (14 March 1790 – 2 October 1861) was a banker."
+    assert ("Ruth Askew died in 1861.", 1861, "1861") in _dates(text)
+    text = "The mill passed to Amos Pell (c. 1702 – May 3, 1771)."
+    assert ("Amos Pell was born in 1702.", 1702, "1702") in _dates(text)
     text = "In 1902 the board chose a new design. Its architect, Paul Grey, was then 41."
     assert ("Paul Grey was born in 1861.", 1861, "1902 - 41") in _dates(text)
 

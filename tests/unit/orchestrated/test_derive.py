@@ -286,6 +286,19 @@ def test_a_span_from_a_range_or_from_a_beginning_to_an_end() -> None:
     assert _read("How many years did the kiln fire pots?", text) == "1951 - 1802"
 
 
+def test_a_span_from_a_range_before_its_pronoun_subject() -> None:
+    # "she" after the fronted range is Ada Byrne, named in the sentence before
+    text = "Ada Byrne was elected to the society in 1899. Between 1905 and 1912 she worked on the survey of the dunes."
+    assert _read("How many years did Ada Byrne's survey take?", text) == "1912 - 1905"
+
+
+def test_an_age_said_with_then_is_no_part_of_a_sum() -> None:
+    assert [c.value for c in counts("In 1906 Ada Byrne, then 35, raised £900, £400 of it from the council.")] == [900, 400]
+    assert [c.value for c in counts("The club, then 35 members strong, moved.")] == [35]
+    text = "In 1906 Ada Byrne, then 35, raised £900 for the survey, £400 of it from the council and the rest from friends."
+    assert _read("How much of the money raised came from friends?", text) == "900 - 400"
+
+
 def test_a_span_needs_both_ends_in_the_activitys_own_words() -> None:
     # a beginning in a "when" clause is not the activity's end
     text = "The baths opened in 1900. Swimming at the baths ended in 1990, when the council opened a new pool."

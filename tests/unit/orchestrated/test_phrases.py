@@ -16,6 +16,11 @@ from gaiamesh.orchestrated.phrases import split_subject
         ("the tram passengers ride at night", ("the tram passengers", "ride at night")),  # compound noun
         ("the record holders come first", ("the record holders", "come first")),  # after "the": not a verb
         ("the harbour", None),
+        # a relative clause with no "that" stays in the subject; a capitalised word is a name's
+        ("the money Ada Byrne raised came from donors", ("the money Ada Byrne raised", "came from donors")),
+        ("the boats she built sank", ("the boats she built", "sank")),
+        ("the members of the Harrow Club voted", ("the members of the Harrow Club", "voted")),
+        ("Ada Byrne built the hall", ("Ada Byrne", "built the hall")),
     ],
 )
 def test_split_subject(clause: str, split: tuple[str, str] | None) -> None:

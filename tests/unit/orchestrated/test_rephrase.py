@@ -90,6 +90,7 @@ from gaiamesh.orchestrated.rephrase import forms, rephrase
         ("What was Ada Byrne's age at her retirement?", "How old was Ada Byrne when she retired?"),
         ("How many of the crew lost their lives in the storm?", "How many of the crew died in the storm?"),
         ("When did the Byrne family's ownership come to an end?", "When did the Byrne family's ownership end?"),
+        ("How old was Ada Byrne when her first novel came out?", "How old was Ada Byrne when her first novel was published?"),
     ],
 )  # fmt: skip
 def test_other_wordings_are_read_in_the_templates_words(asked: str, reworded: str) -> None:
@@ -112,6 +113,7 @@ def test_other_wordings_are_read_in_the_templates_words(asked: str, reworded: st
         "Was the mill rebuilt after the fire?",  # a question already, not a statement
         "How many years passed between the opening of the pier and its closure?",  # one noun, one event each
         "How many years passed between the openings of the pier and the closing of the station?",
+        "How many of the miners came out on strike in 1893?",  # "came out" of a strike: not published
     ],
 )
 def test_wordings_the_templates_read_or_that_ask_something_else_are_kept(asked: str) -> None:

@@ -154,6 +154,13 @@ def test_best_span_reads_the_querys_verb_by_its_paraphrase() -> None:
     assert best_span(sentence, ["1851", "1888"], "Ezra died") == "1888"
 
 
+def test_best_span_prefers_the_clause_of_the_querys_own_verb() -> None:
+    # the survey is named in one clause, the publishing the query dates in the other
+    sentence = "From 1901 to 1907 she worked on the survey; the resulting book on the dunes was published in 1910."
+    assert best_span(sentence, ["1907", "1910"], "Ada Byrne her survey book was published") == "1910"
+    assert best_span(sentence, ["1901", "1907"], "Ada Byrne worked on the survey") in {"1901", "1907"}
+
+
 def test_best_span_gives_a_clause_without_a_verb_the_verb_before_it() -> None:
     # "and a reading room in 1921": the elided verb is "added"; the reading room's year is 1921
     sentence = "A lecture room was added in 1907 and a reading room in 1921."
