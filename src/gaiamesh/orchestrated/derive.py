@@ -353,13 +353,43 @@ def remainder(question: str, sentence: str, earlier: list[str]) -> Reading | Non
     return Reading("remainder", expression, sentence, asked)
 
 
+# "with 22 men aboard: a crew of 13 and the scientific party": a whole, a colon, then its parts
+def listed(question: str, sentence: str) -> Reading | None:
+    """whole - (a + ...) where a count is followed by a list of its parts after a colon and the
+    question asks for the one part the list gives no count ("22 men aboard: a crew of 13 under
+    Captain Orr, and the scientific party" for "how many men made up the scientific party")."""
+    if not re.search(r"\bhow many\b", question, re.IGNORECASE):
+        return None
+    for colon in re.finditer(r":", sentence):
+        told = counts(sentence[: colon.start()])
+        if not told or ";" in sentence[told[-1].end : colon.start()]:
+            continue
+        whole = told[-1]
+        end = sentence.find(";", colon.end())
+        items = [i.strip(" .") for i in re.split(r",\s*(?:and\s+)?|\s+and\s+", sentence[colon.end() : end if end > 0 else None])]
+        items = [i for i in items if i and not re.match(r"(?:under|with|led|by|of|from|in|at|on)\b", i, re.IGNORECASE)]
+        numbered = [c.value for i in items for c in counts(i)[:1]]
+        bare = [i for i in items if not counts(i) and not i[:1].isupper()]  # "Captain Orr" is no part
+        if len(bare) != 1 or not numbered or whole.value <= sum(numbered) or overlap(question, bare[0]) < 1:
+            continue
+        # the question names the part, or the whole's unit too where the part is one word
+        head = sentence[clause_at(sentence, whole.start)[0] : colon.start()]
+        if overlap(question, bare[0]) < 2 and overlap(question, head) < 1:
+            continue
+        taken = " + ".join(num_text(v) for v in numbered)
+        expression = f"{num_text(whole.value)} - {f'({taken})' if len(numbered) > 1 else taken}"
+        return Reading("remainder", expression, sentence, overlap(question, bare[0]))
+    return None
+
+
 # "220 men in its forges and a further 35 in the pattern shop": counts added to the one before.
 FURTHER = re.compile(
     rf"\b(?:(?:a further|another|an additional|an extra)\s+(?:[\w-]+\s+of\s+)?"
     rf"|(?:plus|and)\s+(?:(?:a|an|its|the|their)\s+(?:[\w-]+\s+){{0,3}}?of\s+)?)"
-    rf"(?P<n>{NUM})\b(?! per cent| years?\b)",
+    rf"[£$€]?(?P<n>{NUM})\b(?! per cent| years?\b)",
     re.IGNORECASE,
 )
+MONEY_ASKED = re.compile(r"\b(?:cost|costs|spent|spend|paid|pay|price|raised)\b", re.IGNORECASE)
 TOTAL_CUE = re.compile(r"\b(?:counting|including|in all|in total|all told|altogether|together|combined)\b", re.IGNORECASE)
 
 
@@ -376,7 +406,7 @@ def total(question: str, sentence: str, earlier: list[str] | None = None) -> Rea
     if other and set(terms(other.group("unit"))) & set(terms(question)) and (n := value_of(other.group("n"))) is not None:
         return Reading("total", f"{num_text(n)} + 1", sentence, overlap(question, sentence))
     for m in FURTHER.finditer(sentence):
-        added = next((c for c in found if c.start == m.start("n")), None)
+        added = next((c for c in found if c.end == m.end("n")), None)
         before = [c for c in found if c.end <= m.start()]
         bare = m.group(0).split()[0].lower() in {"and", "plus"}
         if added is not None and not before and earlier and not bare:
@@ -385,9 +415,14 @@ def total(question: str, sentence: str, earlier: list[str] | None = None) -> Rea
         # "a further" says what it adds to; a bare "and N" only where the question names the
         # added count's own clause ("counting the pattern shop")
         said = not bare or overlap(question, m.group(0) + sentence[m.end() : clause_at(sentence, m.end())[1]])
-        if added is None or not before or not said or overlap(question, sentence) < 2:
+        # "bought for £4,200 and refitted for a further £1,750" tells a cost without the word
+        paid = m.start("n") > 0 and sentence[m.start("n") - 1] in "£$€"
+        if paid and not re.search(r"\bhow much\b", question, re.IGNORECASE):
+            continue  # a sum of money answers no "how many"
+        fit = overlap(question, sentence) + int(paid and bool(MONEY_ASKED.search(question)))
+        if added is None or not before or not said or fit < 2:
             continue
-        return Reading("total", f"{num_text(before[-1].value)} + {num_text(added.value)}", sentence, overlap(question, sentence))
+        return Reading("total", f"{num_text(before[-1].value)} + {num_text(added.value)}", sentence, fit)
     return None
 
 
@@ -844,6 +879,7 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
         or change(question, sents[index], sents[:index])
         or share(question, sents[index])
         or remainder(question, sents[index], sents[:index])
+        or listed(question, sents[index])
         or total(question, sents[index], sents[:index])
         or whole_less_part(question, sents[index])
         or after_adding(question, sents[index], sents[:index])

@@ -252,6 +252,8 @@ REWRITES: list[Rewrite] = [
     (re.compile(r"\bwhat (?:part|portion|amount) of\b", re.IGNORECASE), "how much of"),
     # "what did X contribute to Y, in pounds": a question that names its unit asks for an amount
     (re.compile(r"^what (?=(?:did|does|do) .+,\s*in [a-z ]+$)", re.IGNORECASE), "how much "),
+    # "what did the ship cost" asks for an amount as well
+    (re.compile(r"^what (?=(?:did|does|do) .+? (?:cost|fetch)\b)", re.IGNORECASE), "how much "),
     # imperatives: "Calculate the number of years between ..." -> "How many years between ..."
     (
         re.compile(

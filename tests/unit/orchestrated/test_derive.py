@@ -299,6 +299,23 @@ def test_an_age_said_with_then_is_no_part_of_a_sum() -> None:
     assert _read("How much of the money raised came from friends?", text) == "900 - 400"
 
 
+def test_a_further_sum_of_money_adds_to_the_one_before() -> None:
+    # a cost told without the word: "bought for" and "refitted for a further"
+    text = "The lifeboat, a former pilot cutter, was bought in Hull for £2,100 and refitted for a further £650."
+    assert _read("How much did the lifeboat cost in all?", text) == "2100 + 650"
+    assert _read("How many lifeboats did Hull have in all?", text) is None
+
+
+def test_the_one_part_a_list_after_a_colon_leaves_uncounted() -> None:
+    text = "The schooner left Hull in 1890 with 30 men aboard: a crew of 18 under Captain Amos Pell, and the survey party."
+    assert _read("How many men made up the survey party?", text) == "30 - 18"
+    text = "The band numbered 40: 12 cornets, 20 horns and the drummers."
+    assert _read("How many drummers were in the band?", text) == "40 - (12 + 20)"
+    # every part counted, or the question asks for a counted part: nothing to compute
+    text = "The band numbered 40: 12 cornets, 20 horns and 8 drummers."
+    assert _read("How many drummers were in the band?", text) is None
+
+
 def test_a_span_needs_both_ends_in_the_activitys_own_words() -> None:
     # a beginning in a "when" clause is not the activity's end
     text = "The baths opened in 1900. Swimming at the baths ended in 1990, when the council opened a new pool."
