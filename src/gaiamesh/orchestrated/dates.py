@@ -71,11 +71,11 @@ AFTER_YEARS = re.compile(rf"\bafter (?P<n>{NUM}) years(?P<rest>(?: (?:in|as|at|o
 # "boys aged twelve to eighteen": an age range describes a group, not one person.
 AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{NUM})\b")
 # Life dates in brackets, as years or as whole dates: "(1790–1861)", "(14 March 1847 – 2 October
-# 1921)", "(March 14, 1847 – October 2, 1921)", "(c. 1610 – 1679)".
+# 1921)", "(March 14, 1847 – October 2, 1921)", "(c. 1610 – 1679)", "(born Ann Lisle; 1862–1931)".
 _MONTH = "(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 _DAY_OF = rf"(?:(?:c\.|circa|ca\.)\s*)?(?:\d{{1,2}}\s+{_MONTH}\s+|{_MONTH}\s+\d{{1,2}},?\s+)?"
 LIFE = re.compile(
-    rf"\s*\((?:b\.\s*)?{_DAY_OF}(?P<born>1[0-9]{{3}}|20[0-9]{{2}})\s*[–—-]\s*{_DAY_OF}(?P<died>1[0-9]{{3}}|20[0-9]{{2}})\)"
+    rf"\s*\((?:(?:born|née|nee) [^;()]+;\s*)?(?:b\.\s*)?{_DAY_OF}(?P<born>1[0-9]{{3}}|20[0-9]{{2}})\s*[–—-]\s*{_DAY_OF}(?P<died>1[0-9]{{3}}|20[0-9]{{2}})\)"
 )
 FOR_BEFORE = re.compile(rf"\bfor (?P<n>{NUM}) years before [^,;.]*?\bin (?P<year>1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
 FOR_UNTIL_EVENT = re.compile(rf"\bfor (?P<n>{NUM}) years before (?P<event>[^,;.]+)", re.IGNORECASE)

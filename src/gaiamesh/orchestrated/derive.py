@@ -226,6 +226,15 @@ def change(question: str, sentence: str, earlier: list[str] | None = None) -> Re
     verbs = {lemma for w in question.split() for lemma in lemmas_of(w)}
     if not verbs & CHANGE:
         return None
+    for pair in CHANGED_PAIR.finditer(sentence):
+        # "averaged 18,400, up from 15,900", "its staff of 23 was cut to 5": both counts in one phrase
+        a, b = clause_at(sentence, pair.start())
+        # its own clause says what the question asks, or the sentence does more than in passing
+        # ("jobs lost when the station was automated": "after which its staff of 23 was cut to 5")
+        if max(overlap(question, sentence[a:b]) + 1, overlap(question, sentence) - 1) >= 2:
+            now, was = value_of(pair.group("new") or pair.group("new2")), value_of(pair.group("old") or pair.group("old2"))
+            if now is not None and was is not None:
+                return Reading("change", f"abs({num_text(now)} - {num_text(was)})", sentence)
     found = counts(sentence)
     if len(found) == 1 and earlier:
         # "enlarged to 16 acres in 1888": the old count is the last one before this sentence of
@@ -256,6 +265,11 @@ def change(question: str, sentence: str, earlier: list[str] | None = None) -> Re
     return Reading("change", f"abs({num_text(new.value)} - {num_text(old.value)})", sentence)
 
 
+CHANGED_PAIR = re.compile(
+    rf"(?<![\w.,])[£$€]?(?P<new>{NUM})(?: [a-z]+)?,? (?:up|down) from [£$€]?(?P<old>{NUM})\b"
+    rf"|\bof [£$€]?(?P<old2>{NUM})(?: [a-z]+)? (?:was|were) (?:cut|reduced|increased|raised|lowered|expanded|enlarged) to [£$€]?(?P<new2>{NUM})\b",
+    re.IGNORECASE,
+)
 PER = re.compile(r"\bhow many (?P<num>[a-z]+)\b.*?\b(?:per|for each|for every|a) (?P<den>[a-z]+)\b", re.IGNORECASE)
 
 
@@ -599,6 +613,9 @@ def worth(question: str, sentence: str) -> Reading | None:
     return None
 
 
+ALL_BUT_FRONTED = re.compile(
+    rf"\bof (?:its|the|their|his|her|our) (?P<n>{NUM}) (?P<noun>[a-z]+)[^,;.]*, all but (?P<m>{NUM})\b", re.IGNORECASE
+)
 ALL_BUT = re.compile(
     rf"\ball but (?P<m>{NUM}) of (?:(?:its|the|their|his|her|our) (?:(?P<n>{NUM}) )?(?P<noun>[a-z]+)(?: of (?P<of>{NUM})\b)?|(?P<them>them|these|those)\b)",
     re.IGNORECASE,
@@ -608,8 +625,17 @@ ALL_BUT = re.compile(
 def all_but(question: str, sentence: str, sents: list[str]) -> Reading | None:
     """N - M for "all but M of its N things" (N, when the phrase omits it, is the count the
     document gives those things elsewhere: "it has 96 stalls")."""
+    if NEGATION.search(question):
+        return None
+    fronted = ALL_BUT_FRONTED.search(sentence)
+    if fronted:
+        # "of the 14 men aboard, all but three were rescued"
+        part, whole = value_of(fronted.group("m")), value_of(fronted.group("n"))
+        if part is None or whole is None or whole <= part or not set(terms(fronted.group("noun"))) & set(terms(question)):
+            return None
+        return Reading("complement", f"{num_text(whole)} - {num_text(part)}", sentence)
     m = ALL_BUT.search(sentence)
-    if m is None or NEGATION.search(question):
+    if m is None:
         return None
     part = value_of(m.group("m"))
     # "all but 3 of her crew of 40": the whole may follow its noun

@@ -316,6 +316,11 @@ REWRITES: list[Rewrite] = [
     (re.compile(r"\bfailed to\b", re.IGNORECASE), "did not"),
     (re.compile(r"\bcome to (?:an end|a close)\b", re.IGNORECASE), "end"),
     (re.compile(r"\bcame to (?:an end|a close)\b", re.IGNORECASE), "ended"),
+    # "how many years did X live after Y" -> "how many years after Y did X die"
+    (
+        re.compile(r"^how many years did (?P<x>.+?) (?:live|survive) after (?P<y>.+)$", re.IGNORECASE),
+        r"how many years after \g<y> did \g<x> die",
+    ),
     # a book or a paper "came out" (not "came out on strike"): it was published
     (re.compile(r"\bcame out\b(?! on\b| against\b| in favour\b)", re.IGNORECASE), "was published"),
     # "by what amount did A exceed B" -> "by how much did A exceed B"

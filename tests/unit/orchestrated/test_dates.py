@@ -45,6 +45,8 @@ def test_life_dates_in_brackets_and_an_age_said_with_then() -> None:
     # whole dates, in either order of day and month, and a "c." before an uncertain year
     text = "Ruth Askew (14 March 1790 – 2 October 1861) was a banker."
     assert ("Ruth Askew died in 1861.", 1861, "1861") in _dates(text)
+    text = "Ada Byrne (born Ada Ruth Pell; 3 May 1862 – 19 January 1931) was a composer."
+    assert ("Ada Byrne died in 1931.", 1931, "1931") in _dates(text)
     text = "The mill passed to Amos Pell (c. 1702 – May 3, 1771)."
     assert ("Amos Pell was born in 1702.", 1702, "1702") in _dates(text)
     text = "In 1902 the board chose a new design. Its architect, Paul Grey, was then 41."

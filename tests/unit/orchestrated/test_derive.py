@@ -299,6 +299,18 @@ def test_an_age_said_with_then_is_no_part_of_a_sum() -> None:
     assert _read("How much of the money raised came from friends?", text) == "900 - 400"
 
 
+def test_a_change_told_in_one_phrase() -> None:
+    text = "Gate receipts averaged 1,840, up from 1,520 the year before."
+    assert _read("By how much did the average gate receipts rise?", text) == "abs(1840 - 1520)"
+    text = "The Dunlin pit was sold in 1961, after which its workforce of 230 was cut to 90."
+    assert _read("How many jobs were lost after the Dunlin pit was sold?", text) == "abs(90 - 230)"
+
+
+def test_all_but_after_a_fronted_whole() -> None:
+    text = "The brig sank off Fastnet in 1880; of the 16 men aboard, all but four were saved."
+    assert _read("How many of the men aboard were saved?", text) == "16 - 4"
+
+
 def test_a_further_sum_of_money_adds_to_the_one_before() -> None:
     # a cost told without the word: "bought for" and "refitted for a further"
     text = "The lifeboat, a former pilot cutter, was bought in Hull for £2,100 and refitted for a further £650."

@@ -46,6 +46,11 @@ def test_comparatives_and_totals_over_two_things() -> None:
     assert [s["sub_task_input"].get("unit") for s in steps if s["tool_name"] == "find_fact"] == ["metres", "metres"]
     assert loaded["sum_of_the_two"].match("What is the combined height of the two towers?") == {
         "what": "height", "things": "towers"}  # fmt: skip
+    # two kinds counted apart, each looked up with its own unit
+    slots = loaded["sum_of_two_kinds"].match("How many hymns and carols did Ada Byrne write altogether?")
+    assert slots == {"a": "hymns", "b": "carols", "rest": "Ada Byrne write"}
+    steps = [s for st in loaded["sum_of_two_kinds"].fill(slots)["stages"] for s in st["steps"]]
+    assert [s["sub_task_input"].get("unit") for s in steps if s["tool_name"] == "find_fact"] == ["hymns", "carols"]
 
 
 def test_ages_changes_and_ratios() -> None:

@@ -90,6 +90,7 @@ from gaiamesh.orchestrated.rephrase import forms, rephrase
         ("What was Ada Byrne's age at her retirement?", "How old was Ada Byrne when she retired?"),
         ("How many of the crew lost their lives in the storm?", "How many of the crew died in the storm?"),
         ("When did the Byrne family's ownership come to an end?", "When did the Byrne family's ownership end?"),
+        ("How many years did Ada Byrne live after the hall opened?", "How many years after the hall opened did Ada Byrne die?"),
         ("What did the new organ cost in all?", "How much did the new organ cost in all?"),
         ("How old was Ada Byrne when her first novel came out?", "How old was Ada Byrne when her first novel was published?"),
     ],
