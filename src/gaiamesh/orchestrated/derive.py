@@ -290,6 +290,43 @@ def ratio(question: str, sentence: str) -> Reading | None:
     return Reading("ratio", f"{num_text(num[0])} / {num_text(den[0])}", sentence, 2)
 
 
+EACH_GAVE = re.compile(r"\bhow much did each (?P<den>[a-z]+)\b", re.IGNORECASE)
+
+
+def average_each(question: str, sentence: str) -> Reading | None:
+    """total / count for "on average, how much did each subscriber give": the sentence counts
+    the question's givers ("410 subscribers") and a sum of money ("who gave £615 in all")."""
+    m = EACH_GAVE.search(question)
+    if m is None or not re.search(r"\baverage\b", question, re.IGNORECASE):
+        return None
+    found = counts(sentence)
+    den = [c for c in found if set(terms(unit_after(sentence, c.end))) & set(terms(m.group("den")))]
+    paid = [c for c in found if c.start < len(sentence) and sentence[c.start] in CURRENCY]
+    if len(den) != 1 or len(paid) != 1:
+        return None
+    return Reading("ratio", f"{num_text(paid[0].value)} / {num_text(den[0].value)}", sentence, 2)
+
+
+# "signed from Denholme in 1949 for £4,500; he was sold to Aldwick in 1954 for £12,000"
+BOUGHT_FOR = re.compile(rf"\b(?:bought|signed|purchased|acquired)\b[^.;]*?\bfor [£$€](?P<n>{NUM})", re.IGNORECASE)
+SOLD_FOR = re.compile(rf"\bsold\b[^.;]*?\bfor [£$€](?P<n>{NUM})", re.IGNORECASE)
+
+
+def profit(question: str, sentence: str, before: str = "") -> Reading | None:
+    """sold - bought for "how much profit (or loss) did X make on Y": the sentence tells what Y
+    was bought for and what it was sold for (it may name Y only in the sentence ``before``:
+    "He had been signed ...")."""
+    if not re.search(r"\b(?:profit|loss)\b", question, re.IGNORECASE):
+        return None
+    bought, sold = BOUGHT_FOR.search(sentence), SOLD_FOR.search(sentence)
+    if bought is None or sold is None or overlap(question, f"{before} {sentence}") < 1:
+        return None
+    cost, price = value_of(bought.group("n")), value_of(sold.group("n"))
+    if cost is None or price is None:
+        return None
+    return Reading("change", f"abs({num_text(price)} - {num_text(cost)})", sentence, 2)
+
+
 def share(question: str, sentence: str) -> Reading | None:
     """whole * share for "180,000 visitors, a third of them schoolchildren" or "cost 1.6 million
     pounds, 40 per cent of which came from X", where the question names what follows the share
@@ -886,8 +923,36 @@ def span(body: str, sents: list[str]) -> Reading | None:
     return Reading("span", f"{end} - {start}", last if last == first else f"{first} {last}", 1)
 
 
+PERCENT_QUESTION = re.compile(
+    r"^\s*what (?:percent(?:age)?|per cent) of (?P<whole>.+?) (?:is|are|was|were|had|have|has|did|do|does) (?P<part>.+?)\??$",
+    re.IGNORECASE,
+)
+OF_WHICH = re.compile(
+    rf"(?<![\w.,])(?P<n>{NUM}) (?P<unit>[a-z-]+)[^.;\d]*?,? of (?:which|whom|them|these) (?P<m>{NUM}) (?:were|was|are|is|had|came) (?P<rest>[^,.;]+)",
+    re.IGNORECASE,
+)
+
+
+def percent_of_which(question: str, sents: list[str]) -> Reading | None:
+    """part / whole * 100 for "what percentage of the items lent were e-books" where one phrase
+    gives both: "lent 200,000 items, of which 50,000 were e-books"."""
+    q = PERCENT_QUESTION.match(question)
+    if q is None:
+        return None
+    for index, _ in rank(question, sents)[:2]:
+        for m in OF_WHICH.finditer(sents[index]):
+            whole, part = value_of(m.group("n")), value_of(m.group("m"))
+            if whole is None or part is None or not 0 < part < whole:
+                continue
+            if set(terms(m.group("unit"))) & set(terms(q.group("whole"))) and overlap(q.group("part"), m.group("rest")) >= 1:
+                return Reading("share", f"round({num_text(part)} / {num_text(whole)} * 100, 1)", sents[index], 2)
+    return None
+
+
 def implied(question: str, sents: list[str], find_year: Callable[[str, str], int | None]) -> Reading | None:
     """The first implied calculation that fits ``question`` in the sentences that match it best."""
+    if PERCENT_QUESTION.match(question):
+        return percent_of_which(question, sents)
     if DURATION_QUESTION.match(question) or re.search(r"\bhow many (?:years|months|days|decades)\b", question, re.IGNORECASE):
         return duration(question, sents)  # a span of time: stated outright, or the templates' business
     measured = AREA_QUESTION.search(question) or re.search(
@@ -895,12 +960,17 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
     )
     if not measured and not re.search(r"\bhow (?:many|much)\b|^\s*what (?:is|was|were|are) the (?:total|combined|overall|whole)\b", question, re.IGNORECASE):
         return relative_year(question, sents, find_year)
+    # a profit is told by what was paid and what was got, not by the word: a wider look
+    sold = (profit(question, sents[index], sents[index - 1] if index else "") for index, _ in rank(question, sents)[:5])
+    if (made := next((r for r in sold if r is not None), None)) is not None:
+        return made
     document_terms = {t for s in sents for t in terms(s)}
     # Of the best two, a sentence with the question's year first ("restored by 2010").
     asked = set(YEAR.findall(question))
     best = sorted(rank(question, sents)[:2], key=lambda r: not asked & set(YEAR.findall(sents[r[0]])))
     readings = [
         ratio(question, sents[index])
+        or average_each(question, sents[index])
         or all_but(question, sents[index], sents)
         or change(question, sents[index], sents[:index])
         or share(question, sents[index])

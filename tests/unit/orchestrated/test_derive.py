@@ -306,6 +306,17 @@ def test_a_change_told_in_one_phrase() -> None:
     assert _read("How many jobs were lost after the Dunlin pit was sold?", text) == "abs(90 - 230)"
 
 
+def test_an_average_gift_a_profit_and_a_share_told_in_one_phrase() -> None:
+    text = "The new bells were cast in 1890. They were paid for by 240 parishioners who gave £600 in all."
+    assert _read("On average, how much did each parishioner give?", text) == "600 / 240"
+    assert _read("How much did each parishioner give?", text) is None  # no average asked
+    text = "Amos Pell joined the Dunlin club in 1950. He had been signed from Plover in 1948 for £2,000; he was sold to Harrow in 1953 for £5,500."
+    assert _read("How much profit did the Dunlin club make on Amos Pell?", text) == "abs(5500 - 2000)"
+    text = "In 2001 the Harrow Street museum welcomed 80,000 visitors, of which 20,000 were children."
+    assert _read("What percentage of the visitors in 2001 were children?", text) == "round(20000 / 80000 * 100, 1)"
+    assert _read("What percentage of the visitors in 2001 were teachers?", text) is None
+
+
 def test_all_but_after_a_fronted_whole() -> None:
     text = "The brig sank off Fastnet in 1880; of the 16 men aboard, all but four were saved."
     assert _read("How many of the men aboard were saved?", text) == "16 - 4"
