@@ -217,6 +217,20 @@ def subject_of(sents: list[str], i: int, at: int) -> str | None:
     return antecedent_of(sents, i, at_pronoun, pronoun.group(0))
 
 
+def topic_person(sents: list[str]) -> tuple[str, str] | None:
+    """``(name, "he" or "she")`` of the person a biography is about: the name its first sentence
+    opens with, followed by life dates in brackets ("Ada Byrne (1862–1931) was ..."), and the
+    pronoun the text first uses after it. A "he" or "she" with no name before it in its own
+    sentence is that person (a biography's pronouns keep to its subject)."""
+    if not sents:
+        return None
+    name = _opening_name(sents[0])
+    if name is None or not re.match(r"\s*\((?:born |née |nee |b\. |c\. )?[^)]*\d{3,4}", sents[0][sents[0].find(name) + len(name) :]):
+        return None
+    first = next((m.group(0).lower() for s in sents[1:] for m in re.finditer(r"\b(?:he|she)\b", s, re.IGNORECASE)), None)
+    return (name, first) if first else None
+
+
 def antecedent_of(sents: list[str], i: int, at: int, pronoun: str) -> str | None:
     """The name the pronoun at ``at`` of sentence ``i`` stands for: "he" or "she" the first name
     before it in its sentence, else in the sentence before; "it" or "they" the name a sentence
@@ -226,6 +240,9 @@ def antecedent_of(sents: list[str], i: int, at: int, pronoun: str) -> str | None
     if not before:
         if i == 0:
             return None
+        topic = topic_person(sents)
+        if topic and PERSONAL.fullmatch(pronoun) and pronoun.lower() == topic[1]:
+            return topic[0]
         s = sents[i - 1]
         before = _proper_names(s, len(s))
     if PERSONAL.fullmatch(pronoun):

@@ -864,7 +864,8 @@ def span(body: str, sents: list[str]) -> Reading | None:
     subject = set(terms(split[0])) if split else set()
     for i, s in enumerate(sents):
         for m in RANGE.finditer(s):
-            a, b = clause_at(s, m.start())
+            # the clause the range's second year stands in too ("Between 1875 and | 1888 she ...")
+            a, b = clause_at(s, m.start())[0], max(clause_at(s, m.start())[1], clause_at(s, m.end() - 1)[1])
             said = set(terms(s[a:b])) | set(terms(subject_of(sents, i, m.start()) or ""))
             fronted = PRONOUN_AFTER.match(s, m.end())
             if fronted:  # "Between 1875 and 1888 she worked on ...": the range before its subject

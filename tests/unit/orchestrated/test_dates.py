@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gaiamesh.orchestrated.dates import implied_dates
+from gaiamesh.orchestrated.dates import implied_dates, topic_person
 from gaiamesh.tools.text import sentences
 
 
@@ -156,3 +156,10 @@ def test_an_age_told_alone_after_a_dated_death() -> None:
     text = "Walter Penrose, the mill's last owner, died on 3 May 1931 at his house in Truro. He was 58."
     assert _dates(text) == [("Walter Penrose was born in 1873.", 1873, "1931 - 58")]
     assert _dates("The mill was sold in 1931. It was 58.") == []  # a thing's sentence is no person's age
+
+
+def test_the_person_a_biography_is_about() -> None:
+    text = "Ada Byrne (1861–1930) was a geologist. She married Tom Ayre in 1888. He died in 1901."
+    assert topic_person(sentences(text)) == ("Ada Byrne", "she")
+    # no life dates after the opening name: not a biography's opening
+    assert topic_person(sentences("The Dunlin Company ran ferries. Its master was Amos Pell. He retired.")) is None

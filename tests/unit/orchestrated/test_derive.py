@@ -292,6 +292,15 @@ def test_a_span_from_a_range_before_its_pronoun_subject() -> None:
     assert _read("How many years did Ada Byrne's survey take?", text) == "1912 - 1905"
 
 
+def test_a_biographys_pronoun_is_its_subject() -> None:
+    # the sentence before names a journal; "she" is still the person the text is about
+    text = (
+        "Ada Byrne (1861–1930) was a geologist. Her first paper appeared in the Dunlin Journal in 1884. "
+        "Between 1890 and 1898 she worked on the survey of the coast."
+    )
+    assert _read("How many years did Ada Byrne's survey of the coast take?", text) == "1898 - 1890"
+
+
 def test_an_age_said_with_then_is_no_part_of_a_sum() -> None:
     assert [c.value for c in counts("In 1906 Ada Byrne, then 35, raised £900, £400 of it from the council.")] == [900, 400]
     assert [c.value for c in counts("The club, then 35 members strong, moved.")] == [35]
