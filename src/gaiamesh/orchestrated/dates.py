@@ -514,6 +514,9 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             a, _b = clause_at(s, m.start())
             ended = years_in(s[a : m.start()])
             who = subject_of(sents, i, m.start())
+            own = split_subject(LINK.sub("", s[a : m.start()]).strip())
+            if not who and own and re.match(r"(?:the|its|their)\s", own[0], re.IGNORECASE):
+                who = own[0]  # "the cattle market closed in 1989 after 612 years": a thing's own subject
             if n is None or not ended or not who:
                 continue
             start = int(ended[-1] - n)

@@ -160,6 +160,9 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
         earlier = [c for c in found[:j] if c.value > part.value]
         if earlier and (PART_OF.match(after) or PART_AFTER.search(before)):
             pairs.append((earlier[-1], part))
+        elif earlier and re.match(r"\s+(?:did so|had done so|did)\b", after) and earlier[-1].clause != part.clause:
+            # "4,960 people were registered to vote and 2,232 did so": the part does the whole's verb
+            pairs.append((earlier[-1], part))
         # "eleven of them served ... and four did not return": a part of that part.
         if j and pairs and pairs[-1][1] is found[j - 1] and found[j - 1].value > part.value:
             if part.clause != found[j - 1].clause and not PART_OF.match(after):
@@ -386,6 +389,11 @@ def remainder(question: str, sentence: str, earlier: list[str]) -> Reading | Non
     else:
         whole, parts = (found[0], found[1:]) if found else (None, [])
         same = len({money[c.start] for c in found}) == 1
+        unit = unit_after(sentence, found[0].end) if len(found) == 1 else ""
+        told = [c for e in earlier for c in counts(e) if unit and unit_after(e, c.end) == unit]
+        if told and told[-1].value > found[0].value:
+            # "The council has 15 seats. ... X won 9 seats and Y the rest": the whole told before
+            whole, parts = told[-1], found
     asked = overlap(question, rest)
     # "45 are let to tenants from the town and the rest to tenants from the villages": a rest clause
     # without a verb of its own shares the part's predicate; its own words decide. Otherwise a
@@ -444,6 +452,20 @@ MONEY_ASKED = re.compile(r"\b(?:cost|costs|spent|spend|paid|pay|price|raised)\b"
 TOTAL_CUE = re.compile(r"\b(?:counting|including|in all|in total|all told|altogether|together|combined)\b", re.IGNORECASE)
 
 
+def money_total(question: str, sentence: str) -> Reading | None:
+    """a + b for "how much did X spend in all, including the purchase": two sums of money of
+    one clause chain, joined by "and" ("bought it for £850 in 1963 and spent £41,000 restoring
+    it"), in a sentence that says what the question asks."""
+    if not TOTAL_CUE.search(question) or not re.search(r"\bhow much\b", question, re.IGNORECASE):
+        return None
+    paid = [c for c in counts(sentence) if sentence[c.start] in CURRENCY]
+    if len(paid) != 2 or not re.search(r"\band\b", sentence[paid[0].end : paid[1].start]):
+        return None
+    if ";" in sentence[paid[0].end : paid[1].start] or overlap(question, sentence) < 2:
+        return None
+    return Reading("total", f"{num_text(paid[0].value)} + {num_text(paid[1].value)}", sentence, overlap(question, sentence))
+
+
 def total(question: str, sentence: str, earlier: list[str] | None = None) -> Reading | None:
     """a + b for "how many did it employ, counting the mill" where the sentence adds a count to
     the one before it ("220 men in its forges and a further 35 in the pattern shop"), or to the
@@ -471,6 +493,9 @@ def total(question: str, sentence: str, earlier: list[str] | None = None) -> Rea
         if paid and not re.search(r"\bhow much\b", question, re.IGNORECASE):
             continue  # a sum of money answers no "how many"
         fit = overlap(question, sentence) + int(paid and bool(MONEY_ASKED.search(question)))
+        if earlier and re.match(rf"(?:{NUM}|they|these|both)\b", sentence, re.IGNORECASE):
+            # "Thirty were built ..., and a further twelve": the subject is the sentence before's
+            fit = max(fit, overlap(question, f"{earlier[-1]} {sentence}") - 1)
         if added is None or not before or not said or fit < 2:
             continue
         return Reading("total", f"{num_text(before[-1].value)} + {num_text(added.value)}", sentence, fit)
@@ -977,6 +1002,7 @@ def implied(question: str, sents: list[str], find_year: Callable[[str, str], int
         or share(question, sents[index])
         or remainder(question, sents[index], sents[:index])
         or listed(question, sents[index])
+        or money_total(question, sents[index])
         or total(question, sents[index], sents[:index])
         or whole_less_part(question, sents[index])
         or after_adding(question, sents[index], sents[:index])

@@ -163,3 +163,8 @@ def test_the_person_a_biography_is_about() -> None:
     assert topic_person(sentences(text)) == ("Ada Byrne", "she")
     # no life dates after the opening name: not a biography's opening
     assert topic_person(sentences("The Dunlin Company ran ferries. Its master was Amos Pell. He retired.")) is None
+
+
+def test_years_on_a_site_date_a_things_start() -> None:
+    text = "The town hall was built in 1856; the sheep fair closed in 1990 after 300 years on the green."
+    assert [(d[1], d[2]) for d in _dates(text)] == [(1690, "1990 - 300")]

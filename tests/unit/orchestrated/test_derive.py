@@ -326,6 +326,21 @@ def test_an_average_gift_a_profit_and_a_share_told_in_one_phrase() -> None:
     assert _read("What percentage of the visitors in 2001 were teachers?", text) is None
 
 
+def test_a_rest_a_pro_verb_and_totals_told_across_sentences() -> None:
+    # the whole told in the sentence before the rest clause
+    text = "The Harrow Street board has 12 seats. In 2020 the Dunlin party won 7 seats and the Plover party the rest."
+    assert _read("How many seats did the Plover party win?", text) == "12 - 7"
+    # "and 310 did so": the part does what the whole was counted for
+    text = "In 1910, 820 members were entitled to vote and 310 did so."
+    assert _read("How many members entitled to vote did not vote in 1910?", text) == "820 - 310"
+    # a sentence that opens with its count takes its subject from the sentence before
+    text = "The Dunlin class was a class of steam tugs. Eight were built at Hull in 1890, and a further four at Goole in 1895."
+    assert _read("How many Dunlin class tugs were built in all?", text) == "8 + 4"
+    # two sums of money of one clause chain
+    text = "The trust bought the mill for £900 in 1970 and spent £12,500 restoring it."
+    assert _read("How much did the trust spend on the mill in all, including the purchase?", text) == "900 + 12500"
+
+
 def test_all_but_after_a_fronted_whole() -> None:
     text = "The brig sank off Fastnet in 1880; of the 16 men aboard, all but four were saved."
     assert _read("How many of the men aboard were saved?", text) == "16 - 4"
