@@ -7,13 +7,16 @@ The readings, each fired by the question's form and confirmed by the sentence's:
   the sentence does not count (its predicate negated on one side only, "other than", "the
   rest", a word the document never uses in place of the part's own, the other half of a pair
   such as men/women), while the sentence counts a part with "of them", "of which", "Of the N",
-  "all but M of them". Answer: whole - part.
+  "all but M of them", "and M did so", or lists its parts after a colon with one uncounted.
+  Answer: whole - part.
 - **A share, a total, a product, a ratio.** "a third of them", "of which 25 per cent" (or the
-  rest of it); "a further 45", "counting the mill", "three other schools"; "forty masons, each
-  of whom gave two shillings"; "how many passengers per crossing".
+  rest of it), "of which M were X" for a percentage; "a further 45", "counting the mill",
+  "three other schools", two sums of money in one chain of clauses; "forty masons, each of
+  whom gave two shillings"; "how many passengers per crossing", an average gift.
 - **A change.** "How many rooms did the new wing add": a verb of change in number, the new count
-  in the clause that matches the question and the old one before it; or a count after an
-  addition ("adding 4 miles" to the 12 told before).
+  in the clause that matches the question and the old one before it; a count after an
+  addition ("adding 4 miles" to the 12 told before); "up from N", "of N was cut to M"; a profit
+  (what was paid and what was got).
 - **A year stated relative to another**, or one the document only implies (:mod:`.dates`), where
   no sentence states it outright.
 - **A span of time** stated outright ("staged its last play in 1968, 57 years after it opened"; "for
