@@ -70,8 +70,8 @@ FOR_YEARS = re.compile(
 AFTER_YEARS = re.compile(rf"\bafter (?P<n>{NUM}) years(?P<rest>(?: (?:in|as|at|on|of) [^,;.]+)?)", re.IGNORECASE)
 # "boys aged twelve to eighteen": an age range describes a group, not one person.
 AGE_RANGE = re.compile(rf"^\s*(?:to|and|or|-)\s*(?i:{NUM})\b")
-# Life dates in brackets, as years or as whole dates: "(1790–1861)", "(14 March 1847 – 2 October
-# 1921)", "(March 14, 1847 – October 2, 1921)", "(c. 1610 – 1679)", "(born Ann Lisle; 1862–1931)".
+# Life dates in brackets, as years or as whole dates: "(1790–1861)", "(9 June 1790 – 4 April
+# 1861)", "(June 9, 1790 – April 4, 1861)", "(c. 1610 – 1679)", "(born Ada Pell; 1790–1861)".
 _MONTH = "(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 _DAY_OF = rf"(?:(?:c\.|circa|ca\.)\s*)?(?:\d{{1,2}}\s+{_MONTH}\s+|{_MONTH}\s+\d{{1,2}},?\s+)?"
 LIFE = re.compile(
@@ -516,7 +516,7 @@ def implied_dates(sents: list[str], find_year: Callable[[str, str], int | None] 
             who = subject_of(sents, i, m.start())
             own = split_subject(LINK.sub("", s[a : m.start()]).strip())
             if not who and own and re.match(r"(?:the|its|their)\s", own[0], re.IGNORECASE):
-                who = own[0]  # "the cattle market closed in 1989 after 612 years": a thing's own subject
+                who = own[0]  # "the sheep fair closed in 1990 after 300 years": a thing's own subject
             if n is None or not ended or not who:
                 continue
             start = int(ended[-1] - n)

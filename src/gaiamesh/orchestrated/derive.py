@@ -164,7 +164,7 @@ def complement(question: str, sentence: str, document_terms: set[str]) -> Readin
         if earlier and (PART_OF.match(after) or PART_AFTER.search(before)):
             pairs.append((earlier[-1], part))
         elif earlier and re.match(r"\s+(?:did so|had done so|did)\b", after) and earlier[-1].clause != part.clause:
-            # "4,960 people were registered to vote and 2,232 did so": the part does the whole's verb
+            # "820 members were entitled to vote and 310 did so": the part does the whole's verb
             pairs.append((earlier[-1], part))
         # "eleven of them served ... and four did not return": a part of that part.
         if j and pairs and pairs[-1][1] is found[j - 1] and found[j - 1].value > part.value:
@@ -233,10 +233,10 @@ def change(question: str, sentence: str, earlier: list[str] | None = None) -> Re
     if not verbs & CHANGE:
         return None
     for pair in CHANGED_PAIR.finditer(sentence):
-        # "averaged 18,400, up from 15,900", "its staff of 23 was cut to 5": both counts in one phrase
+        # "averaged 1,840, up from 1,520", "its workforce of 230 was cut to 90": both counts in one phrase
         a, b = clause_at(sentence, pair.start())
         # its own clause says what the question asks, or the sentence does more than in passing
-        # ("jobs lost when the station was automated": "after which its staff of 23 was cut to 5")
+        # ("jobs lost when the pit was sold": "after which its workforce of 230 was cut to 90")
         if max(overlap(question, sentence[a:b]) + 1, overlap(question, sentence) - 1) >= 2:
             now, was = value_of(pair.group("new") or pair.group("new2")), value_of(pair.group("old") or pair.group("old2"))
             if now is not None and was is not None:
@@ -300,8 +300,8 @@ EACH_GAVE = re.compile(r"\bhow much did each (?P<den>[a-z]+)\b", re.IGNORECASE)
 
 
 def average_each(question: str, sentence: str) -> Reading | None:
-    """total / count for "on average, how much did each subscriber give": the sentence counts
-    the question's givers ("410 subscribers") and a sum of money ("who gave £615 in all")."""
+    """total / count for "on average, how much did each parishioner give": the sentence counts
+    the question's givers ("240 parishioners") and a sum of money ("who gave £600 in all")."""
     m = EACH_GAVE.search(question)
     if m is None or not re.search(r"\baverage\b", question, re.IGNORECASE):
         return None
@@ -313,7 +313,7 @@ def average_each(question: str, sentence: str) -> Reading | None:
     return Reading("ratio", f"{num_text(paid[0].value)} / {num_text(den[0].value)}", sentence, 2)
 
 
-# "signed from Denholme in 1949 for £4,500; he was sold to Aldwick in 1954 for £12,000"
+# "signed from Plover in 1948 for £2,000; he was sold to Harrow in 1953 for £5,500"
 BOUGHT_FOR = re.compile(rf"\b(?:bought|signed|purchased|acquired)\b[^.;]*?\bfor [£$€](?P<n>{NUM})", re.IGNORECASE)
 SOLD_FOR = re.compile(rf"\bsold\b[^.;]*?\bfor [£$€](?P<n>{NUM})", re.IGNORECASE)
 
@@ -395,7 +395,7 @@ def remainder(question: str, sentence: str, earlier: list[str]) -> Reading | Non
         unit = unit_after(sentence, found[0].end) if len(found) == 1 else ""
         told = [c for e in earlier for c in counts(e) if unit and unit_after(e, c.end) == unit]
         if told and told[-1].value > found[0].value:
-            # "The council has 15 seats. ... X won 9 seats and Y the rest": the whole told before
+            # "The board has 12 seats. ... X won 7 seats and Y the rest": the whole told before
             whole, parts = told[-1], found
     asked = overlap(question, rest)
     # "45 are let to tenants from the town and the rest to tenants from the villages": a rest clause
@@ -415,11 +415,10 @@ def remainder(question: str, sentence: str, earlier: list[str]) -> Reading | Non
     return Reading("remainder", expression, sentence, asked)
 
 
-# "with 22 men aboard: a crew of 13 and the scientific party": a whole, a colon, then its parts
 def listed(question: str, sentence: str) -> Reading | None:
     """whole - (a + ...) where a count is followed by a list of its parts after a colon and the
-    question asks for the one part the list gives no count ("22 men aboard: a crew of 13 under
-    Captain Orr, and the scientific party" for "how many men made up the scientific party")."""
+    question asks for the one part the list gives no count ("30 men aboard: a crew of 18 under
+    Captain Pell, and the survey party" for "how many men made up the survey party")."""
     if not re.search(r"\bhow many\b", question, re.IGNORECASE):
         return None
     for colon in re.finditer(r":", sentence):
@@ -431,7 +430,7 @@ def listed(question: str, sentence: str) -> Reading | None:
         items = [i.strip(" .") for i in re.split(r",\s*(?:and\s+)?|\s+and\s+", sentence[colon.end() : end if end > 0 else None])]
         items = [i for i in items if i and not re.match(r"(?:under|with|led|by|of|from|in|at|on)\b", i, re.IGNORECASE)]
         numbered = [c.value for i in items for c in counts(i)[:1]]
-        bare = [i for i in items if not counts(i) and not i[:1].isupper()]  # "Captain Orr" is no part
+        bare = [i for i in items if not counts(i) and not i[:1].isupper()]  # "Captain Pell" is no part
         if len(bare) != 1 or not numbered or whole.value <= sum(numbered) or overlap(question, bare[0]) < 1:
             continue
         # the question names the part, or the whole's unit too where the part is one word
@@ -457,8 +456,8 @@ TOTAL_CUE = re.compile(r"\b(?:counting|including|in all|in total|all told|altoge
 
 def money_total(question: str, sentence: str) -> Reading | None:
     """a + b for "how much did X spend in all, including the purchase": two sums of money of
-    one clause chain, joined by "and" ("bought it for £850 in 1963 and spent £41,000 restoring
-    it"), in a sentence that says what the question asks."""
+    one clause chain, joined by "and" ("bought the mill for £900 in 1970 and spent £12,500
+    restoring it"), in a sentence that says what the question asks."""
     if not TOTAL_CUE.search(question) or not re.search(r"\bhow much\b", question, re.IGNORECASE):
         return None
     paid = [c for c in counts(sentence) if sentence[c.start] in CURRENCY]
@@ -491,13 +490,13 @@ def total(question: str, sentence: str, earlier: list[str] | None = None) -> Rea
         # "a further" says what it adds to; a bare "and N" only where the question names the
         # added count's own clause ("counting the pattern shop")
         said = not bare or overlap(question, m.group(0) + sentence[m.end() : clause_at(sentence, m.end())[1]])
-        # "bought for £4,200 and refitted for a further £1,750" tells a cost without the word
+        # "bought for £2,100 and refitted for a further £650" tells a cost without the word
         paid = m.start("n") > 0 and sentence[m.start("n") - 1] in "£$€"
         if paid and not re.search(r"\bhow much\b", question, re.IGNORECASE):
             continue  # a sum of money answers no "how many"
         fit = overlap(question, sentence) + int(paid and bool(MONEY_ASKED.search(question)))
         if earlier and re.match(rf"(?:{NUM}|they|these|both)\b", sentence, re.IGNORECASE):
-            # "Thirty were built ..., and a further twelve": the subject is the sentence before's
+            # "Eight were built ..., and a further four": the subject is the sentence before's
             fit = max(fit, overlap(question, f"{earlier[-1]} {sentence}") - 1)
         if added is None or not before or not said or fit < 2:
             continue
@@ -694,7 +693,7 @@ def all_but(question: str, sentence: str, sents: list[str]) -> Reading | None:
         return None
     fronted = ALL_BUT_FRONTED.search(sentence)
     if fronted:
-        # "of the 14 men aboard, all but three were rescued"
+        # "of the 16 men aboard, all but four were saved"
         part, whole = value_of(fronted.group("m")), value_of(fronted.group("n"))
         if part is None or whole is None or whole <= part or not set(terms(fronted.group("noun"))) & set(terms(question)):
             return None
@@ -892,11 +891,11 @@ def span(body: str, sents: list[str]) -> Reading | None:
     subject = set(terms(split[0])) if split else set()
     for i, s in enumerate(sents):
         for m in RANGE.finditer(s):
-            # the clause the range's second year stands in too ("Between 1875 and | 1888 she ...")
+            # the clause the range's second year stands in too ("Between 1890 and | 1898 she ...")
             a, b = clause_at(s, m.start())[0], max(clause_at(s, m.start())[1], clause_at(s, m.end() - 1)[1])
             said = set(terms(s[a:b])) | set(terms(subject_of(sents, i, m.start()) or ""))
             fronted = PRONOUN_AFTER.match(s, m.end())
-            if fronted:  # "Between 1875 and 1888 she worked on ...": the range before its subject
+            if fronted:  # "Between 1890 and 1898 she worked on ...": the range before its subject
                 said |= set(terms(antecedent_of(sents, i, fronted.start(1), fronted.group(1)) or ""))
             opening = s[a:b].split()[:1]
             if a > 1 and opening and opening[0].islower() and inflected_verb(opening[0], ing=False, present=False):
@@ -963,8 +962,8 @@ OF_WHICH = re.compile(
 
 
 def percent_of_which(question: str, sents: list[str]) -> Reading | None:
-    """part / whole * 100 for "what percentage of the items lent were e-books" where one phrase
-    gives both: "lent 200,000 items, of which 50,000 were e-books"."""
+    """part / whole * 100 for "what percentage of the visitors were children" where one phrase
+    gives both: "welcomed 80,000 visitors, of which 20,000 were children"."""
     q = PERCENT_QUESTION.match(question)
     if q is None:
         return None

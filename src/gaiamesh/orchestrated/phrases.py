@@ -42,7 +42,7 @@ def split_subject(clause: str) -> tuple[str, str] | None:
         if words[i][:1].isupper():
             continue  # a capitalised word inside a clause is a name's ("the Harrow Club voted")
         if _reduced_relative(words[:i]) and "VERB" in following:
-            continue  # "the money Ann raised came from ...": a relative clause inside the subject
+            continue  # "the land Ada bought was woodland": a relative clause inside the subject
         return " ".join(words[:i]), " ".join(words[i:])
     return None
 

@@ -136,8 +136,8 @@ def best_span(
     def overlap_of(text: str, verb: int = 1) -> float:
         # the query's words or their paraphrases ("died": "until his death in 1888"); in a
         # whole clause the query's own past verb may count ``verb`` times: it names the event
-        # the year dates ("when the book was published" in "worked on the survey until 1880;
-        # the book was published in 1884")
+        # the year dates ("when the report was printed" in "surveyed the dunes until 1880;
+        # the report was printed in 1884")
         got = set(terms(text))
         return sum((weight or {}).get(t, 1.0) * (verb if t in verbs else 1) for t in plain & got) + 0.5 * len(said & got)
 
