@@ -83,20 +83,23 @@ keys: images
 
 # The stack stays up (make down stops it); the bundled task (TASK) runs through the API and its
 # metrics.json and run_artifacts.tar.gz land in RESULTS_DIR (./results).
+# TASK=path/to/folder runs a task folder of yours (doc.txt + ground_truth.json) instead.
 up: env images dirs keys
 	@scripts/check-ports.py
-	docker compose up -d --wait
+	scripts/stack-up.sh
 	docker compose exec -T network gaiamesh submit --url http://127.0.0.1:8080 --out /results
 	@scripts/where.sh
 
 up-wide: env images dirs keys
 	@scripts/check-ports.py --wide
-	docker compose --profile wide up -d --wait
+	scripts/stack-up.sh --profile wide
 	docker compose exec -T network gaiamesh submit --url http://127.0.0.1:8080 --out /results
 	@scripts/where.sh
 
+# Every container of the project, whatever profiles started it (wide, orchestrated, ...).
 down:
-	docker compose --profile wide down --remove-orphans $(if $(VOLUMES),--volumes,)
+	docker compose $$(docker compose config --profiles | sed 's/^/--profile /') down --remove-orphans \
+		$(if $(VOLUMES),--volumes,)
 
 test: setup dirs keys lint
 	$(BIN)/pytest -ra --durations=15
@@ -110,7 +113,9 @@ test-e2e: venv
 test-integration: setup dirs keys
 	$(BIN)/pytest -ra tests/integration
 
-# Protocol comparison on the compose stack (PROTOCOLS=..., REPEAT=N to narrow it).
+# Protocol comparison on its own compose stack (ports BENCH_SERVICE_PORT=8090, BENCH_HOST_PORT_PREFIX=91):
+# every protocol on the first LIMIT=4 tasks once (about 10 min on 2 cores); FULL=1 is every task
+# 3 times; PROTOCOLS=json,a2a LIMIT=N REPEAT=N OUT=folder set it by hand. Results in bench/compose/.
 bench: setup dirs keys
 	scripts/bench-compose.sh
 
@@ -118,7 +123,7 @@ bench: setup dirs keys
 # KILL, EVERY, LIMIT (tasks), GRACE narrow it; results in bench/failstorm-compose/.
 bench-failstorm: env images dirs keys
 	@scripts/check-ports.py --wide
-	docker compose --profile wide up -d --wait
+	scripts/stack-up.sh --profile wide
 	set -a && . ./.env && set +a && $(BIN)/gaiamesh bench-failstorm --compose gaiamesh \
 		--url "http://127.0.0.1:$${SERVICE_PORT:-8080}" --results "$${RESULTS_DIR:-results}" \
 		--kill $${KILL:-3} --every $${EVERY:-15} --grace $${GRACE:-10} --limit $${LIMIT:-0} \

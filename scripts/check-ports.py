@@ -66,17 +66,22 @@ def taken(port: int) -> bool:
 def main() -> int:
     env = {**dotenv(Path(".env")), **os.environ}
     wide = "--wide" in sys.argv
+    # `make bench` runs its own stack on its own ports, moved by its own variables (in the
+    # environment: `BENCH_SERVICE_PORT=8190 make bench`)
+    bench = "--bench" in sys.argv
+    service_var, prefix_var = ("BENCH_SERVICE_PORT", "BENCH_HOST_PORT_PREFIX") if bench else ("SERVICE_PORT", "HOST_PORT_PREFIX")
+    where = "in the environment (make bench's own ports)" if bench else "in .env"
     prefix = env.get("HOST_PORT_PREFIX", "90")
-    wanted = {int(env.get("SERVICE_PORT", "8080")): "SERVICE_PORT (the network service's API and page)"}
+    wanted = {int(env.get("SERVICE_PORT", "8080")): f"{service_var} (the network service's API and page)"}
     for n in range(8 if wide else 4):
-        wanted[int(f"{prefix}0{n}")] = f"HOST_PORT_PREFIX (agents publish on {prefix}00-{prefix}0{7 if wide else 3})"
+        wanted[int(f"{prefix}0{n}")] = f"{prefix_var} (agents publish on {prefix}00-{prefix}0{7 if wide else 3})"
     if "orchestrated" in env.get("COMPOSE_PROFILES", "").split(","):
         for n in ("08", "09", "10"):  # the orchestrated team (compose profile `orchestrated`)
-            wanted[int(f"{prefix}{n}")] = f"HOST_PORT_PREFIX (the orchestrated team publishes on {prefix}08-{prefix}10)"
+            wanted[int(f"{prefix}{n}")] = f"{prefix_var} (the orchestrated team publishes on {prefix}08-{prefix}10)"
     mine = ours()
     bad = [(p, why) for p, why in sorted(wanted.items()) if p not in mine and taken(p)]
     for port, why in bad:
-        print(f"port 127.0.0.1:{port} is taken by {holder(port)}; set {why} in .env to move it", file=sys.stderr)
+        print(f"port 127.0.0.1:{port} is taken by {holder(port)}; set {why} {where} to move it", file=sys.stderr)
     return 1 if bad else 0
 
 

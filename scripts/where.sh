@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# After `make up`: where the results, the API and the login URL are.
+# After `make up`: where the results, the API and the login URL are, and commands that work
+# when pasted (the `gaiamesh` command lives in the network container; on the host it is
+# .venv/bin/gaiamesh after `make setup`).
 set -euo pipefail
 val() { grep -E "^$1=" .env 2>/dev/null | tail -1 | cut -d= -f2-; }
 port="${SERVICE_PORT:-$(val SERVICE_PORT)}"; port="${port:-8080}"
 key="${GAIAMESH_ACCESS_KEY:-$(val GAIAMESH_ACCESS_KEY)}"
 results="${RESULTS_DIR:-$(val RESULTS_DIR)}"; results="${results:-./results}"
+other="$(ls tasks | grep -v -x -e solar-farm -e README.md | head -1)"
 cat <<EOT
 
 results:   $results/metrics.json, $results/run_artifacts.tar.gz (every run: $results/runs/<run id>/)
 API:       http://127.0.0.1:$port/openapi.json  (bearer token: GAIAMESH_ACCESS_KEY from .env)
 login URL: http://127.0.0.1:$port/?key=$key  (open it: the live page, logged in)
-The stack keeps running: \`gaiamesh submit\` (or POST /api/runs) starts more runs; \`make down\` stops it.
+The stack keeps running. More runs (any task under tasks/, or TASK=path/to/your/folder make up):
+  docker compose exec network gaiamesh submit --task $other --protocol a2a --out /results/$other
+Stop everything: make down
 EOT

@@ -8,7 +8,7 @@ from pathlib import Path
 from .llm import LLMClient, LLMError, LLMUsage, ModelUnreachable
 from .metrics import RunMetrics
 from .prompts import answer_prompt, clean_answer
-from .scoring import get_scorer
+from .scoring import score
 from .settings import Settings
 from .tasks import Task
 
@@ -43,7 +43,7 @@ async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
             "llm_ms": round(usage.llm_ms, 3),
             "elapsed_ms": round(elapsed, 3),
             "wall_ms": round(elapsed, 3),
-            **get_scorer(settings.scorer)(prediction, task.golds),
+            **score(settings.scorer, prediction, task.golds),
         }
     )
     metrics.write(out / "metrics.json")

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import re
 import statistics
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +34,7 @@ SUMMARY = [
 ]  # fmt: skip
 SCORES = ("network_share", "quality_score", "exact_match", "rouge_l", "gaia_match", "squad_em", "squad_f1")
 BASELINE = "baseline"
+_REPEAT = re.compile(r"^.+-(\d{1,4})$")  # <task id>-<repeat>, as `make bench` names a run
 
 console = Console()
 if not console.is_terminal:
@@ -125,9 +128,15 @@ def run_bench(
 def collect(root: Path) -> list[dict[str, Any]]:
     """Rows from every ``metrics.json`` under ``root`` (for runs made on the compose stack)."""
     rows = []
+    seen: Counter[tuple[str | None, ...]] = Counter()
     for path in sorted(root.rglob("metrics.json")):
-        repeat = int(path.parent.name.rsplit("-", 1)[-1]) if path.parent.name[-1:].isdigit() else 1
-        rows.append(_row(repeat, RunMetrics.read(path)))
+        metrics = RunMetrics.read(path)
+        # A run's repeat number: `make bench` names its folders <task>-<repeat>; any other folder
+        # (the service's runs/<run id>/, a user's own) counts the runs of each task and variant.
+        variant = (metrics.task_id, metrics.mode, metrics.strategy, metrics.protocol, metrics.ablated)
+        seen[variant] += 1
+        named = _REPEAT.match(path.parent.name)
+        rows.append(_row(int(named.group(1)) if named else seen[variant], metrics))
     return rows
 
 

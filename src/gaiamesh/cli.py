@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import re
 import signal
 import sys
 from pathlib import Path
@@ -38,7 +39,9 @@ def summary_table(metrics: RunMetrics, title: str = "run summary") -> Table:
     table.add_column("value", overflow="fold")
     for key in SUMMARY_KEYS:
         value = getattr(metrics, key)
-        if value is not None:
+        if key == "quality_score" and value is None:
+            table.add_row(key, "not scored (no gold answer)")
+        elif value is not None:
             table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
     return table
 
@@ -151,15 +154,17 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     from .service.models import RunRequest
 
     settings = _settings(args)
-    url = (args.url or f"http://{settings.service_host}:{settings.service_port}").rstrip("/")
+    host = "127.0.0.1" if settings.service_host in ("0.0.0.0", "::", "") else settings.service_host  # a bind-all address
+    url = (args.url or f"http://{host}:{settings.service_port}").rstrip("/")
     if not settings.access_key:
         errors.print("[red]submit:[/red] GAIAMESH_ACCESS_KEY is not set (it is in .env after make setup)")
         return 2
-    document = Path(args.document).read_text(encoding="utf-8") if args.document else None
-    request = RunRequest(
-        task=None if document is not None else (args.task or "solar-farm"), document=document,
-        question=args.question, protocol=args.protocol, routing=args.routing,
-    )  # fmt: skip
+    source = _submit_source(args, settings)
+    if args.question and source.get("question") not in (None, args.question):
+        source.pop("answers", None)  # the folder's gold answers its own question, not this one
+    options = {"question": args.question, "answer": args.answer, "protocol": args.protocol, "routing": args.routing,
+               "strategy": args.strategy, "run_timeout": args.run_timeout}  # fmt: skip
+    request = RunRequest.model_validate(source | {k: v for k, v in options.items() if v is not None})
     try:
         run, metrics = submit(url, settings.access_key, request, progress=console.print)
         if args.out and metrics is not None:
@@ -178,6 +183,34 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         f"API {url}/openapi.json"
     )
     return 0 if metrics.status == "ok" else 1
+
+
+def _submit_source(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    """What ``submit`` asks the service to run: a text file (``--document``), a task folder of
+    this machine (``--task PATH``, or ``TASK``, the folder ``make up`` mounts) sent as its
+    document, question and gold answers, or the name of a task bundled with the service."""
+    if args.document:
+        path = Path(args.document)
+        if not path.is_file():
+            raise TaskError(f"--document {path}: no such file")
+        try:
+            return {"document": path.read_text(encoding="utf-8"), "name": _name(path.stem)}
+        except UnicodeDecodeError as exc:
+            raise TaskError(f"--document {path} is not UTF-8 text ({exc.reason})") from exc
+    folder = Path(args.task) if args.task else settings.task
+    if folder.is_dir():
+        task = load_task(folder, None if args.task else settings.task_label)
+        return {"document": task.doc, "question": task.question, "name": _name(task.task_id),
+                "answers": list(task.golds) or None}  # fmt: skip
+    if args.task and ("/" in args.task or args.task.startswith(".")):
+        raise TaskError(f"--task {args.task}: no such task folder")
+    return {"task": args.task or folder.name}  # a bundled task's name
+
+
+def _name(text: str) -> str | None:
+    """A run name from a file or folder name (the characters a task id may have)."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-._")[:100]
+    return cleaned or None
 
 
 def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
@@ -554,12 +587,17 @@ def build_parser() -> argparse.ArgumentParser:
     api.set_defaults(func=_cmd_serve)
 
     sb = sub.add_parser("submit", help="start a run on a running network service and follow it live")
-    sb.add_argument("--task", help="a bundled task's name (default solar-farm)")
-    sb.add_argument("--document", help="a text file to ask about instead of a bundled task")
-    sb.add_argument("--question", help="the question (needed with --document)")
+    sb.add_argument("--task", help="a task folder (doc.txt + ground_truth.json) or a bundled task's name "
+                    "(default: TASK, the folder make up mounts)")  # fmt: skip
+    sb.add_argument("--document", help="a text file to ask about instead of a task")
+    sb.add_argument("--question", help="the question (needed with --document; replaces a task's)")
+    sb.add_argument("--answer", help="the right answer, to score the run (without one it is not scored)")
     sb.add_argument("--url", help="the service (default http://SERVICE_HOST:SERVICE_PORT)")
     sb.add_argument("--out", help="also download the archive and metrics.json into this folder")
-    common(sb)
+    sb.add_argument("--protocol", help="wire protocol (default: the service's PROTOCOL)")
+    sb.add_argument("--strategy", choices=list(STRATEGY_TOOLS), help="the team that answers (default: STRATEGY)")
+    sb.add_argument("--routing", help="broadcast | topic | share | auto (default: ROUTING)")
+    sb.add_argument("--run-timeout", dest="run_timeout", type=float, help="seconds the run may take (default: RUN_TIMEOUT)")
     sb.set_defaults(func=_cmd_submit)
 
     srv = sub.add_parser("serve-model", help="serve the bundled model over the Ollama API")

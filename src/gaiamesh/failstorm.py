@@ -106,9 +106,11 @@ def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> d
 
     def quality(phase: str) -> tuple[float, float, int]:
         ms = [r.metrics for r in runs if r.phase == phase and r.metrics is not None]
-        if not ms:
-            return 0.0, 0.0, 0
-        return statistics.fmean(m.quality_score for m in ms), statistics.fmean(m.exact_match for m in ms), len(ms)
+        scored = [m for m in ms if m.scored]  # a task without a gold answer is left out of the means
+        if not scored:
+            return 0.0, 0.0, len(ms)
+        q = statistics.fmean(m.quality_score or 0.0 for m in scored)
+        return q, statistics.fmean(m.exact_match or 0 for m in scored), len(ms)
 
     calm_q, calm_em, _ = quality("calm")
     storm_q, storm_em, n_storm = quality("storm")
@@ -284,8 +286,8 @@ async def failstorm(
         "kills": [asdict(k) for k in kills],
         "runs": [
             {"phase": r.phase, "task_id": r.task_id, "status": r.metrics.status if r.metrics else "none",
-             "quality_score": r.metrics.quality_score if r.metrics else 0.0,
-             "exact_match": r.metrics.exact_match if r.metrics else 0,
+             "quality_score": r.metrics.quality_score if r.metrics else None,
+             "exact_match": r.metrics.exact_match if r.metrics else None,
              "ended_s": round(r.frames[-1][0], 3) if r.frames else None}
             for r in runs
         ],  # fmt: skip

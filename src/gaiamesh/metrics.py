@@ -202,12 +202,15 @@ class RunMetrics(BaseModel):
     elapsed_ms: float = 0.0
     wall_ms: float = 0.0
     network_share: float | None = None
-    quality_score: float = 0.0
-    exact_match: int = 0
-    rouge_l: float = 0.0
-    gaia_match: int = 0
-    squad_em: int = 0
-    squad_f1: float = 0.0
+    # The scores: null when the run has no gold answer to score against (unscored is not wrong:
+    # such a run is left out of every mean). A run that has a gold answer but ended without an
+    # answer scores 0.
+    quality_score: float | None = None
+    exact_match: int | None = None
+    rouge_l: float | None = None
+    gaia_match: int | None = None
+    squad_em: int | None = None
+    squad_f1: float | None = None
     frames: int = 0
     agents: dict[str, AgentMetrics] = Field(default_factory=dict)
 
@@ -221,6 +224,11 @@ class RunMetrics(BaseModel):
     @classmethod
     def read(cls, path: Path) -> RunMetrics:
         return cls.model_validate_json(path.read_bytes())
+
+    @property
+    def scored(self) -> bool:
+        """Whether the run had a gold answer to score against."""
+        return self.quality_score is not None
 
     @classmethod
     def columns(cls) -> list[str]:

@@ -30,8 +30,8 @@ from .core import Outcome, RelayCore
 from .frames import Announcement
 from .metrics import FrameLog, FrameRecord, RunMetrics, fold_log
 from .protocols import get_adapter
-from .scoring import get_scorer
-from .settings import AgentSpec, Settings
+from .scoring import score
+from .settings import STRATEGY_TOOLS, AgentSpec, Settings
 from .tasks import Task
 
 Reporter = Callable[[str], None]
@@ -67,6 +67,44 @@ def subprotocol(protocol: str) -> Subprotocol:
 class ConnectError(RuntimeError):
     """An agent did not accept the relay's connection before the deadline, or is not the agent
     the configuration names."""
+
+
+PRESENCE_TIMEOUT_S = 5.0  # how long a name lookup may take before an optional agent counts as absent
+
+
+async def present(specs: list[AgentSpec]) -> list[AgentSpec]:
+    """The agents a run can use: every required one, and each optional one (``?`` in AGENTS)
+    whose host name resolves, i.e. whose compose profile is on."""
+
+    async def here(spec: AgentSpec) -> bool:
+        if not spec.optional:
+            return True
+        try:
+            async with asyncio.timeout(PRESENCE_TIMEOUT_S):
+                await asyncio.get_running_loop().getaddrinfo(spec.host, spec.port)
+        except (OSError, TimeoutError):
+            return False
+        return True
+
+    found = await asyncio.gather(*(here(s) for s in specs))
+    return [s for s, ok in zip(specs, found, strict=True) if ok]
+
+
+def missing_team(settings: Settings, configured: list[AgentSpec], here: list[AgentSpec]) -> str | None:
+    """Why the agents ``here`` cannot answer with the run's strategy: a tool of its team that
+    ``AGENTS`` lists (as optional agents) has none running. In words that say how to start
+    them; None when every listed tool has an agent."""
+    tools = {s.tool for s in here}
+    listed = {s.tool for s in configured}
+    missing = [t for t in STRATEGY_TOOLS[settings.strategy] if t in listed and t not in tools]
+    if not missing:
+        return None
+    return (
+        f"the {settings.strategy} strategy needs agents with the tools {', '.join(missing)}, and none is "
+        f"running: start them with the compose profile '{settings.strategy}' (docker compose --profile "
+        f"{settings.strategy} up -d, or COMPOSE_PROFILES={settings.strategy} in .env before make up), "
+        "or ask for another strategy"
+    )
 
 
 def write_frames(ws: ClientConnection, blobs: list[bytes]) -> None:
@@ -130,16 +168,6 @@ class MeshNetwork:
         self.storage_error: str | None = None  # the frame log could not be written: the run ends
 
     # --- connecting ------------------------------------------------------------------------
-    async def _present(self, spec: AgentSpec) -> bool:
-        """An optional agent is present when its host name resolves (its compose profile is on)."""
-        if not spec.optional:
-            return True
-        try:
-            await asyncio.get_running_loop().getaddrinfo(spec.host, spec.port)
-        except OSError:
-            return False
-        return True
-
     async def _connect_one(
         self, spec: AgentSpec, deadline: float
     ) -> tuple[ClientConnection, Announcement | None]:
@@ -332,8 +360,8 @@ class MeshNetwork:
         except OSError as exc:
             raise StorageError(f"cannot write the run's results in {self.out_dir}: {exc}") from exc
         self._wall0 = time.monotonic()
-        present = await asyncio.gather(*(self._present(s) for s in self.specs))
-        self.specs = [s for s, here in zip(self.specs, present, strict=True) if here]
+        configured, self.specs = self.specs, await present(self.specs)
+        absent = missing_team(self.settings, configured, self.specs)
         core = self.core = RelayCore(
             self.run_id,
             self.adapter,
@@ -346,6 +374,8 @@ class MeshNetwork:
         )
         try:
             try:
+                if absent is not None:  # ended now, not after RUN_TIMEOUT with nobody to answer
+                    raise ConnectError(absent)
                 await self._connect(core)
             except ConnectError as exc:
                 self._apply(core.fail("connect_failed", str(exc), time.monotonic()))
@@ -400,7 +430,7 @@ class MeshNetwork:
             status, error, final = "storage_error", self.storage_error, None
             totals = fold_log(self.out_dir / "frames.jsonl")
         prediction = final.payload.answer if final else ""
-        scores = get_scorer(self.settings.scorer)(prediction, self.task.golds) if final else {}
+        scores = score(self.settings.scorer, prediction, self.task.golds)
         elapsed_ms = core.elapsed_ms(now)
         metrics = RunMetrics.model_validate(
             {

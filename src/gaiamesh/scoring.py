@@ -142,6 +142,14 @@ def squad_scorer(prediction: str, answers: str | Sequence[str]) -> dict[str, flo
 SCORERS: dict[str, Scorer] = {"em_rouge": default_scorer, "gaia": gaia_scorer, "squad": squad_scorer}
 
 
+def score(name: str, prediction: str, answers: Sequence[str]) -> dict[str, float]:
+    """The scores of ``prediction`` by the scorer ``name``; none at all when there is no gold
+    answer (an unscored run, not a wrong one). A run that ended without an answer scores 0."""
+    if not any(a.strip() for a in answers):
+        return {}
+    return get_scorer(name)(prediction, [a for a in answers if a.strip()])
+
+
 def get_scorer(name: str) -> Scorer:
     try:
         return SCORERS[name]

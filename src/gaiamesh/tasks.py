@@ -1,6 +1,6 @@
 """Task folders: ``doc.txt`` plus ``ground_truth.json`` = ``{"question": ..., "answer": ...}``;
 ``"answers": [...]`` may list several gold answers (scores take the best), with or without
-``"answer"`` (then the first of them)."""
+``"answer"`` (then the first of them). A question with no gold answer is run and not scored."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ class Task:
 
     @property
     def golds(self) -> tuple[str, ...]:
-        """The gold answers to score against (at least ``answer``)."""
-        return self.answers or (self.answer,)
+        """The gold answers to score against (none: the run is not scored)."""
+        return self.answers or ((self.answer,) if self.answer.strip() else ())
 
 
 def load_task(path: str | Path, label: str | None = None) -> Task:
@@ -62,10 +62,10 @@ def load_task(path: str | Path, label: str | None = None) -> Task:
     if not isinstance(listed, list) or not all(_scalar(a) for a in listed):
         raise TaskError(f"task {folder}: ground_truth.json 'answers' must be a list of non-empty answers")
     answers = [str(a).strip() for a in ([truth["answer"]] if _scalar(truth.get("answer")) else []) + listed]
-    if not answers:
-        raise TaskError(f"task {folder}: ground_truth.json needs a non-empty 'answer' (or 'answers')")
-    golds = tuple(dict.fromkeys(answers))
-    return Task(task_id, doc, str(truth["question"]).strip(), golds[0], folder,
+    if truth.get("answer") is not None and not isinstance(truth["answer"], str) and not answers:
+        raise TaskError(f"task {folder}: ground_truth.json 'answer' must be text or a number")
+    golds = tuple(dict.fromkeys(answers))  # none: the question is asked, and its runs are not scored
+    return Task(task_id, doc, str(truth["question"]).strip(), golds[0] if golds else "", folder,
                 answers=golds if len(golds) > 1 else ())  # fmt: skip
 
 

@@ -88,10 +88,10 @@ def test_baseline_is_scored_the_same_way(tmp_path: Path, model_server: str) -> N
 
 def test_bad_task_fails_before_anything_starts(tmp_path: Path) -> None:
     (tmp_path / "doc.txt").write_text("text")
-    (tmp_path / "ground_truth.json").write_text('{"question": "q", "answer": ""}')
+    (tmp_path / "ground_truth.json").write_text('{"question": " ", "answer": "a"}')
     proc = gaiamesh("run", str(tmp_path), "--out", str(tmp_path / "out"), timeout=60)
     assert proc.returncode == 2
-    assert "ground_truth.json needs a non-empty 'answer'" in proc.stderr
+    assert "ground_truth.json needs a non-empty 'question'" in proc.stderr
     assert not (tmp_path / "out").exists()
 
 

@@ -32,7 +32,7 @@ def test_bundled_tasks_all_load() -> None:
         ("doc", None, "missing ground_truth.json"),
         ("doc", "{oops", "not valid JSON"),
         ("doc", ["q", "a"], "must be an object"),
-        ("doc", {"question": "q", "answer": "  "}, "non-empty 'answer'"),
+        ("doc", {"question": "q", "answer": ["a"]}, "'answer' must be text or a number"),
         ("doc", {"answer": "a"}, "non-empty 'question'"),
         ("   ", {"question": "q", "answer": "a"}, "doc.txt is empty"),
     ],
@@ -47,6 +47,12 @@ def test_bad_task_folders_get_precise_errors(
 def test_missing_folder(tmp_path: Path) -> None:
     with pytest.raises(TaskError, match="does not exist"):
         load_task(tmp_path / "nope")
+
+
+@pytest.mark.parametrize("truth", [{"question": "q"}, {"question": "q", "answer": "  "}, {"question": "q", "answers": []}])
+def test_a_question_without_gold_answer_is_a_task_whose_runs_are_not_scored(tmp_path: Path, truth: object) -> None:
+    task = load_task(make(tmp_path, "doc", truth))
+    assert (task.question, task.answer, task.golds) == ("q", "", ())
 
 
 def test_numeric_answer_is_text(tmp_path: Path) -> None:

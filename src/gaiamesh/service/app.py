@@ -11,6 +11,7 @@ from importlib.metadata import version
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
@@ -63,6 +64,14 @@ def create_app(settings: Settings) -> FastAPI:
     async def refused(request: Request, exc: RunRefused) -> JSONResponse:
         return JSONResponse(status_code=exc.status, content={"detail": str(exc)})
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's shape (a list of {loc, msg, type}), with pydantic's "Value error, " prefix
+        # taken off the project's own messages.
+        errors = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")).removeprefix("Value error, "),
+                   "type": e.get("type", "")} for e in exc.errors()]  # fmt: skip
+        return JSONResponse(status_code=422, content={"detail": errors})
+
     @app.exception_handler(sqlite3.OperationalError)
     async def store_failed(request: Request, exc: sqlite3.OperationalError) -> JSONResponse:
         # A full or unwritable results folder under the store: say so; the service stays up.
@@ -98,6 +107,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/api/runs", status_code=202)
     async def submit(body: RunRequest, who: Who) -> RunView:
+        await service().runs.check_team(body)
         return service().submit(who, body)
 
     @app.get("/api/runs")
@@ -145,6 +155,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/api/sessions", status_code=201)
     async def create_session(body: SessionRequest, who: Who) -> SessionCreated:
+        await service().runs.check_team(body)
         return service().create_session(who, body)
 
     @app.get("/api/sessions")

@@ -79,9 +79,16 @@ class Authority:
         except jwt.ExpiredSignatureError as exc:
             raise AuthError("session token expired: start a new session") from exc
         except jwt.InvalidSignatureError as exc:
-            raise AuthError("session token signature is invalid") from exc
+            raise AuthError(
+                "session token signature is invalid: this service did not issue it (or its "
+                "GAIAMESH_SESSION_SECRET changed since); start a new session"
+            ) from exc
         except jwt.InvalidTokenError as exc:
-            raise AuthError(f"not an access key or a valid session token ({exc})") from exc
+            # The library's own words ("Not enough segments") say nothing to a user: say what to send.
+            raise AuthError(
+                "not an access key or a valid session token: send GAIAMESH_ACCESS_KEY from .env "
+                "(or a token this service issued for a session) as 'Authorization: Bearer ...'"
+            ) from exc
         if claims.get("scope") == LOGIN_SCOPE:
             return Principal(None)
         if claims.get("scope") != SCOPE:

@@ -82,8 +82,14 @@ def save_artifacts(url: str, key: str, run_id: str, out: Path) -> Path:
 
 
 def _detail(r: httpx.Response) -> str:
+    """The service's reason, in words: its message, or each invalid field and what is wrong."""
     try:
         detail = r.json().get("detail")
     except (json.JSONDecodeError, AttributeError):
         return r.text[:300]
+    if isinstance(detail, list) and all(isinstance(d, dict) for d in detail):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in d.get('loc', []) if p != 'body') or 'request'}: {d.get('msg', '')}"
+            for d in detail
+        )
     return detail if isinstance(detail, str) else json.dumps(detail)

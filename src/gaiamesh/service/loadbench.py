@@ -64,8 +64,14 @@ def batch(url: str, key: str, tasks: list[str]) -> dict[str, Any]:
         "runs_per_min": round(60 * len(runs) / wall, 2),
         "median_run_s": round(statistics.median(latency), 2),
         "max_run_s": round(max(latency), 2),
-        "quality": round(statistics.fmean(r["metrics"]["quality_score"] for r in runs if r["metrics"]), 3),
+        "quality": _mean([r["metrics"]["quality_score"] for r in runs if r["metrics"]]),
     }
+
+
+def _mean(scores: list[float | None]) -> float | None:
+    """The mean of the scored runs' quality (a run without a gold answer has none)."""
+    known = [s for s in scores if s is not None]
+    return round(statistics.fmean(known), 3) if known else None
 
 
 def run_concurrency_bench(settings: Settings, levels: list[int], tasks: list[str], out: Path) -> dict[str, Any]:

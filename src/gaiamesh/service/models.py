@@ -31,7 +31,12 @@ class Source(BaseModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> Source:
-        if (self.task is None) == (self.document is None):
+        if self.task is None and self.document is None:
+            raise ValueError(
+                "nothing to run: give 'task' (the name of a bundled task, e.g. \"solar-farm\") or 'document' "
+                "(the text to ask about, with a 'question')"
+            )
+        if self.task is not None and self.document is not None:
             raise ValueError("give either 'task' (a bundled task name) or 'document', not both")
         return self
 
@@ -48,13 +53,23 @@ class RunOptions(BaseModel):
         default=None, ge=0, le=3600,
         description="seconds the run waits for a tool whose agents are all down (default: REJOIN_GRACE)",
     )  # fmt: skip
+    run_timeout: float | None = Field(
+        default=None, gt=0, le=86400, description="seconds the run may take before it ends `timeout` (default: RUN_TIMEOUT)"
+    )
 
 
 class RunRequest(Source, RunOptions):
     """``POST /api/runs``: a task, or a document with a question."""
 
     question: str | None = Field(default=None, description="required with 'document'; overrides a task's")
-    answer: str | None = Field(default=None, description="ground truth to score against, if known")
+    answer: str | None = Field(
+        default=None, description="ground truth to score against, if known (without one the run is not scored)"
+    )
+    answers: list[str] | None = Field(default=None, description="several ground truths (scores take the best)")
+    name: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$",
+        description="what a run on a document is called in its metrics (task_id; default 'document')",
+    )  # fmt: skip
     history: list[Turn] | None = Field(default=None, description="earlier turns, for a follow-up question")
 
     @model_validator(mode="after")

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..artifacts import write_archive
 from ..metrics import FrameRecord, RunMetrics, Totals, fold_log, read_log
 from ..protocols import available
-from ..relay import AgentStatus, MeshNetwork, StorageError, Team
+from ..relay import AgentStatus, MeshNetwork, StorageError, Team, missing_team, present
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
 from .journals import follow, read_all
@@ -33,6 +33,7 @@ from .models import (
     MetricsEvent,
     NoteEvent,
     RunEvent,
+    RunOptions,
     RunRequest,
     RunState,
     RunView,
@@ -138,7 +139,10 @@ class RunManager:
             except TaskError as exc:
                 raise RunRefused(422, f"bundled task {request.task!r} is broken: {exc}") from exc
             if request.question and request.question != task.question:
-                task = Task(task.task_id, task.doc, request.question, request.answer or "", task.path)
+                task = Task(task.task_id, task.doc, request.question, "", task.path)  # the task's gold is not this one's
+            if request.answer is not None or request.answers:
+                answer, answers = _golds(request)
+                task = replace(task, answer=answer, answers=answers)
             return replace(task, history=tuple(request.history or ()))
         doc = request.document or ""
         size = len(doc.encode())
@@ -146,8 +150,17 @@ class RunManager:
             raise RunRefused(413, f"document is {size} bytes; MAX_DOC_BYTES is {self.settings.max_doc_bytes}")
         if not doc.strip():
             raise RunRefused(422, "the document is empty")
-        return Task("document", doc, str(request.question), request.answer or "", self.runs_dir,
-                    tuple(request.history or ()))  # fmt: skip
+        answer, answers = _golds(request)
+        return Task(request.name or "document", doc, str(request.question), answer, self.runs_dir,
+                    tuple(request.history or ()), answers)  # fmt: skip
+
+    async def check_team(self, options: RunOptions) -> None:
+        """Refuse now (409) a run whose strategy's agents are listed in AGENTS but not running
+        (their compose profile is off), instead of a run that waits for nobody until RUN_TIMEOUT."""
+        settings = self.settings.model_copy(update={"strategy": options.strategy or self.settings.strategy})
+        configured = settings.team_specs()
+        if configured and (why := missing_team(settings, configured, await present(configured))):
+            raise RunRefused(409, why)
 
     def submit(self, request: RunRequest, session_id: str | None = None) -> RunView:
         """Queue a run; raises :class:`RunRefused` (429 when the queue is full, 409 when no agent
@@ -167,7 +180,7 @@ class RunManager:
             )
         run_id = uuid.uuid4().hex[:16]
         options = {"protocol": request.protocol, "routing": request.routing, "strategy": request.strategy,
-                   "rejoin_grace": request.rejoin_grace}  # fmt: skip
+                   "rejoin_grace": request.rejoin_grace, "run_timeout": request.run_timeout}  # fmt: skip
         overrides = {k: v for k, v in options.items() if v is not None and v != ""}
         settings = self.settings.model_copy(update=overrides)
         if not settings.team_specs():  # refused now, not failed later inside a worker
@@ -393,6 +406,13 @@ def interrupted_metrics(row: sqlite3.Row, log: Path, settings: Settings) -> RunM
             "llm_ms": round(totals.llm_ms, 3),
         }
     )
+
+
+def _golds(request: RunRequest) -> tuple[str, tuple[str, ...]]:
+    """A request's gold answers as :class:`Task`'s ``answer`` and ``answers`` (none: the run
+    is not scored)."""
+    golds = tuple(dict.fromkeys(a.strip() for a in [request.answer or "", *(request.answers or [])] if a.strip()))
+    return (golds[0] if golds else ""), (golds if len(golds) > 1 else ())
 
 
 def _now() -> float:

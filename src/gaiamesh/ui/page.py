@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ConfigDict, Field
 from starlette.requests import HTTPConnection
@@ -185,6 +185,11 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
             )
         return templates.TemplateResponse(request, "run.html", base(request, who, page="runs", run=run))
 
+    @router.get("/favicon.ico")
+    async def favicon() -> FileResponse:
+        # browsers ask for it whatever the page links; the page's own icon (no 404 in the log)
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
     @router.post("/logout")
     async def logout() -> Response:
         response = RedirectResponse("/", status_code=303)
@@ -212,6 +217,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
 
     @router.post("/ui/sessions", status_code=201)
     async def new_session(body: SessionRequest, who: Who) -> Response:
+        await service().runs.check_team(body)
         created = service().create_session(who, body)
         return Response(status_code=201, headers={"HX-Redirect": f"/?session={created.id}"})
 
@@ -258,6 +264,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
     @router.post("/ui/runs", response_class=HTMLResponse)
     async def start(request: Request, body: Batch, who: Who) -> Response:
         svc = service()
+        await svc.runs.check_team(body)
         options = body.model_dump(exclude={"tasks"}, exclude_none=True)
         if len(body.tasks) == 1:
             svc.submit(who, RunRequest(task=body.tasks[0], **options))
@@ -318,8 +325,10 @@ def comparison(runs: list[RunView]) -> dict[str, Any]:
             groups.setdefault(f"{m.strategy or 'pipeline'} · {m.protocol}", []).append(m)
     labels = sorted(groups)
 
-    def mean(f: Callable[[Any], float]) -> list[float]:
-        return [round(statistics.fmean(f(m) for m in groups[g]), 4) for g in labels]
+    def mean(f: Callable[[Any], float | None]) -> list[float | None]:
+        # runs without a gold answer have no score: left out of the mean (None: nothing scored)
+        values = [[v for m in groups[g] if (v := f(m)) is not None] for g in labels]
+        return [round(statistics.fmean(v), 4) if v else None for v in values]
 
     return {
         "labels": labels,

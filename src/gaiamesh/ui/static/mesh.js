@@ -258,9 +258,16 @@
         this.note(text, /disconnected|failed|rejected|timed out/.test(text) ? "error" : /redelivered/.test(text) ? "warn" : "");
       }
       else if (e.kind === "state") {
-        this.status.textContent = e.state + (e.error ? ` (${e.error})` : "");
+        // a run that finished without an answer (timeout, agent_dead, ...) says how it ended
+        const failed = e.state === "finished" && this.outcome && this.outcome !== "ok";
+        this.status.textContent = (failed ? this.outcome : e.state) + (e.error ? ` (${e.error})` : "");
+        this.status.classList.toggle("error", Boolean(failed));
         this.root.dataset.state = e.state;
-        if (["finished", "cancelled", "interrupted"].includes(e.state)) this.ended = true;
+        if (["finished", "cancelled", "interrupted"].includes(e.state)) {
+          this.ended = true;
+          // the journal followed its newest line while the run was live; ended, it reads from its first
+          if (this.planView) this.planView.list.scrollTop = 0;
+        }
       } else if (e.kind === "metrics") this.metrics(e.metrics);
       else if (e.kind === "journal") this.journal(e.node_id, e.entry);
     }
@@ -272,11 +279,16 @@
     }
 
     metrics(m) {
+      this.outcome = m.status;
       this.answer.hidden = false;
       this.answer.replaceChildren();
       if (m.status === "ok") {
         this.answer.append("Answer: ", html("strong", m.prediction, "final-answer"));
-        if (m.answer) this.answer.append(` · right answer ${m.answer} · quality ${m.quality_score.toFixed(3)} · exact ${m.exact_match}`);
+        if (m.quality_score !== null && m.quality_score !== undefined) {
+          this.answer.append(` · right answer ${m.answer} · quality ${m.quality_score.toFixed(3)} · exact ${m.exact_match}`);
+        } else {
+          this.answer.append(" · not scored (no right answer given)");
+        }
       } else {
         this.answer.append(html("span", `The run ended ${m.status}: ${m.error || ""}`, "error"));
       }
@@ -387,7 +399,7 @@
       if (k === "agents") continue;
       const tr = html("tr");
       tr.dataset.key = k;
-      tr.append(html("th", k), html("td", v === null ? "" : Array.isArray(v) ? v.join(", ") : String(v)));
+      tr.append(html("th", k), html("td", v === null ? "–" : Array.isArray(v) ? v.join(", ") : String(v)));
       body.append(tr);
     }
     table.append(body);
