@@ -13,7 +13,8 @@ cat <<EOT
 results:   $results/metrics.json, $results/run_artifacts.tar.gz (every run: $results/runs/<run id>/)
 API:       http://127.0.0.1:$port/openapi.json  (bearer token: GAIAMESH_ACCESS_KEY from .env)
 login URL: http://127.0.0.1:$port/?key=$key  (open it: the live page, logged in)
-The stack keeps running. More runs (any task under tasks/, or TASK=path/to/your/folder make up):
-  docker compose exec network gaiamesh submit --task $other --protocol a2a --out /results/$other
-Stop everything: make down
+The stack keeps running. More runs (any task under tasks/; TASK=path/to/your/folder make up runs yours):
+  docker compose exec -T network gaiamesh submit --task $other --protocol a2a --out /results/$other
+Stop everything:
+  make down
 EOT

@@ -293,7 +293,7 @@ class RelayCore:
     def expire(self, now: float, timeout: float) -> Outcome:
         """``RUN_TIMEOUT`` passed without a final answer."""
         out = Outcome()
-        self._finish(out, now, "timeout", f"no final answer within RUN_TIMEOUT={timeout:.0f}s")
+        self._finish(out, now, "timeout", f"no final answer within RUN_TIMEOUT={timeout:g}s")
         return out
 
     def fail(self, status: str, error: str, now: float) -> Outcome:

@@ -54,7 +54,7 @@ def same(shown: str, value: object) -> bool:
     if isinstance(value, list):
         return shown == ", ".join(str(v) for v in value)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return shown == ("" if value is None else str(value))
+        return shown == ("–" if value is None else str(value))
     return float(shown) == float(value)
 
 
@@ -341,6 +341,10 @@ def test_a_pasted_document_with_the_orchestrated_plan_drawn_live(browser: Browse
                 "data-state", "completed" if sid in done else "failed"
             )
         expect(page.locator(".journal-list li")).to_have_count(len(journal))
+        # the finished run's journal reads from its first line, whole (not scrolled past its top)
+        top = page.locator(".journal-list").bounding_box()
+        first_line = page.locator(".journal-list li").first.bounding_box()
+        assert top and first_line and first_line["y"] >= top["y"]
         expect(page.locator(".mesh-frames tbody tr[data-type='subtask']").first).to_be_visible()
         expect(page.locator("#session-state")).to_have_text("STOP")
         v.shot("page-orchestrated")

@@ -81,6 +81,53 @@ def test_the_bundled_task_through_the_api_as_make_up_runs_it(stack: Stack) -> No
     ]
 
 
+def test_what_make_up_prints_works_when_pasted(stack: Stack) -> None:
+    env = {**stack.env, "SERVICE_PORT": stack.api.rsplit(":", 1)[1], "GAIAMESH_ACCESS_KEY": KEY}
+    printed = subprocess.run([ROOT / "scripts" / "where.sh"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert printed.returncode == 0, printed.stderr
+    commands = [line.strip() for line in printed.stdout.splitlines() if line.strip().startswith(("docker ", "make "))]
+    assert commands and commands[-1] == "make down", printed.stdout
+    submit = next(c for c in commands if " gaiamesh submit " in c)
+    task = submit.split("--task ", 1)[1].split()[0]
+    assert (ROOT / "tasks" / task / "doc.txt").is_file()
+    # pasted into a shell (no terminal): it runs that task and saves where it says
+    ran = subprocess.run(["bash", "-c", submit], cwd=ROOT, env=stack.env, capture_output=True, text=True,
+                         stdin=subprocess.DEVNULL, timeout=600)  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    saved = json.loads((stack.results / task / "metrics.json").read_text())
+    assert saved["task_id"] == task and saved["status"] == "ok"
+    url = next(line.split()[2] for line in printed.stdout.splitlines() if line.startswith("login URL:"))
+    assert url == f"{stack.api}/?key={KEY}" and httpx.get(url, timeout=10).status_code == 303
+
+
+def test_TASK_runs_that_folder_as_make_up_does(stack: Stack, tmp_path: Path) -> None:
+    folder = tmp_path / "harbour-ferry"
+    folder.mkdir()
+    (folder / "doc.txt").write_text("The Kessock harbour ferry ran from 1907. The motor vessel Eilean Dubh "
+                                    "made its last crossing in 1982, and a road bridge replaced it.\n")  # fmt: skip
+    (folder / "ground_truth.json").write_text(json.dumps({"question": "Which vessel made the last crossing?"}))
+    for path in (folder, *folder.iterdir()):
+        path.chmod(0o755 if path.is_dir() else 0o644)  # readable by the containers' user
+    try:
+        up = stack.compose("up", "-d", "--wait", "--no-deps", "network", env={"TASK": str(folder)}, timeout=180)
+        assert up.returncode == 0, up.stderr
+        code, output, m, _ = stack.run("own-task")  # `make up`'s submit: no --task
+        assert code == 0, output
+        assert m["task_id"] == "harbour-ferry" and m["question"] == "Which vessel made the last crossing?"
+        assert m["quality_score"] is None and "not scored" in output  # no right answer in the folder
+    finally:
+        stack.compose("up", "-d", "--wait", "--no-deps", "network", timeout=180)
+
+
+def test_the_default_stack_refuses_the_orchestrated_strategy_at_once(stack: Stack) -> None:
+    with api(stack) as http:
+        before = len(http.get("/api/runs").json())
+        r = http.post("/api/runs", json={"task": "solar-farm", "strategy": "orchestrated"})
+        assert r.status_code == 409, r.text
+        assert "compose profile 'orchestrated'" in r.json()["detail"]
+        assert len(http.get("/api/runs").json()) == before and http.get("/api/health").json()["queued"] == 0
+
+
 def test_the_page_in_chromium_shows_a_finished_run_of_the_stack(stack: Stack, browser: Browser) -> None:
     # the page as make up serves it: login URL, the run's frames and metrics, nothing from outside
     runs = [r for r in api(stack).get("/api/runs").json() if r["state"] == "finished" and r["metrics"]]

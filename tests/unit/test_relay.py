@@ -325,6 +325,19 @@ async def test_absent_optional_agents_are_skipped(tmp_path: Path) -> None:
     assert m["status"] == "ok" and "9" not in m["agents"]
 
 
+async def test_a_strategy_whose_listed_team_is_absent_ends_at_once_naming_its_profile(tmp_path: Path) -> None:
+    # compose's AGENTS lists the orchestrated team as optional; without its profile none resolves
+    base = free_port_block(4)
+    s = settings_for(tmp_path, base, TOOLS)
+    absent = ",".join(f"{8 + i}={t}@absent-{t}.invalid:{9008 + i}?" for i, t in enumerate(["orchestrator", "research", "utility"]))
+    s = s.model_copy(update={"agents": f"{s.agents},{absent}", "strategy": "orchestrated", "run_timeout": 120})
+    m = await run(tmp_path, s)
+    assert m["status"] == "connect_failed" and m["elapsed_ms"] < 10_000  # not RUN_TIMEOUT later
+    assert "needs agents with the tools orchestrator, research, utility" in m["error"]
+    assert "--profile orchestrated" in m["error"] and m["pkt_cnt"] == 0
+    assert (tmp_path / "out/metrics.json").is_file()
+
+
 def test_bad_agents_setting_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="bad AGENTS entry 'oops'"):
         load_settings(agents="oops").agent_specs()
