@@ -2,7 +2,7 @@
 
 Every counter is computed by :meth:`Totals.add` from a :class:`FrameRecord`, both while the
 relay runs and when ``gaiamesh audit`` re-reads ``frames.jsonl``, so "each counter equals the
-sum over the frame log" holds by construction. Definitions (also in the README):
+sum over the frame log" holds by construction. Definitions (also in docs/architecture.md):
 
 - ``bytes_rx``: encoded bytes received from agents (every frame, rejected ones included).
 - ``bytes_tx``: encoded bytes sent to agents, each copy counted (doc_init included).

@@ -128,14 +128,14 @@ class Settings(BaseSettings):
     subtask_timeout: float = 120.0  # seconds the orchestrator waits for one sub-task's result
     templates_dir: Path | None = None  # plan templates (*.json); None = the bundled ones
     # Let the model write a plan when no template matches. Off by default: the bundled 270M model
-    # writes valid plans that answer worse than the default template (README, "Strategies").
+    # writes valid plans that answer worse than the default template (docs/strategies.md).
     model_plans: bool = False
     # Tools whose agents pass their input through unchanged instead of working (comma-separated):
     # `gaiamesh bench --ablate` measures what each pipeline stage adds.
     ablate: str = ""
     # How `reason` picks among valid answers: by the model's likelihood (`/api/score`), or by
     # the hand-set weights that came before it (`weights`; also the fallback where the model
-    # server cannot score). README, "What each pipeline stage adds", measures both.
+    # server cannot score). docs/results/2026-11-24-answer-choice.md measures both.
     answer_choice: Literal["likelihood", "weights"] = "likelihood"
     replay_plan: Path | None = None  # a saved task_state.json: the orchestrator runs its plan again
     web_url: str = "http://127.0.0.1:8090"  # the offline web (`gaiamesh serve-web`; compose: web)

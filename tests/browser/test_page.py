@@ -101,7 +101,7 @@ def test_ask_watch_the_frames_read_the_metrics_and_follow_up(visit: Visit) -> No
     expect(rows.first).to_be_visible()  # frames show up while the run is still in flight
     assert page.locator(".mesh").get_attribute("data-state") in (None, "queued", "running")
     expect(rows.nth(1)).to_be_visible()
-    visit.shot("page-during-run")  # the README's picture of a run in flight
+    visit.shot("page-during-run")  # the picture of a run in flight (docs/page.md)
     expect(page.locator(".mesh[data-state='finished']")).to_be_attached(timeout=RUN)
     types: list[str] = rows.evaluate_all("rs => rs.map(r => r.dataset.type)")
     firsts = [types.index(t) for t in PIPELINE]
