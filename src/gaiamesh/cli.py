@@ -392,8 +392,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_tasks_import(args: argparse.Namespace) -> int:
-    from .task_import import import_tasks
     from .tasks import TaskError
+    from .tasks.importers import import_tasks
 
     try:
         report = import_tasks(args.format, Path(args.file), Path(args.out_dir), args.limit)

@@ -11,8 +11,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gaiamesh.service import create_app
+from gaiamesh.service.auth import COOKIE
+from gaiamesh.service.page import STATIC, comparison, group_turns
 from gaiamesh.settings import load_settings
-from gaiamesh.ui.page import COOKIE, STATIC, comparison, group_turns
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "unit-access-key-0123456789"

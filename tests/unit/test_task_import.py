@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gaiamesh.cli import main
-from gaiamesh.task_import import import_tasks
 from gaiamesh.tasks import TaskError, discover_tasks, load_task
+from gaiamesh.tasks.importers import import_tasks
 
 SQUAD = {
     "version": "v2.0",

@@ -17,8 +17,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 
 from ..settings import Settings
-from ..ui.page import STATIC, credential, cross_site, page_routes
-from .auth import AuthError, Authority, Principal
+from .auth import AuthError, Authority, Principal, credential, cross_site
 from .models import (
     Ask,
     AutoChatSwitch,
@@ -30,6 +29,7 @@ from .models import (
     SessionView,
     StateChange,
 )
+from .page import STATIC, page_routes
 from .runs import RunRefused
 from .service import MeshService
 

@@ -12,7 +12,9 @@ import time
 from dataclasses import dataclass
 
 import jwt
+from starlette.requests import HTTPConnection
 
+COOKIE = "gaiamesh_login"  # the page's login token (HttpOnly, SameSite=Strict)
 ALGORITHM = "HS256"
 SCOPE = "session"
 LOGIN_SCOPE = "login"
@@ -94,3 +96,23 @@ class Authority:
         if claims.get("scope") != SCOPE:
             raise AuthError(f"token scope {claims.get('scope')!r} is not {SCOPE!r}")
         return Principal(str(claims["sub"]))
+
+
+def credential(request: HTTPConnection) -> tuple[str | None, bool]:
+    """The caller's credential and whether it came from the login cookie: a bearer header
+    first (programs), then the cookie (the page), then ``?key=``/``?token=``."""
+    header = request.headers.get("authorization", "")
+    if header.startswith("Bearer ") and header[7:].strip():
+        return header[7:].strip(), False
+    if cookie := request.cookies.get(COOKIE):
+        return cookie, True
+    return request.query_params.get("key") or request.query_params.get("token"), False
+
+
+def cross_site(request: HTTPConnection) -> bool:
+    """A browser request sent from another site's page (the Origin does not match the Host):
+    the cookie must not act for it, whatever SameSite the browser honours."""
+    origin = request.headers.get("origin")
+    if not origin or origin == "null":
+        return origin == "null"
+    return origin.split("://", 1)[-1] != request.headers.get("host", "")

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..frames import Turn
 from ..metrics import RunMetrics
 from ..settings import Settings
+from ..tasks import bundled_names
 from .auth import Authority, Principal
 from .models import (
     Ask,
@@ -76,7 +77,7 @@ class MeshService:
         autochat = request.autochat
         if autochat is not None:
             if autochat.all_tasks:
-                tasks = sorted(p.name for p in Path(self.settings.tasks_dir).iterdir() if (p / "doc.txt").is_file())
+                tasks = bundled_names(self.settings.tasks_dir)
                 autochat = autochat.model_copy(update={"queue": [*autochat.queue, *(Queued(task=t) for t in tasks)],
                                                        "all_tasks": False})  # fmt: skip
             for item in autochat.queue:

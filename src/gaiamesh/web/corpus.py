@@ -13,6 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..tasks import bundled_names
 from .reader import html_to_text  # the same reader the research worker uses
 
 PAGES = Path(__file__).parent / "pages"
@@ -71,10 +72,9 @@ def render(slug: str, title: str, body_html: str, links: list[tuple[str, str]]) 
 def build(tasks_dir: Path | None) -> list[Page]:
     """Every page: one per bundled task document, and the hand-written ones."""
     sources: list[tuple[str, str, str]] = []  # slug, title, plain text
-    if tasks_dir is not None and tasks_dir.is_dir():
-        for folder in sorted(p for p in tasks_dir.iterdir() if (p / "doc.txt").is_file()):
-            doc = (folder / "doc.txt").read_text(encoding="utf-8")
-            sources.append((folder.name, _title(doc, folder.name), doc))
+    for name in bundled_names(tasks_dir) if tasks_dir is not None else []:
+        doc = (Path(str(tasks_dir)) / name / "doc.txt").read_text(encoding="utf-8")
+        sources.append((name, _title(doc, name), doc))
     pages: list[Page] = []
     for i, (slug, title, doc) in enumerate(sources):
         paragraphs = [p.strip() for p in re.split(r"\n\s*\n", doc) if p.strip()]

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .frames import Turn
+from ..frames import Turn
 
 
 class TaskError(ValueError):
@@ -73,17 +73,8 @@ def _scalar(value: object) -> bool:
     return isinstance(value, str | int | float) and not isinstance(value, bool) and bool(str(value).strip())
 
 
-def discover_tasks(root: str | Path) -> list[Task]:
-    """Every task folder directly under ``root`` (sorted), ``root`` itself if it is one, or the
-    tasks of a ``.jsonl`` file (``{"id", "doc", "question", "answer"}`` per line)."""
+def bundled_names(root: str | Path) -> list[str]:
+    """The names of the task folders directly under ``root`` (those with a document), sorted:
+    what a run may name as its ``task``, what the page lists, what the offline web publishes."""
     base = Path(root)
-    if base.is_file() and base.suffix == ".jsonl":
-        from .task_import import tasks_from_jsonl  # a JSONL of tasks (see `gaiamesh tasks import`)
-
-        return tasks_from_jsonl(base)
-    if (base / "ground_truth.json").exists():
-        return [load_task(base)]
-    folders = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
-    if not folders:
-        raise TaskError(f"no task folders under {base}")
-    return [load_task(p) for p in folders]
+    return sorted(p.name for p in base.iterdir() if (p / "doc.txt").is_file()) if base.is_dir() else []

@@ -18,12 +18,13 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 from pydantic import ConfigDict, Field
-from starlette.requests import HTTPConnection
 
-from ..protocols import available
-from ..routing import RoutingMode
-from ..service.auth import AuthError, Principal
-from ..service.models import (
+from ...protocols import available
+from ...routing import RoutingMode
+from ...settings import Settings
+from ...tasks import bundled_names
+from ..auth import COOKIE, AuthError, Principal, credential, cross_site
+from ..models import (
     Ask,
     AutoChat,
     Queued,
@@ -34,11 +35,9 @@ from ..service.models import (
     SessionRequest,
     SessionState,
 )
-from ..service.runs import RunRefused
-from ..service.service import MeshService
-from ..settings import Settings
+from ..runs import RunRefused
+from ..service import MeshService
 
-COOKIE = "gaiamesh_login"
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -59,26 +58,6 @@ class Batch(RunOptions):
     model_config = ConfigDict(extra="forbid")
 
     tasks: list[str] = Field(min_length=1, max_length=100, description="bundled task names")
-
-
-def credential(request: HTTPConnection) -> tuple[str | None, bool]:
-    """The caller's credential and whether it came from the login cookie: a bearer header
-    first (programs), then the cookie (the page), then ``?key=``/``?token=``."""
-    header = request.headers.get("authorization", "")
-    if header.startswith("Bearer ") and header[7:].strip():
-        return header[7:].strip(), False
-    if cookie := request.cookies.get(COOKIE):
-        return cookie, True
-    return request.query_params.get("key") or request.query_params.get("token"), False
-
-
-def cross_site(request: HTTPConnection) -> bool:
-    """A browser request sent from another site's page (the Origin does not match the Host):
-    the cookie must not act for it, whatever SameSite the browser honours."""
-    origin = request.headers.get("origin")
-    if not origin or origin == "null":
-        return origin == "null"
-    return origin.split("://", 1)[-1] != request.headers.get("host", "")
 
 
 def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRouter:
@@ -112,7 +91,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
             "request": request,
             "who": who,
             "sessions": list(reversed(svc.sessions(who))),
-            "tasks": task_names(settings),
+            "tasks": bundled_names(settings.tasks_dir),
             "protocols": available(),
             "routings": [m.value for m in RoutingMode],
             "strategies": ["pipeline", "orchestrated"],
@@ -284,12 +263,6 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         return JSONResponse(comparison(service().list_runs(who)))
 
     return router
-
-
-def task_names(settings: Settings) -> list[str]:
-    """The bundled tasks a run may name (folders with a document)."""
-    root = Path(settings.tasks_dir)
-    return sorted(p.name for p in root.iterdir() if (p / "doc.txt").is_file()) if root.is_dir() else []
 
 
 def group_turns(messages: list[Any], runs: dict[str, RunView]) -> list[dict[str, Any]]:

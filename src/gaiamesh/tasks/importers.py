@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .tasks import Task, TaskError, load_task
+from .folder import Task, TaskError, load_task
 
 FORMATS = ("squad", "hotpotqa", "gaia", "jsonl")
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")

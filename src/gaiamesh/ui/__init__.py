@@ -1,1 +1,0 @@
-"""The live web page served by the network service (templates, static files, routes)."""
