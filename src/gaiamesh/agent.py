@@ -24,6 +24,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
 from . import orchestrated  # noqa: F401  (registers the orchestrated strategy's tools)
+from .errors import ConfigError
 from .frames import (
     Announcement,
     DocInit,
@@ -36,7 +37,7 @@ from .frames import (
     ToolFailure,
     make_packet,
 )
-from .llm import LLMClient, LLMError, LLMUsage, ModelUnreachable
+from .llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
 from .protocols import ProtocolAdapter, get_adapter
 from .settings import Settings
 from .tools import ToolContext, get_tool
@@ -77,7 +78,7 @@ class MeshAgent:
         self.tool = get_tool(settings.tool)
         self.ablated = self.tool.name in settings.ablated
         if self.ablated and self.tool.passthrough is None:
-            raise ValueError(f"ABLATE names {self.tool.name!r}, which cannot be left out: it makes the answer")
+            raise ConfigError(f"ABLATE names {self.tool.name!r}, which cannot be left out: it makes the answer")
         if self.tool.setup is not None:
             self.tool.setup(settings)
         self.adapter = get_adapter(settings.protocol, settings.node_id, settings.keys_dir)
@@ -199,7 +200,7 @@ class MeshAgent:
                 self.tool.emits, payload, tag=self.tool.tag, token_used=usage.tokens,
                 llm_ms=round(usage.llm_ms, 3), **envelope,
             )  # fmt: skip
-        except (LLMError, ValueError, KeyError, TypeError) as exc:
+        except (ModelError, ValueError, KeyError, TypeError) as exc:
             log.error("agent %s (%s) failed on %s: %s", self.node_id, self.tool.name, packet.type, exc)
             failure = ToolFailure(
                 tool=self.tool.name, error=str(exc), on=packet.type.value,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .llm import LLMClient, LLMError, LLMUsage, ModelUnreachable
+from .llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
 from .metrics import RunMetrics
 from .prompts import answer_prompt, clean_answer
 from .scoring import score
@@ -24,7 +24,7 @@ async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
         prediction = clean_answer(await llm.complete(answer_prompt(task.doc, task.question), usage))
     except ModelUnreachable as exc:
         status, error = "model_unreachable", str(exc)
-    except LLMError as exc:
+    except ModelError as exc:
         status, error = "model_error", str(exc)
     elapsed = (time.perf_counter() - started) * 1000
     metrics = RunMetrics.model_validate(

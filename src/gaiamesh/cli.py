@@ -15,9 +15,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from .errors import ConfigError, GaiameshError, ModelUnreachable, RunError, TaskError, exit_code, label
 from .metrics import RunMetrics
 from .settings import STRATEGY_TOOLS, Settings, load_settings
-from .tasks import TaskError, load_task
+from .tasks import load_task
 
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # error messages: on stderr, never folded
@@ -52,19 +53,16 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .runner import RunError, run_local, write_failure
+    from .runner import run_local, write_failure
 
     settings = _settings(args)
     task = load_task(args.task)
     out = Path(args.out or f"runs/{task.task_id}")
     try:
         metrics = run_local(settings, task, out, args.base_port)
-    except RunError as exc:
-        write_failure(
-            out, settings, task, "model_unreachable" if "model server" in str(exc) else "failed", str(exc)
-        )
-        errors.print(f"[red]run failed:[/red] {exc}")
-        return 1
+    except RunError as exc:  # metrics.json says how the run ended; main() says why, and exits 1
+        write_failure(out, settings, task, "model_unreachable" if isinstance(exc, ModelUnreachable) else "failed", str(exc))
+        raise
     console.print(summary_table(metrics, f"gaiamesh run · {task.task_id}"))
     console.print(f"results: {out}/metrics.json, {out}/run_artifacts.tar.gz")
     if metrics.status != "ok":
@@ -75,7 +73,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
     from .baseline import run_baseline
-    from .runner import ProcessGroup, RunError, model_server
+    from .runner import ProcessGroup, model_server
 
     settings = _settings(args)
     task = load_task(args.task)
@@ -84,9 +82,6 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     try:
         with model_server(settings, group):
             metrics = asyncio.run(run_baseline(settings, task, out))
-    except RunError as exc:
-        errors.print(f"[red]baseline failed:[/red] {exc}")
-        return 1
     finally:
         group.stop_all()
     console.print(summary_table(metrics, f"gaiamesh baseline · {task.task_id}"))
@@ -150,30 +145,25 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    from .service.client import SubmitError, save_artifacts, submit
+    from .service.client import save_artifacts, submit
     from .service.models import RunRequest
 
     settings = _settings(args)
     host = "127.0.0.1" if settings.service_host in ("0.0.0.0", "::", "") else settings.service_host  # a bind-all address
     url = (args.url or f"http://{host}:{settings.service_port}").rstrip("/")
     if not settings.access_key:
-        errors.print("[red]submit:[/red] GAIAMESH_ACCESS_KEY is not set (it is in .env after make setup)")
-        return 2
+        raise ConfigError("GAIAMESH_ACCESS_KEY is not set (it is in .env after make setup)")
     source = _submit_source(args, settings)
     if args.question and source.get("question") not in (None, args.question):
         source.pop("answers", None)  # the folder's gold answers its own question, not this one
     options = {"question": args.question, "answer": args.answer, "protocol": args.protocol, "routing": args.routing,
                "strategy": args.strategy, "run_timeout": args.run_timeout}  # fmt: skip
     request = RunRequest.model_validate(source | {k: v for k, v in options.items() if v is not None})
-    try:
-        run, metrics = submit(url, settings.access_key, request, progress=console.print)
-        if args.out and metrics is not None:
-            path = save_artifacts(url, settings.access_key, run.id, Path(args.out))
-            metrics.write(Path(args.out) / "metrics.json")
-            console.print(f"saved {path} and {Path(args.out) / 'metrics.json'}")
-    except SubmitError as exc:
-        errors.print(f"[red]submit:[/red] {exc}")
-        return 1
+    run, metrics = submit(url, settings.access_key, request, progress=console.print)
+    if args.out and metrics is not None:
+        path = save_artifacts(url, settings.access_key, run.id, Path(args.out))
+        metrics.write(Path(args.out) / "metrics.json")
+        console.print(f"saved {path} and {Path(args.out) / 'metrics.json'}")
     if metrics is None:
         errors.print(f"[red]run {run.id} ended {run.state.value} without metrics: {run.error}[/red]")
         return 1
@@ -214,7 +204,6 @@ def _name(text: str) -> str | None:
 
 
 def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
-    from .runner import RunError
     from .service.loadbench import run_concurrency_bench
     from .tasks import discover_tasks
 
@@ -222,45 +211,30 @@ def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
     levels = [int(n) for n in args.levels.split(",") if n.strip()]
     names = [t.path.name for t in discover_tasks(args.tasks)]
     tasks = [names[i % len(names)] for i in range(args.runs)]
-    try:
-        run_concurrency_bench(settings.model_copy(update={"tasks_dir": Path(args.tasks)}), levels, tasks, Path(args.out))
-    except RunError as exc:
-        errors.print(f"[red]bench-concurrency failed:[/red] {exc}")
-        return 1
+    run_concurrency_bench(settings.model_copy(update={"tasks_dir": Path(args.tasks)}), levels, tasks, Path(args.out))
     console.print(f"wrote {args.out}/concurrency.json and concurrency.md")
     return 0
 
 
 def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
     from .failstorm import run_failstorm
-    from .runner import RunError
-    from .tasks import TaskError, discover_tasks
+    from .tasks import discover_tasks
 
     settings = _settings(args)
-    try:
-        tasks = discover_tasks(args.tasks)[: args.limit or None]
-    except TaskError as exc:
-        errors.print(f"[red]bench-failstorm:[/red] {exc}")
-        return 2
+    tasks = discover_tasks(args.tasks)[: args.limit or None]
     if not tasks:
-        errors.print(f"[red]bench-failstorm:[/red] no task folders under {args.tasks}")
-        return 2
-    try:
-        if args.compose:
-            from .compose_storm import run_compose_failstorm
+        raise TaskError(f"no task folders under {args.tasks}")
+    if args.compose:
+        from .compose_storm import run_compose_failstorm
 
-            if not settings.access_key:
-                errors.print("[red]bench-failstorm:[/red] GAIAMESH_ACCESS_KEY is empty (make setup writes it into .env)")
-                return 2
-            result = run_compose_failstorm(
-                args.compose, args.url, settings.access_key, Path(args.results), tasks, Path(args.out), args.kill,
-                args.every, args.seed, args.grace,
-            )  # fmt: skip
-        else:
-            result = run_failstorm(settings, tasks, Path(args.out), args.kill, args.every, args.down, args.seed, args.grace)
-    except RunError as exc:
-        errors.print(f"[red]bench-failstorm failed:[/red] {exc}")
-        return 1
+        if not settings.access_key:
+            raise ConfigError("GAIAMESH_ACCESS_KEY is empty (make setup writes it into .env)")
+        result = run_compose_failstorm(
+            args.compose, args.url, settings.access_key, Path(args.results), tasks, Path(args.out), args.kill,
+            args.every, args.seed, args.grace,
+        )  # fmt: skip
+    else:
+        result = run_failstorm(settings, tasks, Path(args.out), args.kill, args.every, args.down, args.seed, args.grace)
     table = Table(title="fail-storm")
     table.add_column("measure")
     table.add_column("value")
@@ -274,15 +248,9 @@ def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
 
 def _cmd_bench_flood(args: argparse.Namespace) -> int:
     from .flood import run_flood
-    from .runner import RunError
-    from .tasks import TaskError, load_task
 
-    try:
-        task = load_task(Path(args.task))
-        result = run_flood(_settings(args), task, Path(args.out), args.seconds)
-    except (TaskError, RunError) as exc:
-        errors.print(f"[red]bench-flood failed:[/red] {exc}")
-        return 1
+    task = load_task(Path(args.task))
+    result = run_flood(_settings(args), task, Path(args.out), args.seconds)
     console.print(f"wrote {args.out}/flood.json, flood.md")
     flood = result["flood"]
     ok = flood["audit_ok"] and flood["status"] == "ok" and flood["logged_from_flooder"] == flood["sent_total"]
@@ -292,16 +260,15 @@ def _cmd_bench_flood(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
     from .protocols import available
-    from .runner import RunError
     from .tasks import discover_tasks
 
     settings = _settings(args)
     protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
     unknown = [p for p in protocols if p not in available()]
     if unknown:
-        raise ValueError(f"unknown protocol(s) {', '.join(unknown)}; available: {', '.join(available())}")
+        raise ConfigError(f"unknown protocol(s) {', '.join(unknown)}; available: {', '.join(available())}")
     if args.repeat < 1:
-        raise ValueError("--repeat must be at least 1")
+        raise ConfigError("--repeat must be at least 1")
     tasks = discover_tasks(args.tasks)
     strategies = [s.strip() for s in (args.strategies or settings.strategy).split(",") if s.strip()]
     # --ablate triple,extract: one variant per item ("none" = every stage); a+b leaves out both
@@ -309,15 +276,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                  if a.strip()] or None  # fmt: skip
     unknown = [s for s in strategies if s not in STRATEGY_TOOLS]
     if unknown:
-        raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGY_TOOLS)}")
-    try:
-        rows = run_bench(
-            settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies,
-            ablations,
-        )
-    except RunError as exc:
-        errors.print(f"[red]bench failed:[/red] {exc}")
-        return 1
+        raise ConfigError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGY_TOOLS)}")
+    rows = run_bench(
+        settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies,
+        ablations,
+    )  # fmt: skip
     console.print(f"wrote {args.out}/results.csv, summary.md, comparison.png ({len(rows)} runs)")
     return 0
 
@@ -358,7 +321,7 @@ def _cmd_plans(args: argparse.Namespace) -> int:
 def _cmd_bench_overhead(args: argparse.Namespace) -> int:
     from .modelserver import bundled_model_path
     from .overhead import run_overhead
-    from .runner import ProcessGroup, RunError, model_server
+    from .runner import ProcessGroup, model_server
 
     settings = _settings(args)
     out = Path(args.out)
@@ -372,9 +335,6 @@ def _cmd_bench_overhead(args: argparse.Namespace) -> int:
             path = settings.model_path or bundled_model_path()
             model = (settings.ollama_host, settings.model, path, args.tokens, args.repeat)
             run_overhead(out, args.frames, args.fanout_frames, fanouts, args.rounds, model)
-    except RunError as exc:
-        errors.print(f"[red]bench-overhead failed:[/red] {exc}")
-        return 1
     finally:
         group.stop_all()
     return 0
@@ -392,14 +352,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_tasks_import(args: argparse.Namespace) -> int:
-    from .tasks import TaskError
     from .tasks.importers import import_tasks
 
-    try:
-        report = import_tasks(args.format, Path(args.file), Path(args.out_dir), args.limit)
-    except TaskError as exc:
-        errors.print(f"[red]tasks import:[/red] {exc}")
-        return 2
+    report = import_tasks(args.format, Path(args.file), Path(args.out_dir), args.limit)
     console.print(f"wrote {len(report.written)} task folders under {args.out_dir}")
     for why, n in sorted(report.skipped.items()):
         console.print(f"skipped {n}: {why}")
@@ -623,9 +578,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except TaskError as exc:
-        errors.print(f"[red]bad task:[/red] {exc}")
-        return 2
-    except (ValidationError, ValueError) as exc:
+    except GaiameshError as exc:  # each kind's words and exit code: gaiamesh.errors, in one place
+        errors.print(f"[red]{label(exc)}:[/red] {exc}")
+        return exit_code(exc)
+    except ValidationError as exc:  # settings from the environment that pydantic refused
         errors.print(f"[red]bad configuration:[/red] {exc}")
         return 2

@@ -22,6 +22,8 @@ from pydantic import (
     model_serializer,
 )
 
+from .errors import FrameError
+
 
 class PacketType(StrEnum):
     """Every packet type on the mesh. Unknown types are rejected at the edge."""
@@ -38,10 +40,6 @@ class PacketType(StrEnum):
 
 FINAL_ANSWER_TAG = "final_answer"
 NETWORK_SRC = "network"
-
-
-class FrameError(ValueError):
-    """A frame that cannot be accepted: malformed, oversized, badly signed or of an unknown type."""
 
 
 # --- payloads ---------------------------------------------------------------------------------

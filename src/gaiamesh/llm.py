@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, TypeVar
 import httpx
 import ollama
 
+from .errors import ModelError, ModelUnreachable
+
 if TYPE_CHECKING:
     from .settings import Settings
 
@@ -21,14 +23,6 @@ T = TypeVar("T")
 # Back-off between attempts while the model server is down: doubling from the first, capped.
 RETRY_FIRST_S = 0.25
 RETRY_CAP_S = 2.0
-
-
-class LLMError(RuntimeError):
-    """The model server could not answer (unreachable, unknown model, bad request)."""
-
-
-class ModelUnreachable(LLMError):
-    """The model server stayed unreachable for the whole retry window (``LLM_RETRY_FOR``)."""
 
 
 def _unreachable(exc: BaseException) -> bool:
@@ -80,7 +74,7 @@ class LLMClient:
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``, retried with back-off for up to ``retry_for`` seconds while the model
         server is unreachable (killed, restarting); then :class:`ModelUnreachable` says so.
-        Other failures raise :class:`LLMError` at once."""
+        Other failures raise :class:`ModelError` at once."""
         first_failure: float | None = None
         delay = RETRY_FIRST_S
         while True:
@@ -89,8 +83,8 @@ class LLMClient:
             except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
                 if not _unreachable(exc):
                     if isinstance(exc, ollama.ResponseError):
-                        raise LLMError(f"model server at {self.host} refused the request: {exc}") from exc
-                    raise LLMError(f"model server at {self.host} failed: {exc!r}") from exc
+                        raise ModelError(f"model server at {self.host} refused the request: {exc}") from exc
+                    raise ModelError(f"model server at {self.host} failed: {exc!r}") from exc
                 now = time.monotonic()
                 first_failure = now if first_failure is None else first_failure
                 if now - first_failure >= self.retry_for:
@@ -158,7 +152,7 @@ class LLMClient:
             self._scores_unavailable = True
             return None
         if resp.status_code != 200:
-            raise LLMError(f"model server at {self.host} refused a scoring request: {resp.status_code} {resp.text}")
+            raise ModelError(f"model server at {self.host} refused a scoring request: {resp.status_code} {resp.text}")
         body = resp.json()
         self._count(usage, started, int(body.get("prompt_eval_count", 0)), int(body.get("eval_count", 0)))
         return [float(s["logprob"]) for s in body["scores"]]

@@ -27,6 +27,7 @@ from websockets.typing import Subprotocol
 
 from .artifacts import write_archive
 from .core import Outcome, RelayCore
+from .errors import ConfigError, ConnectError, StorageError
 from .frames import Announcement
 from .metrics import FrameLog, FrameRecord, RunMetrics, fold_log
 from .protocols import get_adapter
@@ -35,10 +36,6 @@ from .settings import STRATEGY_TOOLS, AgentSpec, Settings
 from .tasks import Task
 
 Reporter = Callable[[str], None]
-
-
-class StorageError(RuntimeError):
-    """The run's results could not be written (disk full, folder unwritable); says where and why."""
 
 
 REJOIN_ATTEMPT_S = 2.0  # one round of connection attempts to a lost agent (repeated until the run ends)
@@ -62,11 +59,6 @@ Observer = Callable[[FrameRecord | str | Team], None]
 def subprotocol(protocol: str) -> Subprotocol:
     """The WebSocket subprotocol that names a wire protocol: a run's connections all speak it."""
     return Subprotocol(f"gaiamesh.{protocol}")
-
-
-class ConnectError(RuntimeError):
-    """An agent did not accept the relay's connection before the deadline, or is not the agent
-    the configuration names."""
 
 
 PRESENCE_TIMEOUT_S = 5.0  # how long a name lookup may take before an optional agent counts as absent
@@ -153,7 +145,7 @@ class MeshNetwork:
         self.adapter = get_adapter(settings.protocol, "network", settings.keys_dir)
         self.specs: list[AgentSpec] = settings.team_specs()
         if not self.specs:
-            raise ValueError(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents!r})")
+            raise ConfigError(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents!r})")
         self.run_id = run_id or uuid.uuid4().hex[:16]
         self.conns: dict[str, ClientConnection] = {}
         self.core: RelayCore | None = None

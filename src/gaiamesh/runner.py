@@ -15,16 +15,13 @@ from urllib.parse import urlparse
 import httpx
 from rich.console import Console
 
+from .errors import ModelUnreachable, RunError
 from .metrics import RunMetrics
 from .protocols import generate_keys
 from .settings import Settings, default_agents
 from .tasks import Task
 
 console = Console(stderr=True)
-
-
-class RunError(RuntimeError):
-    """Local mode could not start or finish a run (message says why)."""
 
 
 def child_env(settings: Settings, **extra: str) -> dict[str, str]:
@@ -138,7 +135,7 @@ def model_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
         return
     url = urlparse(settings.ollama_host)
     if url.hostname not in ("127.0.0.1", "localhost"):
-        raise RunError(
+        raise ModelUnreachable(
             f"model server unreachable at {settings.ollama_host} (and it is not local, so not started)"
         )
     group.start(
@@ -149,10 +146,13 @@ def model_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
     with console.status(
         f"starting the model server at {settings.ollama_host} (loading {settings.model}) ..."
     ):
-        wait_until_answers(
-            f"{settings.ollama_host.rstrip('/')}/api/version", lambda: group.check("model-server"), 120,
-            "model server",
-        )  # fmt: skip
+        try:
+            wait_until_answers(
+                f"{settings.ollama_host.rstrip('/')}/api/version", lambda: group.check("model-server"), 120,
+                "model server",
+            )  # fmt: skip
+        except RunError as exc:  # it did not start, or died starting: the run cannot reach a model
+            raise ModelUnreachable(str(exc)) from exc
     console.print(f"model server ready at {settings.ollama_host}")
     yield
 

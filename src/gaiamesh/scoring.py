@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 
 from rouge_score import rouge_scorer
 
+from .errors import ConfigError
+
 Scorer = Callable[[str, str | Sequence[str]], dict[str, float]]
 """``scorer(prediction, gold answer or answers) -> {metric: value}``."""
 
@@ -154,4 +156,4 @@ def get_scorer(name: str) -> Scorer:
     try:
         return SCORERS[name]
     except KeyError:
-        raise ValueError(f"unknown scorer {name!r}; available: {', '.join(sorted(SCORERS))}") from None
+        raise ConfigError(f"unknown scorer {name!r}; available: {', '.join(sorted(SCORERS))}") from None

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .errors import ConfigError
 from .routing import RoutingMode
 
 
@@ -76,10 +77,10 @@ def parse_agents(spec: str) -> list[AgentSpec]:
             host, port = addr.rsplit(":", 1)
             agents.append(AgentSpec((node_id.strip(), tool.strip(), host.strip(), int(port), optional)))
         except ValueError as exc:
-            raise ValueError(f"bad AGENTS entry {entry!r}: expected NODE_ID=TOOL@HOST:PORT") from exc
+            raise ConfigError(f"bad AGENTS entry {entry!r}: expected NODE_ID=TOOL@HOST:PORT") from exc
     ids = [a.node_id for a in agents]
     if len(set(ids)) != len(ids):
-        raise ValueError(f"duplicate node ids in AGENTS: {ids}")
+        raise ConfigError(f"duplicate node ids in AGENTS: {ids}")
     return agents
 
 
@@ -208,7 +209,7 @@ class Settings(BaseSettings):
         for entry in filter(None, (e.strip() for e in self.topics.split(","))):
             tool, sep, types = entry.partition("=")
             if not sep or not tool.strip() or not types.strip():
-                raise ValueError(f"bad TOPICS entry {entry!r}: expected TOOL=TYPE|TYPE")
+                raise ConfigError(f"bad TOPICS entry {entry!r}: expected TOOL=TYPE|TYPE")
             table[tool.strip()] = frozenset(t.strip() for t in types.split("|") if t.strip())
         return table
 

@@ -15,13 +15,15 @@ from typing import Any
 
 from simpleeval import SimpleEval
 
+from ..errors import ToolError
+
 MAX_EXPRESSION = 500  # characters
 MAX_EXPONENT = 64
 MAX_MAGNITUDE = 1e15
 FUNCTIONS = {"abs": abs, "round": round, "min": min, "max": max}
 
 
-class CalculatorError(ValueError):
+class CalculatorError(ToolError):
     """An expression the calculator refuses or cannot evaluate."""
 
 

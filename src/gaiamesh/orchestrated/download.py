@@ -20,12 +20,13 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from ..errors import ToolError
 from .files import Files
 
 MAX_REDIRECTS = 5
 
 
-class DownloadError(ValueError):
+class DownloadError(ToolError):
     """A download refused or failed, with the reason."""
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
+from ..errors import ToolError
+
 FONT = Path(__file__).parent / "fonts" / "DejaVuSans.ttf"
 MAX_FILE_BYTES = 1_048_576  # what one operation may write or read
 
 
-class WorkspaceError(ValueError):
+class WorkspaceError(ToolError):
     """A file operation refused or failed, with the reason."""
 
 

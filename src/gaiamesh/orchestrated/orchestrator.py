@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from ..errors import ToolError
 from ..frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, PacketType, SubTask
 from ..settings import Settings
 from ..tools import ToolContext, register
@@ -36,7 +37,7 @@ BUNDLED_TEMPLATES = Path(__file__).parent / "templates"
 DEFAULT_TEMPLATE = "ask_the_document"
 
 
-class TaskFailed(ValueError):
+class TaskFailed(ToolError):
     """The task failed after every revision; the message explains why."""
 
 

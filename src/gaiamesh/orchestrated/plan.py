@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..errors import ToolError
 from .phrases import drop_unit, split_subject, unit_tail
 
 STEP_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
@@ -26,7 +27,7 @@ ANY_REFERENCE = re.compile(r"@\{[^}]*\}?")  # anything that looks like a referen
 SLOT = re.compile(r"\$\{([a-z_]+)\}")  # a template's slot, filled from the question
 
 
-class PlanError(ValueError):
+class PlanError(ToolError):
     """A plan that must not run, with every reason why."""
 
     def __init__(self, reasons: list[str]) -> None:
@@ -186,7 +187,7 @@ def _placeholders(value: Any) -> Any:
 
 
 # --- references --------------------------------------------------------------------------------
-class UnresolvedReference(LookupError):
+class UnresolvedReference(ToolError, LookupError):
     """A reference that cannot be resolved: unknown step, step not completed, missing field."""
 
 

@@ -34,7 +34,7 @@ from ..frames import (
     TriplesPacket,
     chunk_document,
 )
-from ..llm import LLMError
+from ..llm import ModelError
 from ..settings import Settings
 from ..tools import ToolContext, register
 from ..tools import extract as extract_stage
@@ -479,7 +479,7 @@ def worker(role: str) -> Callable[[ToolContext, SubTaskPacket], Awaitable[SubTas
             return _failed(reply, f"{task.tool_name}: {exc!r}", "FetchFailed")
         except (LookupError, ValueError) as exc:
             return _failed(reply, f"{task.tool_name}: {exc}", "NotFound")
-        except LLMError as exc:
+        except ModelError as exc:
             return _failed(reply, f"{task.tool_name}: {exc}", "ModelUnavailable")
         ctx.memory.setdefault("results", []).append({"step": task.sub_task_id, "result": data})
         return SubTaskResult(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ..errors import ConfigError
 from .a2a import A2AAdapter
 from .base import ProtocolAdapter, ProtocolError, canonical_json
 from .binary import BinaryAdapter
@@ -38,7 +39,7 @@ def get_adapter(name: str, node_id: str = "network", keys_dir: Path = Path("keys
     try:
         factory = _REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown protocol {name!r}; available: {', '.join(available())}") from None
+        raise ConfigError(f"unknown protocol {name!r}; available: {', '.join(available())}") from None
     return factory(node_id, keys_dir)
 
 

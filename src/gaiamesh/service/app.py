@@ -16,6 +16,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 
+from ..errors import Refused
 from ..settings import Settings
 from .auth import AuthError, Authority, Principal, credential, cross_site
 from .models import (
@@ -30,7 +31,6 @@ from .models import (
     StateChange,
 )
 from .page import STATIC, page_routes
-from .runs import RunRefused
 from .service import MeshService
 
 bearer = HTTPBearer(auto_error=False)
@@ -60,8 +60,8 @@ def create_app(settings: Settings) -> FastAPI:
         title="Gaia Mesh network service", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None
     )
 
-    @app.exception_handler(RunRefused)
-    async def refused(request: Request, exc: RunRefused) -> JSONResponse:
+    @app.exception_handler(Refused)
+    async def refused(request: Request, exc: Refused) -> JSONResponse:
         return JSONResponse(status_code=exc.status, content={"detail": str(exc)})
 
     @app.exception_handler(RequestValidationError)
@@ -138,7 +138,7 @@ def create_app(settings: Settings) -> FastAPI:
                 raise AuthError("cross-site WebSocket")
             who = service().authority.principal(value)
             service().run_view(who, run_id)
-        except (AuthError, RunRefused):
+        except (AuthError, Refused):
             await websocket.close(code=1008)
             return
         sub = service().runs.subscribe(run_id)

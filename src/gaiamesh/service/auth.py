@@ -14,13 +14,15 @@ from dataclasses import dataclass
 import jwt
 from starlette.requests import HTTPConnection
 
+from ..errors import ConfigError, Unauthorized
+
 COOKIE = "gaiamesh_login"  # the page's login token (HttpOnly, SameSite=Strict)
 ALGORITHM = "HS256"
 SCOPE = "session"
 LOGIN_SCOPE = "login"
 
 
-class AuthError(ValueError):
+class AuthError(Unauthorized):
     """Missing, forged or expired credentials (the message says which)."""
 
 
@@ -43,9 +45,9 @@ class Authority:
 
     def __init__(self, access_key: str, secret: str, ttl: float) -> None:
         if not access_key:
-            raise ValueError("GAIAMESH_ACCESS_KEY is empty: the service needs an access key (make setup writes one)")
+            raise ConfigError("GAIAMESH_ACCESS_KEY is empty: the service needs an access key (make setup writes one)")
         if len(secret) < 32:
-            raise ValueError("GAIAMESH_SESSION_SECRET must be at least 32 characters (make setup writes one)")
+            raise ConfigError("GAIAMESH_SESSION_SECRET must be at least 32 characters (make setup writes one)")
         self._key = access_key.encode()
         self._secret = secret
         self.ttl = ttl

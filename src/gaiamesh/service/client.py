@@ -12,14 +12,12 @@ from pydantic import TypeAdapter
 from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
+from ..errors import SubmitError
 from ..metrics import RunMetrics
 from .models import FrameEvent, JournalEvent, NoteEvent, RunEvent, RunRequest, RunView, StateEvent, TeamEvent
 
 EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 
-
-class SubmitError(RuntimeError):
-    """The service refused the run or could not be reached (the message says which)."""
 
 
 def describe(event: FrameEvent | StateEvent | NoteEvent | TeamEvent | JournalEvent) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..artifacts import write_archive
+from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping, TooLarge
 from ..metrics import FrameRecord, RunMetrics, Totals, fold_log, read_log
 from ..protocols import available
 from ..relay import AgentStatus, MeshNetwork, StorageError, Team, missing_team, present
@@ -45,14 +46,6 @@ from .store import Store
 log = logging.getLogger("gaiamesh.service")
 EVENT_BACKLOG = 1000  # events a subscriber may fall behind by before it is dropped
 _TASK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
-
-
-class RunRefused(ValueError):
-    """A run that cannot be accepted; ``status`` is the HTTP status that says why."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class Subscriber:
@@ -125,19 +118,19 @@ class RunManager:
 
     # --- accepting -------------------------------------------------------------------------
     def resolve(self, request: RunRequest) -> Task:
-        """The task a request names or carries; raises :class:`RunRefused` (404, 413, 422)."""
+        """The task a request names or carries; raises :class:`~gaiamesh.errors.Refused` (NotFound, TooLarge, Invalid)."""
         if request.protocol is not None and request.protocol not in available():
-            raise RunRefused(422, f"unknown protocol {request.protocol!r}; available: {', '.join(available())}")
+            raise Invalid(f"unknown protocol {request.protocol!r}; available: {', '.join(available())}")
         if request.task is not None:
             if not _TASK_NAME.match(request.task) or ".." in request.task:
-                raise RunRefused(404, f"no bundled task named {request.task!r}")
+                raise NotFound(f"no bundled task named {request.task!r}")
             folder = Path(self.settings.tasks_dir) / request.task
             if not folder.is_dir():
-                raise RunRefused(404, f"no bundled task named {request.task!r} in {self.settings.tasks_dir}")
+                raise NotFound(f"no bundled task named {request.task!r} in {self.settings.tasks_dir}")
             try:
                 task = load_task(folder)
             except TaskError as exc:
-                raise RunRefused(422, f"bundled task {request.task!r} is broken: {exc}") from exc
+                raise Invalid(f"bundled task {request.task!r} is broken: {exc}") from exc
             if request.question and request.question != task.question:
                 task = Task(task.task_id, task.doc, request.question, "", task.path)  # the task's gold is not this one's
             if request.answer is not None or request.answers:
@@ -147,9 +140,9 @@ class RunManager:
         doc = request.document or ""
         size = len(doc.encode())
         if size > self.settings.max_doc_bytes:
-            raise RunRefused(413, f"document is {size} bytes; MAX_DOC_BYTES is {self.settings.max_doc_bytes}")
+            raise TooLarge(f"document is {size} bytes; MAX_DOC_BYTES is {self.settings.max_doc_bytes}")
         if not doc.strip():
-            raise RunRefused(422, "the document is empty")
+            raise Invalid("the document is empty")
         answer, answers = _golds(request)
         return Task(request.name or "document", doc, str(request.question), answer, self.runs_dir,
                     tuple(request.history or ()), answers)  # fmt: skip
@@ -160,23 +153,21 @@ class RunManager:
         settings = self.settings.model_copy(update={"strategy": options.strategy or self.settings.strategy})
         configured = settings.team_specs()
         if configured and (why := missing_team(settings, configured, await present(configured))):
-            raise RunRefused(409, why)
+            raise Conflict(why)
 
     def submit(self, request: RunRequest, session_id: str | None = None) -> RunView:
-        """Queue a run; raises :class:`RunRefused` (429 when the queue is full, 409 when no agent
+        """Queue a run; raises :class:`~gaiamesh.errors.Refused` (Busy when the queue is full, Conflict when no agent
         of the asked-for strategy is configured)."""
         task = self.resolve(request)
         if self._stopping:
-            raise RunRefused(503, "the service is stopping")
+            raise Stopping("the service is stopping")
         free = shutil.disk_usage(self.settings.out_dir).free
         if free < self.settings.min_free_bytes:
-            raise RunRefused(
-                507, f"the results folder {self.settings.out_dir} has {free} bytes free; a run needs "
+            raise NoSpace(f"the results folder {self.settings.out_dir} has {free} bytes free; a run needs "
                 f"MIN_FREE_BYTES={self.settings.min_free_bytes} (full or unwritable?)",
             )  # fmt: skip
         if len(self._waiting) >= self.settings.max_queued_runs:
-            raise RunRefused(
-                429, f"the run queue is full ({self.settings.max_queued_runs} waiting, MAX_QUEUED_RUNS); try again later"
+            raise Busy(f"the run queue is full ({self.settings.max_queued_runs} waiting, MAX_QUEUED_RUNS); try again later"
             )
         run_id = uuid.uuid4().hex[:16]
         options = {"protocol": request.protocol, "routing": request.routing, "strategy": request.strategy,
@@ -184,15 +175,14 @@ class RunManager:
         overrides = {k: v for k, v in options.items() if v is not None and v != ""}
         settings = self.settings.model_copy(update=overrides)
         if not settings.team_specs():  # refused now, not failed later inside a worker
-            raise RunRefused(
-                409, f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents}): start its "
+            raise Conflict(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents}): start its "
                 "agents (the compose profile of that strategy) or ask for another strategy",
             )  # fmt: skip
         out = self.runs_dir / run_id
         try:
             self.store.add_run(run_id, session_id, request.model_dump(exclude_none=True), task.task_id, task.question)
         except sqlite3.Error as exc:
-            raise RunRefused(507, f"the run cannot be recorded: {exc} (is {self.settings.out_dir} full or unwritable?)") from exc
+            raise NoSpace(f"the run cannot be recorded: {exc} (is {self.settings.out_dir} full or unwritable?)") from exc
         live = self.live[run_id] = LiveRun(run_id, session_id, task, settings, out)
         live.publish(lambda seq: StateEvent(seq=seq, state=RunState.QUEUED))
         self._waiting.append(run_id)
@@ -290,7 +280,7 @@ class RunManager:
         """Cancel a queued or running run; a finished one is left as it is (409)."""
         live = self.live.get(run_id)
         if live is None or live.closed:
-            raise RunRefused(409, f"run {run_id} is not queued or running")
+            raise Conflict(f"run {run_id} is not queued or running")
         live.cancelled = True
         if live.net is not None:
             live.net.cancel("cancelled through the API")
@@ -321,7 +311,7 @@ class RunManager:
     def view(self, run_id: str) -> RunView:
         row = self.store.run(run_id)
         if row is None:
-            raise RunRefused(404, f"no run {run_id}")
+            raise NotFound(f"no run {run_id}")
         position = self._waiting.index(run_id) + 1 if run_id in self._waiting else None
         return RunView(
             id=row["id"], state=RunState(row["state"]), session_id=row["session_id"], task_id=row["task_id"],
@@ -362,7 +352,7 @@ class RunManager:
         view = self.view(run_id)
         path = self.runs_dir / run_id / "run_artifacts.tar.gz"
         if not path.is_file():
-            raise RunRefused(409, f"run {run_id} is {view.state.value}: it has no archive yet")
+            raise Conflict(f"run {run_id} is {view.state.value}: it has no archive yet")
         return path
 
     # --- after a restart -------------------------------------------------------------------

@@ -11,6 +11,7 @@ import json
 import uuid
 from pathlib import Path
 
+from ..errors import Conflict, Forbidden, NotFound, Refused
 from ..frames import Turn
 from ..metrics import RunMetrics
 from ..settings import Settings
@@ -30,7 +31,7 @@ from .models import (
     SessionState,
     SessionView,
 )
-from .runs import LiveRun, RunManager, RunRefused
+from .runs import LiveRun, RunManager
 from .sessions import IllegalTransition, transition
 from .store import Store
 
@@ -56,7 +57,7 @@ class MeshService:
     def run_view(self, who: Principal, run_id: str) -> RunView:
         view = self.runs.view(run_id)
         if not who.may_see(view.session_id):
-            raise RunRefused(404, f"no run {run_id}")  # another session's run does not exist for you
+            raise NotFound(f"no run {run_id}")  # another session's run does not exist for you
         return view
 
     def list_runs(self, who: Principal) -> list[RunView]:
@@ -69,7 +70,7 @@ class MeshService:
     # --- sessions --------------------------------------------------------------------------
     def create_session(self, who: Principal, request: SessionRequest) -> SessionCreated:
         if not who.is_admin:
-            raise RunRefused(403, "only the access key starts sessions")
+            raise Forbidden("only the access key starts sessions")
         if request.task is not None:
             self.runs.resolve(RunRequest(task=request.task))  # 404 now, not at the first question
         elif request.document is not None:
@@ -97,7 +98,7 @@ class MeshService:
     def _session_row(self, who: Principal, session_id: str) -> dict[str, object]:
         row = self.store.session(session_id)
         if row is None or not who.may_see(session_id):
-            raise RunRefused(404, f"no session {session_id}")
+            raise NotFound(f"no session {session_id}")
         return dict(row)
 
     def session(self, who: Principal, session_id: str) -> SessionView:
@@ -127,14 +128,14 @@ class MeshService:
         row = self._session_row(who, session_id)
         current = SessionState(str(row["state"]))
         if target is SessionState.RUNNING:
-            raise RunRefused(409, "a session starts RUNNING by asking a question, not by a state change")
+            raise Conflict("a session starts RUNNING by asking a question, not by a state change")
         self._move(session_id, current, target)
         return self.session(who, session_id)
 
     def switch_autochat(self, who: Principal, session_id: str, enabled: bool) -> SessionView:
         row = self._session_row(who, session_id)
         if not row["autochat"]:
-            raise RunRefused(409, f"session {session_id} was started without AutoChat")
+            raise Conflict(f"session {session_id} was started without AutoChat")
         autochat = AutoChat.model_validate_json(str(row["autochat"])).model_copy(update={"enabled": enabled})
         self.store.set_autochat(session_id, autochat.model_dump(mode="json"))
         if enabled and SessionState(str(row["state"])) is not SessionState.RUNNING:
@@ -155,7 +156,7 @@ class MeshService:
         try:
             transition(current, SessionState.RUNNING)
         except IllegalTransition as exc:
-            raise RunRefused(409, f"{exc}; wait for the answer to the last question") from exc
+            raise Conflict(f"{exc}; wait for the answer to the last question") from exc
         source = {k: v for k, v in json.loads(str(row["source"])).items() if task is None or k != "document"}
         fields: dict[str, object] = {"question": question, "answer": answer}
         if task is not None:
@@ -187,7 +188,7 @@ class MeshService:
         self.store.set_autochat(session_id, auto.model_dump(mode="json"))
         try:
             self._start(session_id, item.question, item.answer, item.task)
-        except RunRefused as exc:
+        except Refused as exc:
             self.store.set_autochat(session_id, auto.model_copy(update={"enabled": False}).model_dump(mode="json"))
             self._say(session_id, MessageType.SYSTEM, {"text": f"AutoChat stopped: {exc}"})
 
@@ -211,7 +212,7 @@ class MeshService:
         try:
             transition(current, target)
         except IllegalTransition as exc:
-            raise RunRefused(409, str(exc)) from exc
+            raise Conflict(str(exc)) from exc
         self.store.set_session_state(session_id, target.value)
 
     def _say(self, session_id: str, mtype: MessageType, content: dict[str, object], run_id: str | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import Conflict
 from .models import SessionState
 
 _ALLOWED: dict[SessionState, frozenset[SessionState]] = {
@@ -11,7 +12,7 @@ _ALLOWED: dict[SessionState, frozenset[SessionState]] = {
 }
 
 
-class IllegalTransition(ValueError):
+class IllegalTransition(Conflict):
     """A state change the session's state machine does not allow."""
 
 

@@ -8,11 +8,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import TaskError
 from ..frames import Turn
-
-
-class TaskError(ValueError):
-    """A task folder that cannot be run, with the exact reason."""
 
 
 @dataclass(frozen=True)

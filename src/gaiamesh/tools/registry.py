@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from ..frames import Body, DocInit, PacketType, SubTask, SubTaskResult
 from ..llm import LLMClient, LLMUsage
 from ..settings import Settings
@@ -66,7 +67,7 @@ def get_tool(name: str) -> Tool:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown tool {name!r}; registered: {', '.join(sorted(_REGISTRY))}") from None
+        raise ConfigError(f"unknown tool {name!r}; registered: {', '.join(sorted(_REGISTRY))}") from None
 
 
 def subscriptions() -> dict[str, frozenset[str]]:

@@ -19,6 +19,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from fastapi.templating import Jinja2Templates
 from pydantic import ConfigDict, Field
 
+from ...errors import Refused, Unauthorized
 from ...protocols import available
 from ...routing import RoutingMode
 from ...settings import Settings
@@ -35,7 +36,6 @@ from ..models import (
     SessionRequest,
     SessionState,
 )
-from ..runs import RunRefused
 from ..service import MeshService
 
 HERE = Path(__file__).parent
@@ -79,8 +79,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         try:
             return login(request)
         except NotLoggedIn as exc:
-            raise RunRefused(
-                401, exc.reason or "not logged in: open the login URL that make up printed"
+            raise Unauthorized(exc.reason or "not logged in: open the login URL that make up printed"
             ) from exc
 
     Who = Annotated[Principal, Depends(fragment_login)]
@@ -130,7 +129,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         if session:
             try:
                 current = service().session(who, session)
-            except RunRefused:
+            except Refused:
                 current = None
         context = base(request, who, current=current, page="ask")
         if current is not None:
@@ -155,7 +154,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
             return login_page(request, exc.reason)
         try:
             run = service().run_view(who, run_id)
-        except RunRefused as exc:
+        except Refused as exc:
             return templates.TemplateResponse(
                 request,
                 "problem.html",

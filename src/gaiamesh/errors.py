@@ -1,0 +1,166 @@
+"""One error hierarchy. Every error the project raises on purpose is a :class:`GaiameshError` of
+a named kind, whose message says what was wrong and what to do. What a kind means to a caller
+is decided in one place each, from the kind and never from a message's words: the exit code of
+a command (:data:`EXIT_CODES`, read by ``cli``), the HTTP status of a refusal
+(:attr:`Refused.status`, read by ``service.app``), a run's status (``runner``).
+
+Kinds that were ``ValueError`` or ``RuntimeError`` before stay so as well, so that code catching
+those still catches them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class GaiameshError(Exception):
+    """The base of every error this project raises on purpose."""
+
+
+# --- what the user gave ------------------------------------------------------------------------
+class ConfigError(GaiameshError, ValueError):
+    """A setting or a command-line value that cannot be used (AGENTS, TOPICS, a protocol's name)."""
+
+
+class TaskError(GaiameshError, ValueError):
+    """A task folder or task set that cannot be run, with the exact reason."""
+
+
+# --- the wire ----------------------------------------------------------------------------------
+class FrameError(GaiameshError, ValueError):
+    """A frame that cannot be decoded or validated; the message says exactly why."""
+
+
+# --- running -----------------------------------------------------------------------------------
+class RunError(GaiameshError, RuntimeError):
+    """A run, or a process it needs, could not be started or finished."""
+
+
+class ConnectError(RunError):
+    """An agent did not accept the relay's connection before the deadline, or is not the agent
+    the configuration names."""
+
+
+class StorageError(RunError):
+    """The run's results could not be written (disk full, folder unwritable); says where and why."""
+
+
+class ModelError(GaiameshError, RuntimeError):
+    """The model server could not answer (unknown model, bad request, ...)."""
+
+
+class ModelUnreachable(ModelError, RunError):
+    """The model server could not be reached (for the whole retry window, or at all)."""
+
+
+class SubmitError(GaiameshError, RuntimeError):
+    """The network service refused a run or could not be reached (``gaiamesh submit``)."""
+
+
+class ToolError(GaiameshError, ValueError):
+    """A tool refused its input or could not do its work (calculator, files, download, plans)."""
+
+
+# --- the service's refusals: one HTTP status per kind --------------------------------------------
+class Refused(GaiameshError, ValueError):
+    """A request the network service does not carry out; ``status`` is the HTTP status that
+    says why (each kind below has its own)."""
+
+    status = 400
+
+
+class Unauthorized(Refused):
+    """Missing, forged or expired credentials (the message says which)."""
+
+    status = 401
+
+
+class Forbidden(Refused):
+    status = 403
+
+
+class NotFound(Refused):
+    status = 404
+
+
+class Conflict(Refused):
+    """Not in this state: a session's illegal change, a finished run cancelled, a strategy
+    whose team is not running."""
+
+    status = 409
+
+
+class TooLarge(Refused):
+    status = 413
+
+
+class Invalid(Refused):
+    status = 422
+
+
+class Busy(Refused):
+    """The run queue is full."""
+
+    status = 429
+
+
+class Stopping(Refused):
+    status = 503
+
+
+class NoSpace(Refused):
+    """The results folder is full or unwritable."""
+
+    status = 507
+
+
+# The exit code of a command that ends with an error of each kind (the most specific kind wins):
+# 2 for what the user gave (fix the input and try again), 1 for a run or a service that failed.
+EXIT_CODES: dict[type[GaiameshError], int] = {
+    ConfigError: 2,
+    TaskError: 2,
+    Refused: 1,
+    RunError: 1,
+    ModelError: 1,
+    SubmitError: 1,
+    ToolError: 1,
+    FrameError: 1,
+    GaiameshError: 1,
+}
+
+# How each kind introduces itself on the command line.
+LABELS: dict[type[GaiameshError], str] = {
+    ConfigError: "bad configuration",
+    TaskError: "bad task",
+    ModelUnreachable: "model server unreachable",
+    ModelError: "model server error",
+    StorageError: "cannot write the results",
+    ConnectError: "cannot reach the agents",
+    RunError: "run failed",
+    SubmitError: "submit",
+    Refused: "refused",
+    ToolError: "tool error",
+    FrameError: "bad frame",
+    GaiameshError: "error",
+}
+
+
+def _lookup(table: Mapping[type[GaiameshError], T], exc: GaiameshError) -> T:
+    """``table``'s entry for the most specific kind of ``exc`` (every table has the base)."""
+    for kind in type(exc).__mro__:
+        if kind in table:
+            return table[kind]  # type: ignore[index]
+    return table[GaiameshError]
+
+
+def exit_code(exc: GaiameshError) -> int:
+    """The exit code a command ends with on ``exc``."""
+    return _lookup(EXIT_CODES, exc)
+
+
+def label(exc: GaiameshError) -> str:
+    """The words a command puts before ``exc``'s message."""
+    return _lookup(LABELS, exc)
