@@ -61,9 +61,7 @@ def agents(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         ollama_host=model_server, agents=default_agents(free_port_block(4)), workspace_root=tmp / "ws"
     )
     group = ProcessGroup(tmp / "logs")
-    for spec in settings.agent_specs():
-        group.start(f"agent-{spec.node_id}", ["agent"],
-                    child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+    group.start_team(settings)
     try:
         yield settings.agents, tmp / "ws"
     finally:

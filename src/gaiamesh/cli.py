@@ -72,7 +72,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from .baseline import run_baseline
+    from .bench.baseline import run_baseline
     from .runner import ProcessGroup, model_server
 
     settings = _settings(args)
@@ -204,7 +204,7 @@ def _name(text: str) -> str | None:
 
 
 def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
-    from .service.loadbench import run_concurrency_bench
+    from .bench.concurrency import run_concurrency_bench
     from .tasks import discover_tasks
 
     settings = _settings(args)
@@ -217,7 +217,7 @@ def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
-    from .failstorm import run_failstorm
+    from .bench.failstorm import run_failstorm
     from .tasks import discover_tasks
 
     settings = _settings(args)
@@ -225,7 +225,7 @@ def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
     if not tasks:
         raise TaskError(f"no task folders under {args.tasks}")
     if args.compose:
-        from .compose_storm import run_compose_failstorm
+        from .bench.compose_storm import run_compose_failstorm
 
         if not settings.access_key:
             raise ConfigError("GAIAMESH_ACCESS_KEY is empty (make setup writes it into .env)")
@@ -247,7 +247,7 @@ def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_flood(args: argparse.Namespace) -> int:
-    from .flood import run_flood
+    from .bench.flood import run_flood
 
     task = load_task(Path(args.task))
     result = run_flood(_settings(args), task, Path(args.out), args.seconds)
@@ -258,7 +258,7 @@ def _cmd_bench_flood(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
+    from .bench.compare import run_bench
     from .protocols import available
     from .tasks import discover_tasks
 
@@ -319,8 +319,8 @@ def _cmd_plans(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_overhead(args: argparse.Namespace) -> int:
+    from .bench.overhead import run_overhead
     from .modelserver import bundled_model_path
-    from .overhead import run_overhead
     from .runner import ProcessGroup, model_server
 
     settings = _settings(args)
@@ -341,7 +341,7 @@ def _cmd_bench_overhead(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .bench import collect, write_reports
+    from .bench.compare import collect, write_reports
 
     rows = collect(Path(args.runs))
     if not rows:

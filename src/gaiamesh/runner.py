@@ -18,7 +18,7 @@ from rich.console import Console
 from .errors import ModelUnreachable, RunError
 from .metrics import RunMetrics
 from .protocols import generate_keys
-from .settings import Settings, default_agents
+from .settings import AgentSpec, Settings, default_agents
 from .tasks import Task
 
 console = Console(stderr=True)
@@ -108,6 +108,17 @@ class ProcessGroup:
         self.procs[name] = proc
         return proc
 
+    def start_agent(self, settings: Settings, spec: AgentSpec, prefix: str = "") -> str:
+        """One agent process for ``spec`` (its node id, tool and port, as AGENTS names them);
+        returns its name in the group (``<prefix>agent-<node id>``)."""
+        name = f"{prefix}agent-{spec.node_id}"
+        self.start(name, ["agent"], child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))
+        return name
+
+    def start_team(self, settings: Settings, prefix: str = "", leave_out: frozenset[str] = frozenset()) -> list[str]:
+        """An agent process for every agent of AGENTS but those in ``leave_out`` (node ids)."""
+        return [self.start_agent(settings, s, prefix) for s in settings.agent_specs() if s.node_id not in leave_out]
+
     def check(self, name: str) -> None:
         proc = self.procs[name]
         if proc.poll() is not None:
@@ -196,12 +207,7 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunM
     group = ProcessGroup(out / "logs")
     try:
         with model_server(settings, group), web_server(settings, group):
-            for spec in settings.agent_specs():
-                group.start(
-                    f"agent-{spec.node_id}",
-                    ["agent"],
-                    child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)),
-                )
+            group.start_team(settings)
             relay = group.start(
                 "relay",
                 ["relay", "--no-summary"],

@@ -239,9 +239,7 @@ def wide(
     line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(tools))
     settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws")
     group = ProcessGroup(tmp / "logs")
-    for spec in settings.agent_specs():
-        group.start(f"agent-{spec.node_id}", ["agent"],
-                    child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+    group.start_team(settings)
     svc = Service(tmp / "state", model_server, (line, tmp / "ws"), ROUTING="share")
     svc.start()
     try:
@@ -292,9 +290,7 @@ def orchestrated(model_server: str, tmp_path_factory: pytest.TempPathFactory) ->
     settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws", strategy="orchestrated",
                              web_url="http://127.0.0.1:9")  # no web here: a web question fails and is revised
     group = ProcessGroup(tmp / "logs")
-    for spec in settings.agent_specs():
-        group.start(f"agent-{spec.node_id}", ["agent"],
-                    child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+    group.start_team(settings)
     svc = Service(tmp / "state", model_server, (line, tmp / "ws"), STRATEGY="orchestrated", SUBTASK_TIMEOUT="60")
     svc.start()
     try:

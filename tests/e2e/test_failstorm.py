@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.failstorm import run_failstorm
+from gaiamesh.bench.failstorm import run_failstorm
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 from websockets.sync.client import connect
 
-from gaiamesh.compose_storm import SERVICES, ComposeTeam, run_compose_failstorm
+from gaiamesh.bench.compose_storm import SERVICES, ComposeTeam, run_compose_failstorm
 from gaiamesh.tasks import load_task
 
 from ..conftest import ROOT

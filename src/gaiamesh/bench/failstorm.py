@@ -31,14 +31,14 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.progress import Progress
 
-from .metrics import FrameRecord, RunMetrics, audit
-from .relay import MeshNetwork
-from .relay import Team as RelayTeam
-from .routing import RoutingMode
-from .runner import ProcessGroup, child_env, free_port_block, model_server
-from .settings import Settings
-from .tasks import Task
-from .tools import subscriptions
+from ..metrics import FrameRecord, RunMetrics, audit
+from ..relay import MeshNetwork
+from ..relay import Team as RelayTeam
+from ..routing import RoutingMode
+from ..runner import ProcessGroup, free_port_block, model_server
+from ..settings import Settings
+from ..tasks import Task
+from ..tools import subscriptions
 
 console = Console()
 TOOLS = ["search", "extract", "triple", "reason"]
@@ -201,9 +201,7 @@ class LocalTeam:
 
     async def back(self, node: str) -> float:
         await asyncio.sleep(self.down)  # the outage the storm imposes, not a synchronization
-        spec = self.specs[node]
-        self.group.start(f"agent-{node}", ["agent"],
-                         child_env(self.settings, node_id=node, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+        self.group.start_agent(self.settings, self.specs[node])
         return time.monotonic()
 
 
@@ -361,9 +359,7 @@ def run_failstorm(
     group = ProcessGroup(out / "logs")
     try:
         with model_server(settings, group):
-            for spec in settings.agent_specs():
-                group.start(f"agent-{spec.node_id}", ["agent"],
-                            child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+            group.start_team(settings)
             team = LocalTeam(group, settings, down)
             tools = {s.node_id: s.tool for s in settings.agent_specs()}
             config = {"mode": "local", "agents": settings.agents, "routing": settings.routing.value, "down_s": down,

@@ -83,9 +83,7 @@ def run_concurrency_bench(settings: Settings, levels: list[int], tasks: list[str
     results: dict[str, Any] = {"tasks": tasks, "levels": {}}
     try:
         with model_server(settings, group):
-            for spec in settings.agent_specs():
-                group.start(f"agent-{spec.node_id}", ["agent"],
-                            child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+            group.start_team(settings)
             for level in levels:
                 with console.status(f"MAX_CONCURRENT_RUNS={level}: {len(tasks)} runs at once ..."):
                     url = _serve(settings, group, f"serve-{level}", level, out / f"service-{level}", key)

@@ -29,14 +29,14 @@ from rich.console import Console
 from rich.table import Table
 from websockets.asyncio.server import ServerConnection, serve
 
-from .frames import Announcement, PacketType, make_packet
-from .metrics import FrameRecord, audit, read_log
-from .protocols import generate_keys, get_adapter
-from .relay import MeshNetwork, subprotocol
-from .routing import RoutingMode
-from .runner import ProcessGroup, child_env, free_port_block, model_server
-from .settings import Settings, default_agents
-from .tasks import Task
+from ..frames import Announcement, PacketType, make_packet
+from ..metrics import FrameRecord, audit, read_log
+from ..protocols import generate_keys, get_adapter
+from ..relay import MeshNetwork, subprotocol
+from ..routing import RoutingMode
+from ..runner import ProcessGroup, free_port_block, model_server
+from ..settings import Settings, default_agents
+from ..tasks import Task
 
 console = Console(stderr=True)
 FLOODER = "3"  # the reason agent's node id in the default lineup
@@ -170,10 +170,7 @@ def run_flood(settings: Settings, task: Task, out: Path, seconds: float = 10.0) 
     results: dict[str, Any] = {}
     try:
         with model_server(settings, group):
-            for spec in settings.agent_specs():
-                if spec.node_id != FLOODER:
-                    group.start(f"agent-{spec.node_id}", ["agent"],
-                                child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+            group.start_team(settings, leave_out=frozenset({FLOODER}))
             for phase, secs in (("calm", 0.0), ("flood", seconds)):
                 report = ctx.Queue()
                 flooder = ctx.Process(

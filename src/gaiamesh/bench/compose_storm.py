@@ -2,7 +2,7 @@
 the ``wide`` profile are killed with SIGKILL and come back by their restart policy; the
 runs go through the network service's API, and the relay's view (every frame, every agent lost
 or back) comes from each run's live event stream. The measurements are
-:func:`gaiamesh.failstorm.analyse`'s, the audits read the results folder the service writes."""
+:func:`gaiamesh.bench.failstorm.analyse`'s, the audits read the results folder the service writes."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import connect
 
+from ..metrics import FrameRecord, RunMetrics
+from ..runner import RunError
+from ..tasks import Task
 from .failstorm import RunOne, RunTrace, failstorm, write_results
-from .metrics import FrameRecord, RunMetrics
-from .runner import RunError
-from .tasks import Task
 
 # The wide profile's agents: node id -> compose service (compose.yaml).
 SERVICES = {"0": "agent-search", "1": "agent-extract", "2": "agent-triple", "3": "agent-reason",

@@ -35,12 +35,12 @@ from rich.console import Console
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, serve
 
-from .frames import FINAL_ANSWER_TAG, PacketType, make_packet
-from .relay import MeshNetwork, write_frames
-from .routing import RoutingMode
-from .runner import free_port
-from .settings import Settings
-from .tasks import Task
+from ..frames import FINAL_ANSWER_TAG, PacketType, make_packet
+from ..relay import MeshNetwork, write_frames
+from ..routing import RoutingMode
+from ..runner import free_port
+from ..settings import Settings
+from ..tasks import Task
 
 console = Console()
 TEXT = "The farm has an installed capacity of 148 megawatts. " * 20
@@ -123,7 +123,7 @@ async def mesh_relay(agents: str, workdir: Path) -> None:
 
 
 def _main(argv: list[str]) -> None:
-    """``python -m gaiamesh.overhead floor|mesh AGENTS WORKDIR``: one relay process."""
+    """``python -m gaiamesh.bench.overhead floor|mesh AGENTS WORKDIR``: one relay process."""
     kind, agents, workdir = argv
     if kind == "floor":
         urls = [f"ws://{a.split('@', 1)[1]}/ws" for a in agents.split(",")]
@@ -143,7 +143,7 @@ async def _agents(handlers: list[Handler], relay: str, workdir: Path) -> Any:
             )
         agents = ",".join(f"{i}=extract@127.0.0.1:{p}" for i, p in enumerate(ports))
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "gaiamesh.overhead", relay, agents, str(workdir),
+            sys.executable, "-m", "gaiamesh.bench.overhead", relay, agents, str(workdir),
             stdout=subprocess.DEVNULL,
         )  # fmt: skip
         try:

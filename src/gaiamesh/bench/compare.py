@@ -17,13 +17,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..metrics import RunMetrics
+from ..protocols import generate_keys
+from ..relay import MeshNetwork
+from ..runner import ProcessGroup, model_server, web_server
+from ..settings import Settings, default_agents
+from ..tasks import Task
 from .baseline import run_baseline
-from .metrics import RunMetrics
-from .protocols import generate_keys
-from .relay import MeshNetwork
-from .runner import ProcessGroup, child_env, model_server, web_server
-from .settings import Settings, default_agents
-from .tasks import Task
 
 COLUMNS = ["repeat", *RunMetrics.columns()]  # one CSV column per field of metrics.json
 SUMMARY = [
@@ -44,13 +44,7 @@ if not console.is_terminal:
 @contextmanager
 def agents_running(settings: Settings, group: ProcessGroup, name: str) -> Iterator[None]:
     """Start one agent process per spec for this protocol; stop them afterwards."""
-    started = []
-    for spec in settings.agent_specs():
-        label = f"{name}-agent-{spec.node_id}"
-        group.start(
-            label, ["agent"], child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port))
-        )
-        started.append(label)
+    started = group.start_team(settings, prefix=f"{name}-")
     try:
         yield
     finally:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
-from .metrics import RunMetrics
-from .prompts import answer_prompt, clean_answer
-from .scoring import score
-from .settings import Settings
-from .tasks import Task
+from ..llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
+from ..metrics import RunMetrics
+from ..prompts import answer_prompt, clean_answer
+from ..scoring import score
+from ..settings import Settings
+from ..tasks import Task
 
 
 async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
