@@ -23,7 +23,6 @@ from websockets.asyncio.server import Request, Response, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
-from . import orchestrated  # noqa: F401  (registers the orchestrated strategy's tools)
 from .errors import ConfigError
 from .frames import (
     Announcement,
@@ -40,7 +39,7 @@ from .frames import (
 from .llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
 from .protocols import ProtocolAdapter, get_adapter
 from .settings import Settings
-from .tools import ToolContext, get_tool
+from .tools import Tool, ToolContext
 
 log = logging.getLogger("gaiamesh.agent")
 
@@ -72,10 +71,10 @@ class RunState:
 class MeshAgent:
     """Reacts to the packet type its tool consumes and emits the tool's result to the relay."""
 
-    def __init__(self, settings: Settings, llm: LLMClient | None = None) -> None:
+    def __init__(self, settings: Settings, tool: Tool, llm: LLMClient | None = None) -> None:
         self.settings = settings
         self.node_id = settings.node_id
-        self.tool = get_tool(settings.tool)
+        self.tool = tool  # declared where it is written, handed over by whoever starts the agent
         self.ablated = self.tool.name in settings.ablated
         if self.ablated and self.tool.passthrough is None:
             raise ConfigError(f"ABLATE names {self.tool.name!r}, which cannot be left out: it makes the answer")

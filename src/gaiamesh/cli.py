@@ -98,8 +98,10 @@ async def _until_signalled(coro_factory: Any) -> None:
 
 def _cmd_agent(args: argparse.Namespace) -> int:
     from .agent import MeshAgent
+    from .toolbox import get_tool
 
-    agent = MeshAgent(_settings(args))
+    settings = _settings(args)
+    agent = MeshAgent(settings, get_tool(settings.tool))
     asyncio.run(_until_signalled(agent.serve))
     return 0
 

@@ -18,6 +18,7 @@ from gaiamesh.agent import MeshAgent
 from gaiamesh.frames import Announcement, doc_init
 from gaiamesh.llm import LLMClient
 from gaiamesh.settings import load_settings
+from gaiamesh.toolbox import get_tool
 
 from ..conftest import free_port
 from .fakes import FakeLLM
@@ -29,7 +30,7 @@ async def serving(tmp: Path, node_id: str, tool: str, llm: Any = None, **kw: Any
     port = free_port()
     s = load_settings(node_id=node_id, tool=tool, port=port, workspace_root=tmp, **kw)
     stop = asyncio.Event()
-    agent = MeshAgent(s, llm=llm or FakeLLM())
+    agent = MeshAgent(s, get_tool(s.tool), llm=llm or FakeLLM())
     server = asyncio.create_task(agent.serve(stop))
     await asyncio.wait_for(agent.listening.wait(), 10)
     try:
@@ -142,4 +143,4 @@ async def test_an_ablated_stage_hands_its_input_on_without_working(tmp_path: Pat
 def test_the_answering_stage_cannot_be_left_out(tmp_path: Path) -> None:
     settings = load_settings(node_id="3", tool="reason", port=free_port(), workspace_root=tmp_path, ablate="reason")
     with pytest.raises(ValueError, match="ABLATE names 'reason', which cannot be left out: it makes the answer"):
-        MeshAgent(settings, llm=FakeLLM())  # type: ignore[arg-type]
+        MeshAgent(settings, get_tool(settings.tool), llm=FakeLLM())  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from gaiamesh.frames import PacketType, make_packet
 from gaiamesh.metrics import Totals
 from gaiamesh.protocols import generate_keys, get_adapter
 from gaiamesh.routing import RoutingMode
-from gaiamesh.tools import subscriptions
+from gaiamesh.toolbox import subscriptions
 
 FOUR = [("0", "search"), ("1", "extract"), ("2", "triple"), ("3", "reason")]
 EIGHT = FOUR + [("4", "search"), ("5", "extract"), ("6", "triple"), ("7", "reason")]

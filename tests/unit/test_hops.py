@@ -4,7 +4,8 @@ import pytest
 
 from gaiamesh.frames import PacketType, make_packet
 from gaiamesh.llm import LLMUsage
-from gaiamesh.tools import ToolContext, get_tool
+from gaiamesh.toolbox import get_tool
+from gaiamesh.tools import ToolContext
 from gaiamesh.tools.extract import nearest
 from gaiamesh.tools.hops import about, decompose
 from gaiamesh.tools.text import rank

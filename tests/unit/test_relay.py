@@ -20,7 +20,7 @@ from gaiamesh.protocols import available, generate_keys, get_adapter
 from gaiamesh.relay import MeshNetwork, subprotocol
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
-from gaiamesh.tools import subscriptions
+from gaiamesh.toolbox import get_tool, subscriptions
 
 from ..conftest import TASKS, free_port_block
 from .fakes import FakeLLM
@@ -50,7 +50,7 @@ async def mesh(settings: Settings, scripted: dict[str, Script] | None = None) ->
             tasks.append(asyncio.create_task(_scripted(spec.port, scripted[spec.node_id], stop, said)))
         else:
             s = settings.model_copy(update={"node_id": spec.node_id, "tool": spec.tool, "port": spec.port})
-            tasks.append(asyncio.create_task(MeshAgent(s, llm=FakeLLM()).serve(stop)))  # type: ignore[arg-type]
+            tasks.append(asyncio.create_task(MeshAgent(s, get_tool(s.tool), llm=FakeLLM()).serve(stop)))  # type: ignore[arg-type]
     try:
         yield
     finally:
@@ -261,7 +261,7 @@ async def test_a_restarted_agent_is_taken_back_mid_run(tmp_path: Path) -> None:
     def agent(node: str) -> MeshAgent:
         spec = next(x for x in s.agent_specs() if x.node_id == node)
         conf = s.model_copy(update={"node_id": node, "tool": spec.tool, "port": spec.port})
-        return MeshAgent(conf, llm=FakeLLM(delay=0.3))  # type: ignore[arg-type]
+        return MeshAgent(conf, get_tool(conf.tool), llm=FakeLLM(delay=0.3))  # type: ignore[arg-type]
 
     teams: list[dict[str, str]] = []
     restarted = asyncio.Event()

@@ -1,5 +1,5 @@
 from gaiamesh.routing import Router, RoutingMode, resolve_mode
-from gaiamesh.tools import subscriptions
+from gaiamesh.toolbox import subscriptions
 
 FOUR = [("0", "search"), ("1", "extract"), ("2", "triple"), ("3", "reason")]
 EIGHT = FOUR + [("4", "search"), ("5", "extract"), ("6", "triple"), ("7", "reason")]

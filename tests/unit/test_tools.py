@@ -3,7 +3,8 @@ import pytest
 from gaiamesh.frames import Packet, PacketType, chunk_document, make_packet
 from gaiamesh.llm import LLMUsage
 from gaiamesh.prompts import clean_answer, parse_triple
-from gaiamesh.tools import ToolContext, get_tool, registered, subscriptions
+from gaiamesh.toolbox import get_tool, registered, subscriptions
+from gaiamesh.tools import ToolContext
 from gaiamesh.tools.reason import choose, valid
 from gaiamesh.tools.text import rank, sentences, terms
 

@@ -38,7 +38,7 @@ from ..routing import RoutingMode
 from ..runner import ProcessGroup, free_port_block, model_server
 from ..settings import Settings
 from ..tasks import Task
-from ..tools import subscriptions
+from ..toolbox import subscriptions
 
 console = Console()
 TOOLS = ["search", "extract", "triple", "reason"]

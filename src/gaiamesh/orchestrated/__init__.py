@@ -1,7 +1,11 @@
 """The orchestrated strategy (seed 004): an orchestrator that plans, executes through the
-relay's sub-task and result queues, and replans; research and utility workers.
+relay's sub-task and result queues, and replans; research and utility workers. Their agents'
+tools are declared in :data:`TOOLS` (``orchestrator``, ``research``, ``utility``)."""
 
-Importing the package registers its agents' tools (``orchestrator``, ``research``, ``utility``).
-"""
+from ..tools import Tool
+from .orchestrator import TOOL as ORCHESTRATOR
+from .workers import WORKER_TOOLS
 
-from . import orchestrator, workers  # noqa: F401  (registration)
+TOOLS: tuple[Tool, ...] = (ORCHESTRATOR, *WORKER_TOOLS)
+
+__all__ = ["TOOLS"]

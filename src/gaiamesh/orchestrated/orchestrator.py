@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from ..errors import ToolError
 from ..frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, PacketType, SubTask
 from ..settings import Settings
-from ..tools import ToolContext, register
+from ..tools import ToolContext
 from ..tools.followup import resolve as resolve_followup
 from ..tools.registry import Tool
 from .catalog import ORCHESTRATOR, TOOLS, Download, FileOperation
@@ -158,10 +158,8 @@ def setup(settings: Settings) -> None:
         raise PlanError([f"REPLAY_PLAN {settings.replay_plan} does not exist"])
 
 
-TOOL = register(
-    Tool(
-        "orchestrator", PacketType.DOC_INIT, PacketType.DATA_EVENT, run, tag=FINAL_ANSWER_TAG,
-        description="plans, hands sub-tasks to workers, replans, answers",
-        reads=frozenset({PacketType.RESULT}), setup=setup,
-    )
+TOOL = Tool(
+    "orchestrator", PacketType.DOC_INIT, PacketType.DATA_EVENT, run, tag=FINAL_ANSWER_TAG,
+    description="plans, hands sub-tasks to workers, replans, answers",
+    reads=frozenset({PacketType.RESULT}), setup=setup,
 )  # fmt: skip

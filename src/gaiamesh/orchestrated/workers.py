@@ -36,7 +36,7 @@ from ..frames import (
 )
 from ..llm import ModelError
 from ..settings import Settings
-from ..tools import ToolContext, register
+from ..tools import ToolContext
 from ..tools import extract as extract_stage
 from ..tools import reason as reason_stage
 from ..tools import search as search_stage
@@ -493,11 +493,10 @@ def _failed(reply: dict[str, Any], message: str, kind: str) -> SubTaskResult:
     return SubTaskResult(**reply, status="FAILED", error_details=ErrorDetails(message=message, type=kind))
 
 
-for _role in HANDLERS:
-    register(
-        Tool(
-            _role, PacketType.SUBTASK, PacketType.RESULT, worker(_role),
-            description=f"{_role} worker of the orchestrated strategy",
-            reads=frozenset({PacketType.DOC_INIT}) if _role == RESEARCH else frozenset(),
-        )
-    )  # fmt: skip
+WORKER_TOOLS: tuple[Tool, ...] = tuple(
+    Tool(
+        role, PacketType.SUBTASK, PacketType.RESULT, worker(role), description=f"{role} worker of the orchestrated strategy",
+        reads=frozenset({PacketType.DOC_INIT}) if role == RESEARCH else frozenset(),
+    )
+    for role in HANDLERS
+)  # fmt: skip

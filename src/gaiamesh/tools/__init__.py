@@ -1,6 +1,13 @@
-"""Tools, one per agent. Importing this package registers the four built-in tools."""
+"""The pipeline's tools (seed 000), one per agent: search, extract, triple, reason. Each is
+declared where it is written (:class:`Tool`: name, consumed and emitted packet types, its run
+function) and listed in :data:`TOOLS`; nothing registers itself on import."""
 
-from . import extract, reason, search, triple  # noqa: F401  (registration side effect)
-from .registry import Tool, ToolContext, get_tool, register, registered, subscriptions
+from .extract import TOOL as EXTRACT
+from .reason import TOOL as REASON
+from .registry import Tool, ToolContext
+from .search import TOOL as SEARCH
+from .triple import TOOL as TRIPLE
 
-__all__ = ["Tool", "ToolContext", "get_tool", "register", "registered", "subscriptions"]
+TOOLS: tuple[Tool, ...] = (SEARCH, EXTRACT, TRIPLE, REASON)
+
+__all__ = ["TOOLS", "Tool", "ToolContext"]

@@ -14,7 +14,7 @@ from ..frames import Events, Fact, Hop, PacketType, SearchDocsPacket
 from ..prompts import answer_prompt, clean_answer
 from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
 from .hops import CLAUSE, POINTS_BACK, Decomposition, about, decompose
-from .registry import Tool, ToolContext, register
+from .registry import Tool, ToolContext
 from .rerank import rerank
 from .text import sentences, terms
 
@@ -113,9 +113,7 @@ def passthrough(packet: SearchDocsPacket) -> Events:
     return Events(facts=[Fact(text=p.text, score=p.score) for p in packet.payload.passages])
 
 
-TOOL = register(
-    Tool(
-        "extract", PacketType.SEARCH_DOCS, PacketType.EVENTS, run, description="question-relevant facts",
-        passthrough=passthrough,
-    )
+TOOL = Tool(
+    "extract", PacketType.SEARCH_DOCS, PacketType.EVENTS, run, description="question-relevant facts",
+    passthrough=passthrough,
 )

@@ -26,7 +26,7 @@ from ..prompts import answer_prompt, clean_answer
 from ..scoring import normalize
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
 from .hops import about_bridge
-from .registry import Tool, ToolContext, register
+from .registry import Tool, ToolContext
 from .text import paraphrases, terms
 
 _DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
@@ -274,13 +274,11 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
     )
 
 
-TOOL = register(
-    Tool(
-        "reason",
-        PacketType.TRIPLES,
-        PacketType.DATA_EVENT,
-        run,
-        tag=FINAL_ANSWER_TAG,
-        description="final short answer",
-    )
+TOOL = Tool(
+    "reason",
+    PacketType.TRIPLES,
+    PacketType.DATA_EVENT,
+    run,
+    tag=FINAL_ANSWER_TAG,
+    description="final short answer",
 )

@@ -1,4 +1,5 @@
-"""The tool registry: each agent is bound to exactly one tool, looked up here by name."""
+"""A declared tool: its name, the packet type it consumes and the one it emits, its typed run
+function; and the context a tool may use. An agent is handed one tool explicitly."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
 from ..frames import Body, DocInit, PacketType, SubTask, SubTaskResult
 from ..llm import LLMClient, LLMUsage
 from ..settings import Settings
@@ -52,33 +52,3 @@ class Tool:
     # Ablation (ABLATE): the tool's output made from its input with no work, e.g. the facts
     # handed on without triples. None: the tool cannot be left out (it makes the answer).
     passthrough: Callable[[Any], Body] | None = None
-
-
-_REGISTRY: dict[str, Tool] = {}
-
-
-def register(tool: Tool) -> Tool:
-    """Add a tool; later registrations of the same name replace earlier ones."""
-    _REGISTRY[tool.name] = tool
-    return tool
-
-
-def get_tool(name: str) -> Tool:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(f"unknown tool {name!r}; registered: {', '.join(sorted(_REGISTRY))}") from None
-
-
-def subscriptions() -> dict[str, frozenset[str]]:
-    """Tool name -> packet types it consumes (what each agent announces to the relay)."""
-    return {t.name: frozenset({t.consumes.value}) for t in _REGISTRY.values()}
-
-
-def readings() -> dict[str, frozenset[str]]:
-    """Tool name -> packet types it only reads (every replica receives them)."""
-    return {t.name: frozenset(r.value for r in t.reads) for t in _REGISTRY.values()}
-
-
-def registered() -> list[str]:
-    return sorted(_REGISTRY)

@@ -7,7 +7,7 @@ from ..frames import DocInitPacket, PacketType, Passage, SearchDocs
 from .answer_type import prefer, typed_rank
 from .followup import resolve
 from .hops import decompose
-from .registry import Tool, ToolContext, register
+from .registry import Tool, ToolContext
 from .rerank import rerank
 
 TOP_K = 3
@@ -68,9 +68,7 @@ def passthrough(packet: DocInitPacket) -> SearchDocs:
     return SearchDocs(passages=[Passage(chunk=i, score=0.0, text=c) for i, c in enumerate(chunks)], n_chunks=len(chunks))
 
 
-TOOL = register(
-    Tool(
-        "search", PacketType.DOC_INIT, PacketType.SEARCH_DOCS, run, description="BM25 over document chunks",
-        passthrough=passthrough,
-    )
+TOOL = Tool(
+    "search", PacketType.DOC_INIT, PacketType.SEARCH_DOCS, run, description="BM25 over document chunks",
+    passthrough=passthrough,
 )

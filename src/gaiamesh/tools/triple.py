@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..frames import EventsPacket, PacketType, Triple, Triples
 from ..prompts import parse_triple, triple_prompt
-from .registry import Tool, ToolContext, register
+from .registry import Tool, ToolContext
 
 
 async def run(ctx: ToolContext, packet: EventsPacket) -> Triples:
@@ -30,9 +30,7 @@ def passthrough(packet: EventsPacket) -> Triples:
     return Triples(triples=[], facts=events.facts, resolved_question=events.resolved_question, hops=events.hops)
 
 
-TOOL = register(
-    Tool(
-        "triple", PacketType.EVENTS, PacketType.TRIPLES, run, description="subject-relation-object triples",
-        passthrough=passthrough,
-    )
+TOOL = Tool(
+    "triple", PacketType.EVENTS, PacketType.TRIPLES, run, description="subject-relation-object triples",
+    passthrough=passthrough,
 )

@@ -11,6 +11,7 @@ from websockets.asyncio.client import connect
 from gaiamesh.agent import MeshAgent
 from gaiamesh.frames import HEADER_READS, doc_init
 from gaiamesh.settings import load_settings
+from gaiamesh.toolbox import get_tool
 
 from ...conftest import free_port
 from ..fakes import FakeLLM
@@ -21,7 +22,7 @@ DOC = "The mill was founded in 1820. It closed in 1901."
 async def test_it_hands_out_a_subtask_and_stops_waiting_when_the_relay_goes(tmp_path: Path) -> None:
     port = free_port()
     settings = load_settings(node_id="o", tool="orchestrator", port=port, workspace_root=tmp_path, subtask_timeout=60)
-    agent = MeshAgent(settings, llm=FakeLLM())
+    agent = MeshAgent(settings, get_tool(settings.tool), llm=FakeLLM())
     stop = asyncio.Event()
     server = asyncio.create_task(agent.serve(stop))
     await asyncio.wait_for(agent.listening.wait(), 10)

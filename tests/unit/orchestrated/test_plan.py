@@ -19,6 +19,7 @@ from gaiamesh.orchestrated.plan import (
     resolve,
     validate_plan,
 )
+from gaiamesh.toolbox import get_tool
 
 
 def step(sid: str, role: str = "research", tool: str = "find_fact", final: bool = False, **inp: Any) -> dict[str, Any]:
@@ -128,7 +129,7 @@ def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -
     (tmp_path / "t" / "broken.json").write_text('{"pattern": "(?P<a>.+)", "plan": {"stages": []}}')
     settings = load_settings(tool="orchestrator", templates_dir=tmp_path / "t", workspace_root=tmp_path / "ws")
     with pytest.raises(PlanError, match="template broken.json: a plan needs a non-empty list 'stages'"):
-        MeshAgent(settings)
+        MeshAgent(settings, get_tool(settings.tool))
     templates.cache_clear()
 
 

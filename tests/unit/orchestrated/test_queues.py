@@ -10,7 +10,7 @@ from gaiamesh.frames import PacketType, make_packet, parse_packet_json
 from gaiamesh.metrics import Totals
 from gaiamesh.protocols import get_adapter
 from gaiamesh.routing import RoutingMode
-from gaiamesh.tools.registry import readings, subscriptions
+from gaiamesh.toolbox import readings, subscriptions
 
 TEAM = [("o", "orchestrator"), ("r1", "research"), ("r2", "research"), ("u", "utility")]
 
