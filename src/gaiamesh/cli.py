@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .errors import ConfigError, GaiameshError, ModelUnreachable, RunError, TaskError, exit_code, label
-from .metrics import RunMetrics
+from .evaluation.metrics import RunMetrics
 from .settings import STRATEGY_TOOLS, Settings, load_settings
 from .tasks import load_task
 
@@ -97,7 +97,7 @@ async def _until_signalled(coro_factory: Any) -> None:
 
 
 def _cmd_agent(args: argparse.Namespace) -> int:
-    from .agent import MeshAgent
+    from .mesh.agent import MeshAgent
     from .toolbox import get_tool
 
     settings = _settings(args)
@@ -107,7 +107,7 @@ def _cmd_agent(args: argparse.Namespace) -> int:
 
 
 def _cmd_relay(args: argparse.Namespace) -> int:
-    from .relay import MeshNetwork
+    from .mesh.relay import MeshNetwork
 
     settings = _settings(args)
     task = load_task(settings.task, settings.task_label)
@@ -119,7 +119,7 @@ def _cmd_relay(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve_model(args: argparse.Namespace) -> int:
-    from .modelserver import serve
+    from .models.modelserver import serve
 
     settings = _settings(args)
     serve(
@@ -261,7 +261,7 @@ def _cmd_bench_flood(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench.compare import run_bench
-    from .protocols import available
+    from .mesh.protocols import available
     from .tasks import discover_tasks
 
     settings = _settings(args)
@@ -322,7 +322,7 @@ def _cmd_plans(args: argparse.Namespace) -> int:
 
 def _cmd_bench_overhead(args: argparse.Namespace) -> int:
     from .bench.overhead import run_overhead
-    from .modelserver import bundled_model_path
+    from .models.modelserver import bundled_model_path
     from .runner import ProcessGroup, model_server
 
     settings = _settings(args)
@@ -364,7 +364,7 @@ def _cmd_tasks_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from .metrics import audit
+    from .evaluation.metrics import audit
 
     run_dir = Path(args.run_dir)
     if not (run_dir / "metrics.json").is_file() or not (run_dir / "frames.jsonl").is_file():
@@ -385,7 +385,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_keygen(args: argparse.Namespace) -> int:
-    from .protocols import generate_keys
+    from .mesh.protocols import generate_keys
 
     settings = _settings(args)
     nodes = args.nodes.split(",") if args.nodes else ["network", *(a.node_id for a in settings.agent_specs())]

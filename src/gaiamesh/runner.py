@@ -16,8 +16,8 @@ import httpx
 from rich.console import Console
 
 from .errors import ModelUnreachable, RunError
-from .metrics import RunMetrics
-from .protocols import generate_keys
+from .evaluation.metrics import RunMetrics
+from .mesh.protocols import generate_keys
 from .settings import AgentSpec, Settings, default_agents
 from .tasks import Task
 

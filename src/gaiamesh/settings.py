@@ -6,6 +6,7 @@ No other module reads ``os.environ``: entry points build a :class:`Settings` and
 from __future__ import annotations
 
 import os
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -14,7 +15,15 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
-from .routing import RoutingMode
+
+
+class RoutingMode(StrEnum):
+    """Who receives a packet (``ROUTING``; ``mesh.routing`` decides by it)."""
+
+    BROADCAST = "broadcast"
+    TOPIC = "topic"
+    SHARE = "share"
+    AUTO = "auto"
 
 
 class AgentSpec(tuple[str, str, str, int, bool]):

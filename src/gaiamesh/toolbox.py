@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from .errors import ConfigError
 from .orchestrated import TOOLS as ORCHESTRATED
-from .tools import TOOLS as PIPELINE
-from .tools import Tool
+from .pipeline import TOOLS as PIPELINE
+from .pipeline import Tool
 
 CATALOG: dict[str, Tool] = {t.name: t for t in (*PIPELINE, *ORCHESTRATED)}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gaiamesh.metrics import audit, read_log
+from gaiamesh.evaluation.metrics import audit, read_log
 
 from .conftest import KEY, Service
 

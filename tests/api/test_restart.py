@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect
 
-from gaiamesh.metrics import audit, read_log
+from gaiamesh.evaluation.metrics import audit, read_log
 
 from .conftest import KEY, Service
 

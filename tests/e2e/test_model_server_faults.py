@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.metrics import FrameRecord, RunMetrics, audit
-from gaiamesh.relay import MeshNetwork
+from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics, audit
+from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.runner import ProcessGroup, child_env, free_port, free_port_block, wait_until_answers
 from gaiamesh.settings import Settings, default_agents, load_settings
 from gaiamesh.tasks import load_task

@@ -18,8 +18,8 @@ from typing import Any
 import pypdf
 import pytest
 
-from gaiamesh.metrics import FrameRecord, RunMetrics, audit, read_log
-from gaiamesh.relay import MeshNetwork
+from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics, audit, read_log
+from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.runner import ProcessGroup, child_env, web_server
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import Task, load_task

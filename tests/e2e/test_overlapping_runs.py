@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from gaiamesh.metrics import RunMetrics, audit, read_log
-from gaiamesh.relay import MeshNetwork
+from gaiamesh.evaluation.metrics import RunMetrics, audit, read_log
+from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.runner import ProcessGroup, child_env
 from gaiamesh.settings import default_agents, load_settings
 from gaiamesh.tasks import load_task

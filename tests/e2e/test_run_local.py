@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gaiamesh.metrics import totals_from_log
+from gaiamesh.evaluation.metrics import totals_from_log
 
 from ..conftest import ROOT, TASKS, free_port, free_port_block
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.metrics import FrameRecord, audit, read_log
-from gaiamesh.relay import MeshNetwork, StorageError
+from gaiamesh.evaluation.metrics import FrameRecord, audit, read_log
+from gaiamesh.mesh.relay import MeshNetwork, StorageError
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 

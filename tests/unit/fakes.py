@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from gaiamesh.llm import LLMUsage
+from gaiamesh.models.llm import LLMUsage
 
 
 class FakeLLM:

@@ -14,9 +14,9 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from gaiamesh.agent import MeshAgent
-from gaiamesh.frames import Announcement, doc_init
-from gaiamesh.llm import LLMClient
+from gaiamesh.mesh.agent import MeshAgent
+from gaiamesh.mesh.frames import Announcement, doc_init
+from gaiamesh.models.llm import LLMClient
 from gaiamesh.settings import load_settings
 from gaiamesh.toolbox import get_tool
 

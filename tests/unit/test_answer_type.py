@@ -1,7 +1,7 @@
 import pytest
 
-from gaiamesh.tools.answer_type import AnswerType, anchored, expected_type, matches, spans
-from gaiamesh.tools.text import rank
+from gaiamesh.pipeline.answer_type import AnswerType, anchored, expected_type, matches, spans
+from gaiamesh.pipeline.text import rank
 
 
 @pytest.mark.parametrize(

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from gaiamesh.core import Outcome, RelayCore
-from gaiamesh.frames import PacketType, make_packet
-from gaiamesh.metrics import Totals
-from gaiamesh.protocols import generate_keys, get_adapter
-from gaiamesh.routing import RoutingMode
+from gaiamesh.evaluation.metrics import Totals
+from gaiamesh.mesh.core import Outcome, RelayCore
+from gaiamesh.mesh.frames import PacketType, make_packet
+from gaiamesh.mesh.protocols import generate_keys, get_adapter
+from gaiamesh.mesh.routing import RoutingMode
 from gaiamesh.toolbox import subscriptions
 
 FOUR = [("0", "search"), ("1", "extract"), ("2", "triple"), ("3", "reason")]

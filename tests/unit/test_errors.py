@@ -17,8 +17,8 @@ from gaiamesh.errors import (
     exit_code,
     label,
 )
+from gaiamesh.mesh.protocols.base import ProtocolError
 from gaiamesh.orchestrated.calculator import CalculatorError
-from gaiamesh.protocols.base import ProtocolError
 from gaiamesh.service.auth import AuthError
 from gaiamesh.service.sessions import IllegalTransition
 

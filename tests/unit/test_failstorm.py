@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gaiamesh.bench.failstorm import Kill, RunTrace, analyse, frames_lost
-from gaiamesh.metrics import FrameRecord, RunMetrics
+from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics
 
 TOOLS = {"0": "search", "1": "extract", "2": "triple", "3": "reason", "4": "search", "5": "extract",
          "6": "triple", "7": "reason"}  # fmt: skip

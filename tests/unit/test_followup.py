@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gaiamesh.frames import Turn
-from gaiamesh.tools.followup import resolve
+from gaiamesh.mesh.frames import Turn
+from gaiamesh.pipeline.followup import resolve
 
 WHO = Turn(question="Who discovered comet 118P/Kestrel?", answer="Ilona Horvath")
 WHAT = Turn(question="What is the best-known exhibit of the Veldt Glass Museum?", answer="The Tamsey Chandelier")

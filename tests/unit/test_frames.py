@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from gaiamesh.frames import (
+from gaiamesh.mesh.frames import (
     EventsPacket,
     FrameError,
     PacketType,

@@ -2,13 +2,13 @@
 
 import pytest
 
-from gaiamesh.frames import PacketType, make_packet
-from gaiamesh.llm import LLMUsage
+from gaiamesh.mesh.frames import PacketType, make_packet
+from gaiamesh.models.llm import LLMUsage
+from gaiamesh.pipeline import ToolContext
+from gaiamesh.pipeline.extract import nearest
+from gaiamesh.pipeline.hops import about, decompose
+from gaiamesh.pipeline.text import rank
 from gaiamesh.toolbox import get_tool
-from gaiamesh.tools import ToolContext
-from gaiamesh.tools.extract import nearest
-from gaiamesh.tools.hops import about, decompose
-from gaiamesh.tools.text import rank
 
 from .fakes import FakeLLM
 
@@ -93,7 +93,7 @@ def test_one_fact_questions_are_left_alone(question: str) -> None:
 
 
 def test_agent_nouns_name_people_and_verbs_do_not() -> None:
-    from gaiamesh.tools.hops import person_noun
+    from gaiamesh.pipeline.hops import person_noun
 
     assert all(map(person_noun, ["engraver", "teacher", "runner", "pianist", "librarian", "captain"]))
     assert not any(map(person_noun, ["tower", "number", "water", "river", "letter", "corner"]))

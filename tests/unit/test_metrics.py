@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from gaiamesh.metrics import AgentMetrics, FrameLog, FrameRecord, Totals, read_log, totals_from_log
+from gaiamesh.evaluation.metrics import AgentMetrics, FrameLog, FrameRecord, Totals, read_log, totals_from_log
 
 
 def rec(n: int, **kw: object) -> FrameRecord:

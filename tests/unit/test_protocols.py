@@ -12,8 +12,8 @@ from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gaiamesh.frames import PacketType
-from gaiamesh.protocols import (
+from gaiamesh.mesh.frames import PacketType
+from gaiamesh.mesh.protocols import (
     ProtocolAdapter,
     ProtocolError,
     available,
@@ -21,7 +21,7 @@ from gaiamesh.protocols import (
     generate_keys,
     get_adapter,
 )
-from gaiamesh.protocols.signed import SignedAdapter
+from gaiamesh.mesh.protocols.signed import SignedAdapter
 
 NODES = ["network", "0", "1", "2", "3"]
 

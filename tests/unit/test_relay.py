@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from gaiamesh.agent import MeshAgent
-from gaiamesh.frames import Announcement
-from gaiamesh.metrics import totals_from_log
-from gaiamesh.protocols import available, generate_keys, get_adapter
-from gaiamesh.relay import MeshNetwork, subprotocol
+from gaiamesh.evaluation.metrics import totals_from_log
+from gaiamesh.mesh.agent import MeshAgent
+from gaiamesh.mesh.frames import Announcement
+from gaiamesh.mesh.protocols import available, generate_keys, get_adapter
+from gaiamesh.mesh.relay import MeshNetwork, subprotocol
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
 from gaiamesh.toolbox import get_tool, subscriptions
@@ -427,8 +427,8 @@ async def test_a_log_write_that_fails_ends_the_run_storage_error_and_metrics_agr
     log lacks, is neither sent nor reported, and metrics.json counts what the log holds."""
     import errno
 
-    import gaiamesh.relay as relay_module
-    from gaiamesh.metrics import FrameLog, audit
+    import gaiamesh.mesh.relay as relay_module
+    from gaiamesh.evaluation.metrics import FrameLog, audit
 
     class RefusesTheAnswer(FrameLog):
         def write(self, records: list[Any]) -> None:

@@ -1,4 +1,4 @@
-from gaiamesh.routing import Router, RoutingMode, resolve_mode
+from gaiamesh.mesh.routing import Router, RoutingMode, resolve_mode
 from gaiamesh.toolbox import subscriptions
 
 FOUR = [("0", "search"), ("1", "extract"), ("2", "triple"), ("3", "reason")]

@@ -1,6 +1,6 @@
 import pytest
 
-from gaiamesh.scoring import (
+from gaiamesh.evaluation.scoring import (
     default_scorer,
     exact_match,
     gaia_match,

@@ -1,12 +1,12 @@
 import pytest
 
-from gaiamesh.frames import Packet, PacketType, chunk_document, make_packet
-from gaiamesh.llm import LLMUsage
-from gaiamesh.prompts import clean_answer, parse_triple
+from gaiamesh.mesh.frames import Packet, PacketType, chunk_document, make_packet
+from gaiamesh.models.llm import LLMUsage
+from gaiamesh.models.prompts import clean_answer, parse_triple
+from gaiamesh.pipeline import ToolContext
+from gaiamesh.pipeline.reason import choose, valid
+from gaiamesh.pipeline.text import rank, sentences, terms
 from gaiamesh.toolbox import get_tool, registered, subscriptions
-from gaiamesh.tools import ToolContext
-from gaiamesh.tools.reason import choose, valid
-from gaiamesh.tools.text import rank, sentences, terms
 
 from .fakes import FakeLLM
 
@@ -146,7 +146,7 @@ class ScoringLLM(FakeLLM):
 
 
 async def test_rerank_fuses_bm25_with_the_models_likelihood() -> None:
-    from gaiamesh.tools.rerank import rerank
+    from gaiamesh.pipeline.rerank import rerank
 
     texts = ["The mill opened in 1820.", "The mill closed in 1901.", "Its founder was Ann Lee."]
     ranked = [(0, 3.0), (1, 2.0), (2, 1.0)]
@@ -161,8 +161,8 @@ async def test_rerank_fuses_bm25_with_the_models_likelihood() -> None:
 
 
 def test_reason_weighs_likelihood_triples_and_complete_dates() -> None:
-    from gaiamesh.frames import Triple
-    from gaiamesh.tools.reason import Option, by_likelihood, complete_dates, options, related
+    from gaiamesh.mesh.frames import Triple
+    from gaiamesh.pipeline.reason import Option, by_likelihood, complete_dates, options, related
 
     # facts whose clauses tie neither place to the question, so that only the other evidence weighs
     facts = ["Margit Farkas taught in Szeged.", "Some pupils came from Sopron."]
@@ -180,7 +180,7 @@ def test_reason_weighs_likelihood_triples_and_complete_dates() -> None:
     found = options("Who paid?", ["It was paid by the banker Sir Ann Lee."], "the banker Sir Ann Lee", [],
                     [Triple(subject="the bank", relation="paid", object="Lee Trust", fact="")])  # fmt: skip
     assert [o.text for o in found] == ["the banker Sir Ann Lee", "Ann Lee", "bank", "Lee Trust"]
-    from gaiamesh.tools.reason import eligible
+    from gaiamesh.pipeline.reason import eligible
 
     agreeing = [Option("1964", "reading"), Option("1964", "candidate0"), Option("1950", "span0")]
     assert [o.source for o in eligible("When?", ["It ran from 1950 to 1964."], agreeing)] == ["reading", "span0"]
@@ -192,7 +192,7 @@ def test_reason_weighs_likelihood_triples_and_complete_dates() -> None:
 
 
 def test_reason_ties_an_answer_by_its_own_clause() -> None:
-    from gaiamesh.tools.reason import Option, by_likelihood, subject_terms, ties
+    from gaiamesh.pipeline.reason import Option, by_likelihood, subject_terms, ties
 
     q = "Who founded the Orme Lace Museum?"
     facts = [

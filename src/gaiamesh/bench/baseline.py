@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
-from ..metrics import RunMetrics
-from ..prompts import answer_prompt, clean_answer
-from ..scoring import score
+from ..evaluation.metrics import RunMetrics
+from ..evaluation.scoring import score
+from ..models.llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
+from ..models.prompts import answer_prompt, clean_answer
 from ..settings import Settings
 from ..tasks import Task
 

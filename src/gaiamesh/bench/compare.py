@@ -17,9 +17,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..metrics import RunMetrics
-from ..protocols import generate_keys
-from ..relay import MeshNetwork
+from ..evaluation.metrics import RunMetrics
+from ..mesh.protocols import generate_keys
+from ..mesh.relay import MeshNetwork
 from ..runner import ProcessGroup, model_server, web_server
 from ..settings import Settings, default_agents
 from ..tasks import Task

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import connect
 
-from ..metrics import FrameRecord, RunMetrics
+from ..evaluation.metrics import FrameRecord, RunMetrics
 from ..runner import RunError
 from ..tasks import Task
 from .failstorm import RunOne, RunTrace, failstorm, write_results

@@ -31,10 +31,10 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.progress import Progress
 
-from ..metrics import FrameRecord, RunMetrics, audit
-from ..relay import MeshNetwork
-from ..relay import Team as RelayTeam
-from ..routing import RoutingMode
+from ..evaluation.metrics import FrameRecord, RunMetrics, audit
+from ..mesh.relay import MeshNetwork
+from ..mesh.relay import Team as RelayTeam
+from ..mesh.routing import RoutingMode
 from ..runner import ProcessGroup, free_port_block, model_server
 from ..settings import Settings
 from ..tasks import Task

@@ -29,11 +29,11 @@ from rich.console import Console
 from rich.table import Table
 from websockets.asyncio.server import ServerConnection, serve
 
-from ..frames import Announcement, PacketType, make_packet
-from ..metrics import FrameRecord, audit, read_log
-from ..protocols import generate_keys, get_adapter
-from ..relay import MeshNetwork, subprotocol
-from ..routing import RoutingMode
+from ..evaluation.metrics import FrameRecord, audit, read_log
+from ..mesh.frames import Announcement, PacketType, make_packet
+from ..mesh.protocols import generate_keys, get_adapter
+from ..mesh.relay import MeshNetwork, subprotocol
+from ..mesh.routing import RoutingMode
 from ..runner import ProcessGroup, free_port_block, model_server
 from ..settings import Settings, default_agents
 from ..tasks import Task

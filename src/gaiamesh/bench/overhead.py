@@ -35,9 +35,9 @@ from rich.console import Console
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, serve
 
-from ..frames import FINAL_ANSWER_TAG, PacketType, make_packet
-from ..relay import MeshNetwork, write_frames
-from ..routing import RoutingMode
+from ..mesh.frames import FINAL_ANSWER_TAG, PacketType, make_packet
+from ..mesh.relay import MeshNetwork, write_frames
+from ..mesh.routing import RoutingMode
 from ..runner import free_port
 from ..settings import Settings
 from ..tasks import Task

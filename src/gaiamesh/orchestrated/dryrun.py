@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..frames import (
+from ..evaluation.scoring import exact_match
+from ..mesh.frames import (
     DocInit,
     DocInitPacket,
     ErrorDetails,
@@ -25,11 +26,10 @@ from ..frames import (
     SubTaskResult,
     chunk_document,
 )
-from ..llm import LLMUsage
-from ..scoring import exact_match
+from ..mesh.tool import ToolContext
+from ..models.llm import LLMUsage
 from ..settings import Settings
 from ..tasks import Task
-from ..tools.registry import ToolContext
 from . import workers
 from .catalog import TOOLS
 from .journal import Journal, WorkingContext

@@ -19,11 +19,11 @@ import httpx
 from pydantic import ValidationError
 
 from ..errors import ToolError
-from ..frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, PacketType, SubTask
+from ..mesh.frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, PacketType, SubTask
+from ..mesh.tool import Tool
+from ..pipeline import ToolContext
+from ..pipeline.followup import resolve as resolve_followup
 from ..settings import Settings
-from ..tools import ToolContext
-from ..tools.followup import resolve as resolve_followup
-from ..tools.registry import Tool
 from .catalog import ORCHESTRATOR, TOOLS, Download, FileOperation
 from .download import DownloadError, download
 from .executor import Dispatch

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
 
-from ..tools.answer_type import names_number
-from ..tools.text import terms
+from ..pipeline.answer_type import names_number
+from ..pipeline.text import terms
 from .calculator import to_number
 from .phrases import parts_of_speech
 

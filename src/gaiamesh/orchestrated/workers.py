@@ -22,7 +22,7 @@ import httpx
 from lemminflect import getAllInflections
 from pydantic import BaseModel, ValidationError
 
-from ..frames import (
+from ..mesh.frames import (
     DocInit,
     DocInitPacket,
     ErrorDetails,
@@ -34,16 +34,16 @@ from ..frames import (
     TriplesPacket,
     chunk_document,
 )
-from ..llm import ModelError
+from ..mesh.tool import Tool
+from ..models.llm import ModelError
+from ..pipeline import ToolContext
+from ..pipeline import extract as extract_stage
+from ..pipeline import reason as reason_stage
+from ..pipeline import search as search_stage
+from ..pipeline import triple as triple_stage
+from ..pipeline.answer_type import AnswerType, names_number, spans, typed_rank
+from ..pipeline.text import STOPWORDS, paraphrases, rank, sentences, stem, terms
 from ..settings import Settings
-from ..tools import ToolContext
-from ..tools import extract as extract_stage
-from ..tools import reason as reason_stage
-from ..tools import search as search_stage
-from ..tools import triple as triple_stage
-from ..tools.answer_type import AnswerType, names_number, spans, typed_rank
-from ..tools.registry import Tool
-from ..tools.text import STOPWORDS, paraphrases, rank, sentences, stem, terms
 from ..web.reader import html_to_text
 from .calculator import CalculatorError, calculate, format_number, to_number
 from .catalog import (

@@ -13,7 +13,7 @@ from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
 from ..errors import SubmitError
-from ..metrics import RunMetrics
+from ..evaluation.metrics import RunMetrics
 from .models import FrameEvent, JournalEvent, NoteEvent, RunEvent, RunRequest, RunView, StateEvent, TeamEvent
 
 EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)

@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..frames import Turn
-from ..metrics import FrameRecord, RunMetrics
-from ..relay import AgentStatus
-from ..routing import RoutingMode
+from ..evaluation.metrics import FrameRecord, RunMetrics
+from ..mesh.frames import Turn
+from ..mesh.relay import AgentStatus
+from ..mesh.routing import RoutingMode
 
 
 class RunState(StrEnum):

@@ -1,7 +1,7 @@
 """Runs on demand: a bounded queue, up to ``MAX_CONCURRENT_RUNS`` relays at a time, a live
 event stream per run that late subscribers replay from the start, and recovery after a restart.
 
-Each run is one :class:`~gaiamesh.relay.MeshNetwork` over the long-lived agents, writing its
+Each run is one :class:`~gaiamesh.mesh.relay.MeshNetwork` over the long-lived agents, writing its
 ``frames.jsonl``, ``metrics.json`` and archive under ``OUT_DIR/runs/<run_id>/``.
 """
 
@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..artifacts import write_archive
 from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping, TooLarge
-from ..metrics import FrameRecord, RunMetrics, Totals, fold_log, read_log
-from ..protocols import available
-from ..relay import AgentStatus, MeshNetwork, StorageError, Team, missing_team, present
+from ..evaluation.archive import write_archive
+from ..evaluation.metrics import FrameRecord, RunMetrics, Totals, fold_log, read_log
+from ..mesh.protocols import available
+from ..mesh.relay import AgentStatus, MeshNetwork, StorageError, Team, missing_team, present
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
 from .journals import follow, read_all

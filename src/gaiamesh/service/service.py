@@ -12,8 +12,8 @@ import uuid
 from pathlib import Path
 
 from ..errors import Conflict, Forbidden, NotFound, Refused
-from ..frames import Turn
-from ..metrics import RunMetrics
+from ..evaluation.metrics import RunMetrics
+from ..mesh.frames import Turn
 from ..settings import Settings
 from ..tasks import bundled_names
 from .auth import Authority, Principal

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .folder import Task, TaskError, bundled_names, load_task
+from .folder import Task, TaskError, Turn, bundled_names, load_task
 from .importers import tasks_from_jsonl
 
-__all__ = ["Task", "TaskError", "bundled_names", "discover_tasks", "load_task"]
+__all__ = ["Task", "TaskError", "Turn", "bundled_names", "discover_tasks", "load_task"]
 
 
 def discover_tasks(root: str | Path) -> list[Task]:

@@ -8,8 +8,18 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
 from ..errors import TaskError
-from ..frames import Turn
+
+
+class Turn(BaseModel):
+    """An earlier question and its answer in the same conversation (the memory window)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    question: str
+    answer: str
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gaiamesh.orchestrated.dates import implied_dates, topic_person
-from gaiamesh.tools.text import sentences
+from gaiamesh.pipeline.text import sentences
 
 
 def _dates(text: str) -> list[tuple[str, int, str]]:

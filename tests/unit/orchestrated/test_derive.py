@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gaiamesh.orchestrated.derive import implied, question_parts, remainder
 from gaiamesh.orchestrated.wording import counts
-from gaiamesh.tools.text import sentences
+from gaiamesh.pipeline.text import sentences
 
 from .test_dates import _dates
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from websockets.asyncio.client import connect
 
-from gaiamesh.agent import MeshAgent
-from gaiamesh.frames import HEADER_READS, doc_init
+from gaiamesh.mesh.agent import MeshAgent
+from gaiamesh.mesh.frames import HEADER_READS, doc_init
 from gaiamesh.settings import load_settings
 from gaiamesh.toolbox import get_tool
 

@@ -122,7 +122,7 @@ def test_a_broken_template_is_refused_at_load_with_its_file_name(tmp_path: Path)
 
 
 def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -> None:
-    from gaiamesh.agent import MeshAgent
+    from gaiamesh.mesh.agent import MeshAgent
     from gaiamesh.settings import load_settings
 
     (tmp_path / "t").mkdir()

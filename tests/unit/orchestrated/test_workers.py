@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from gaiamesh.frames import DocInit, PacketType, SubTaskPacket, make_packet
-from gaiamesh.llm import LLMClient, LLMUsage
+from gaiamesh.mesh.frames import DocInit, PacketType, SubTaskPacket, make_packet
+from gaiamesh.models.llm import LLMClient, LLMUsage
 from gaiamesh.orchestrated.calculator import CalculatorError, calculate, format_number, to_number
 from gaiamesh.orchestrated.workers import best_span, rarity, worker
-from gaiamesh.tools import ToolContext
+from gaiamesh.pipeline import ToolContext
 
 DOC = (
     "The Harbour Museum was founded in 1887 by the merchant Ellis Marr. "

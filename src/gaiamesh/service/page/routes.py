@@ -20,8 +20,8 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ConfigDict, Field
 
 from ...errors import Refused, Unauthorized
-from ...protocols import available
-from ...routing import RoutingMode
+from ...mesh.protocols import available
+from ...mesh.routing import RoutingMode
 from ...settings import Settings
 from ...tasks import bundled_names
 from ..auth import COOKIE, AuthError, Principal, credential, cross_site

@@ -1,4 +1,4 @@
-"""``MeshNetwork``: the asyncio transport around :class:`~gaiamesh.core.RelayCore`.
+"""``MeshNetwork``: the asyncio transport around :class:`~gaiamesh.mesh.core.RelayCore`.
 
 It connects to every agent, learns what each consumes from its handshake, hands every event
 (the document at t=0, each frame, each lost connection, the timeout) to the core with the
@@ -25,15 +25,15 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.protocol import State
 from websockets.typing import Subprotocol
 
-from .artifacts import write_archive
+from ..errors import ConfigError, ConnectError, StorageError
+from ..evaluation.archive import write_archive
+from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, fold_log
+from ..evaluation.scoring import score
+from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
+from ..tasks import Task
 from .core import Outcome, RelayCore
-from .errors import ConfigError, ConnectError, StorageError
 from .frames import Announcement
-from .metrics import FrameLog, FrameRecord, RunMetrics, fold_log
 from .protocols import get_adapter
-from .scoring import score
-from .settings import STRATEGY_TOOLS, AgentSpec, Settings
-from .tasks import Task
 
 Reporter = Callable[[str], None]
 

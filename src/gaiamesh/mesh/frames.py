@@ -22,7 +22,8 @@ from pydantic import (
     model_serializer,
 )
 
-from .errors import FrameError
+from ..errors import FrameError
+from ..tasks import Turn  # a conversation turn: a task's history, and doc_init's
 
 
 class PacketType(StrEnum):
@@ -51,13 +52,6 @@ class Body(BaseModel):
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         return {k: v for k, v in handler(self).items() if v is not None}
-
-
-class Turn(Body):
-    """An earlier question and its answer in the same conversation (the memory window)."""
-
-    question: str
-    answer: str
 
 
 class DocInit(Body):

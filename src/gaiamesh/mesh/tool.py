@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..frames import Body, DocInit, PacketType, SubTask, SubTaskResult
-from ..llm import LLMClient, LLMUsage
+from ..models.llm import LLMClient, LLMUsage
 from ..settings import Settings
+from .frames import Body, DocInit, PacketType, SubTask, SubTaskResult
 
 
 @dataclass

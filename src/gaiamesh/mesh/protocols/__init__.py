@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 from .a2a import A2AAdapter
 from .base import ProtocolAdapter, ProtocolError, canonical_json
 from .binary import BinaryAdapter

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, TypeVar
 import httpx
 import ollama
 
-from .errors import ModelError, ModelUnreachable
+from ..errors import ModelError, ModelUnreachable
 
 if TYPE_CHECKING:
-    from .settings import Settings
+    from ..settings import Settings
 
-log = logging.getLogger("gaiamesh.llm")
+log = logging.getLogger("gaiamesh.models.llm")
 T = TypeVar("T")
 
 # Back-off between attempts while the model server is down: doubling from the first, capped.

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
 
-from ..frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
-from ..prompts import answer_prompt, clean_answer
-from ..scoring import normalize
+from ..evaluation.scoring import normalize
+from ..mesh.frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
+from ..mesh.tool import Tool, ToolContext
+from ..models.prompts import answer_prompt, clean_answer
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
 from .hops import about_bridge
-from .registry import Tool, ToolContext
 from .text import paraphrases, terms
 
 _DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)

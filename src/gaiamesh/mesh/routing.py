@@ -17,14 +17,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 
-
-class RoutingMode(StrEnum):
-    BROADCAST = "broadcast"
-    TOPIC = "topic"
-    SHARE = "share"
-    AUTO = "auto"
+from ..settings import RoutingMode  # the modes, as configuration names them
 
 
 def resolve_mode(mode: RoutingMode, tools: list[str]) -> RoutingMode:

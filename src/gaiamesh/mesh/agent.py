@@ -23,7 +23,9 @@ from websockets.asyncio.server import Request, Response, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
-from .errors import ConfigError
+from ..errors import ConfigError
+from ..models.llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
+from ..settings import Settings
 from .frames import (
     Announcement,
     DocInit,
@@ -36,12 +38,10 @@ from .frames import (
     ToolFailure,
     make_packet,
 )
-from .llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
 from .protocols import ProtocolAdapter, get_adapter
-from .settings import Settings
-from .tools import Tool, ToolContext
+from .tool import Tool, ToolContext
 
-log = logging.getLogger("gaiamesh.agent")
+log = logging.getLogger("gaiamesh.mesh.agent")
 
 MAX_RUNS_IN_MEMORY = 64  # older runs' state is dropped from memory; their files stay on disk
 

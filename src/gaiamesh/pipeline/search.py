@@ -3,11 +3,11 @@ the model's likelihood of the question (``rerank.py``), typed chunks first."""
 
 from __future__ import annotations
 
-from ..frames import DocInitPacket, PacketType, Passage, SearchDocs
+from ..mesh.frames import DocInitPacket, PacketType, Passage, SearchDocs
+from ..mesh.tool import Tool, ToolContext
 from .answer_type import prefer, typed_rank
 from .followup import resolve
 from .hops import decompose
-from .registry import Tool, ToolContext
 from .rerank import rerank
 
 TOP_K = 3

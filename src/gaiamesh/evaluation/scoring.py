@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 from rouge_score import rouge_scorer
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 Scorer = Callable[[str, str | Sequence[str]], dict[str, float]]
 """``scorer(prediction, gold answer or answers) -> {metric: value}``."""

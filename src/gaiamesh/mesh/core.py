@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..evaluation.metrics import AgentMetrics, FrameRecord, FrameStatus, Totals
 from .frames import (
     FINAL_ANSWER_TAG,
     NETWORK_SRC,
@@ -32,7 +33,6 @@ from .frames import (
     doc_init,
     make_packet,
 )
-from .metrics import AgentMetrics, FrameRecord, FrameStatus, Totals
 from .protocols import ProtocolAdapter
 from .routing import Router, RoutingMode
 

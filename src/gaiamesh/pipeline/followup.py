@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..frames import Turn
+from ..mesh.frames import Turn
 from .answer_type import _NAME, _SENTENCE_STARTERS, _TITLES, AnswerType, expected_type, matches
 
 _PERSON = {"he", "him", "his", "she", "her", "hers"}

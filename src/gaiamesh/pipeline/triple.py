@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..frames import EventsPacket, PacketType, Triple, Triples
-from ..prompts import parse_triple, triple_prompt
-from .registry import Tool, ToolContext
+from ..mesh.frames import EventsPacket, PacketType, Triple, Triples
+from ..mesh.tool import Tool, ToolContext
+from ..models.prompts import parse_triple, triple_prompt
 
 
 async def run(ctx: ToolContext, packet: EventsPacket) -> Triples:

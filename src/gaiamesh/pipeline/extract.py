@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
-from ..frames import Events, Fact, Hop, PacketType, SearchDocsPacket
-from ..prompts import answer_prompt, clean_answer
+from ..mesh.frames import Events, Fact, Hop, PacketType, SearchDocsPacket
+from ..mesh.tool import Tool, ToolContext
+from ..models.prompts import answer_prompt, clean_answer
 from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
 from .hops import CLAUSE, POINTS_BACK, Decomposition, about, decompose
-from .registry import Tool, ToolContext
 from .rerank import rerank
 from .text import sentences, terms
 

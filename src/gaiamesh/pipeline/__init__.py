@@ -2,9 +2,9 @@
 declared where it is written (:class:`Tool`: name, consumed and emitted packet types, its run
 function) and listed in :data:`TOOLS`; nothing registers itself on import."""
 
+from ..mesh.tool import Tool, ToolContext
 from .extract import TOOL as EXTRACT
 from .reason import TOOL as REASON
-from .registry import Tool, ToolContext
 from .search import TOOL as SEARCH
 from .triple import TOOL as TRIPLE
 
