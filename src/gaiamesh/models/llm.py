@@ -13,6 +13,7 @@ import httpx
 import ollama
 
 from ..errors import ModelError, ModelUnreachable
+from .types import ScoreRequest, ScoreResponse, ServerError
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -140,19 +141,28 @@ class LLMClient:
         async def call() -> httpx.Response:
             nonlocal started
             started = time.perf_counter()
-            resp = await self._http.post(
-                "/api/score", json={"model": self.model, "prompt": prompt, "continuations": continuations}
-            )
+            request = ScoreRequest(model=self.model, prompt=prompt, continuations=continuations)
+            resp = await self._http.post("/api/score", json=request.model_dump())
             if resp.status_code >= 500:
                 raise ollama.ResponseError(resp.text, resp.status_code)
             return resp
 
         resp = await self._retrying(call)
-        if resp.status_code in (404, 405) and "model '" not in resp.text:  # the route, not the model, is missing
-            self._scores_unavailable = True
-            return None
         if resp.status_code != 200:
+            if resp.status_code in (404, 405) and not _server_error(resp):  # the route is missing, not the model
+                self._scores_unavailable = True
+                return None
             raise ModelError(f"model server at {self.host} refused a scoring request: {resp.status_code} {resp.text}")
-        body = resp.json()
-        self._count(usage, started, int(body.get("prompt_eval_count", 0)), int(body.get("eval_count", 0)))
-        return [float(s["logprob"]) for s in body["scores"]]
+        body = ScoreResponse.model_validate_json(resp.content)
+        self._count(usage, started, body.prompt_eval_count, body.eval_count)
+        return [s.logprob for s in body.scores]
+
+
+def _server_error(resp: httpx.Response) -> bool:
+    """Whether ``resp`` is an Ollama-style error body: a server that has the route refused the
+    request. Decided by the body's shape, not its words."""
+    try:
+        ServerError.model_validate_json(resp.content)
+    except ValueError:
+        return False
+    return True

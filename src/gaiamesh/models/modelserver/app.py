@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..types import Scored, ScoreRequest, ScoreResponse
 from .engine import Engine, GenOptions, Piece
 
 VERSION = "0.6.3"  # the Ollama API version whose shapes we follow
@@ -38,16 +39,6 @@ class GenerateRequest(_Req):
     system: str | None = None
     raw: bool = False
     suffix: str | None = None
-
-
-class ScoreRequest(BaseModel):
-    """Ours, not Ollama's: how likely the model finds each continuation right after ``prompt``
-    (raw, no template). The answer lists each continuation's summed and per-token
-    log-probabilities; ``prompt_eval_count``/``eval_count`` count the work as generate does."""
-
-    model: str = Field(min_length=1)
-    prompt: str = Field(min_length=1)
-    continuations: list[str] = Field(min_length=1, max_length=64)
 
 
 class ChatMessage(BaseModel):
@@ -242,18 +233,13 @@ def create_app(engine: Engine, model_name: str) -> FastAPI:
             got = await engine.score(req.prompt, req.continuations)
         except ValueError as exc:
             return error(400, str(exc))
-        return {
-            "model": req.model,
-            "created_at": _now(),
-            "scores": [
-                {"continuation": c, "logprob": sum(lp), "token_logprobs": lp}
-                for c, lp in zip(req.continuations, got.token_logprobs, strict=True)
-            ],
-            "prompt_eval_count": got.prompt_eval_count,
-            "eval_count": got.eval_count,
-            "total_duration": got.total_duration,
-            "load_duration": got.load_duration,
-        }
+        return ScoreResponse(
+            model=req.model, created_at=_now(),
+            scores=[Scored(continuation=c, logprob=sum(lp), token_logprobs=lp)
+                    for c, lp in zip(req.continuations, got.token_logprobs, strict=True)],
+            prompt_eval_count=got.prompt_eval_count, eval_count=got.eval_count,
+            total_duration=got.total_duration, load_duration=got.load_duration,
+        ).model_dump()  # fmt: skip
 
     @app.post("/api/chat", response_model=None)
     async def chat(req: ChatRequest) -> Any:
