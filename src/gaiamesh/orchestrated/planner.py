@@ -18,9 +18,9 @@ from typing import Any
 
 from .executor import Execution
 from .journal import Journal, WorkingContext
-from .phrases import answer_scale
 from .plan import Catalog, Plan, PlanError, Template, validate_plan
-from .rephrase import forms
+from .readings.phrases import answer_scale
+from .readings.rephrase import forms
 
 WritePlan = Callable[[str], Awaitable[str]]  # prompt -> the model's completion
 TRANSIENT = ("WorkerUnavailable", "Timeout")  # error types another attempt may cure

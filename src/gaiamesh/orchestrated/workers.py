@@ -58,11 +58,11 @@ from .catalog import (
     Summarize,
     WebSearch,
 )
-from .dates import BORN_BEFORE, implied_dates, with_referents
-from .derive import PART_OF, implied
 from .download import DownloadError, fetch
-from .phrases import parts_of_speech
-from .wording import CLAUSE_END, NUMBER, YEAR, inflected_verb
+from .readings.dates import BORN_BEFORE, implied_dates, with_referents
+from .readings.derive import PART_OF, implied
+from .readings.phrases import parts_of_speech
+from .readings.wording import CLAUSE_END, NUMBER, YEAR, inflected_verb
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gaiamesh.orchestrated.dates import implied_dates, topic_person
+from gaiamesh.orchestrated.readings.dates import implied_dates, topic_person
 from gaiamesh.pipeline.text import sentences
 
 

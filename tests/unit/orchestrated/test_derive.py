@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gaiamesh.orchestrated.derive import implied, question_parts, remainder
-from gaiamesh.orchestrated.wording import counts
+from gaiamesh.orchestrated.readings.derive import implied, question_parts, remainder
+from gaiamesh.orchestrated.readings.wording import counts
 from gaiamesh.pipeline.text import sentences
 
 from .test_dates import _dates
@@ -566,7 +566,7 @@ def test_a_count_after_a_decrease_and_a_rest_clause_without_a_verb() -> None:
 
 
 def test_inflected_verb_and_its_narrower_forms() -> None:
-    from gaiamesh.orchestrated.wording import inflected_verb
+    from gaiamesh.orchestrated.readings.wording import inflected_verb
 
     assert inflected_verb("died") and inflected_verb("stands") and inflected_verb("Reading")
     assert not inflected_verb("close") and not inflected_verb("mill")  # a lemma, a noun

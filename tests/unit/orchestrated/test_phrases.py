@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, templates
-from gaiamesh.orchestrated.phrases import split_subject
+from gaiamesh.orchestrated.readings.phrases import split_subject
 
 
 @pytest.mark.parametrize(
@@ -68,8 +68,8 @@ async def test_a_unit_phrase_leaves_the_slot_and_a_scale_divides_the_answer() ->
     from gaiamesh.orchestrated.catalog import TOOLS
     from gaiamesh.orchestrated.journal import Journal
     from gaiamesh.orchestrated.orchestrator import DEFAULT_TEMPLATE
-    from gaiamesh.orchestrated.phrases import answer_scale, drop_unit
     from gaiamesh.orchestrated.planner import PlanManager
+    from gaiamesh.orchestrated.readings.phrases import answer_scale, drop_unit
 
     assert drop_unit("1950, in tonnes") == "1950" and drop_unit("the lock in the town") == "the lock in the town"
     assert answer_scale("What is the total, in million cubic metres?") == 1_000_000 and answer_scale("How many?") == 1

@@ -8,7 +8,7 @@ from gaiamesh.orchestrated.catalog import TOOLS
 from gaiamesh.orchestrated.journal import Journal
 from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, templates
 from gaiamesh.orchestrated.planner import PlanManager
-from gaiamesh.orchestrated.rephrase import forms, rephrase
+from gaiamesh.orchestrated.readings.rephrase import forms, rephrase
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
 
-from ..pipeline.answer_type import names_number
-from ..pipeline.text import terms
-from .calculator import to_number
+from ...pipeline.answer_type import names_number
+from ...pipeline.text import terms
+from ..calculator import to_number
 from .phrases import parts_of_speech
 
 _WORDS = (

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..pipeline.text import paraphrases, rank, terms
+from ...pipeline.text import paraphrases, rank, terms
 from .dates import (
     BORN_BEFORE,
     LATER,

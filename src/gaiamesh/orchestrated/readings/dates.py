@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..pipeline.text import STOPWORDS
+from ...pipeline.text import STOPWORDS
 from .phrases import parts_of_speech, split_subject
 from .wording import (
     NUM,
