@@ -103,12 +103,11 @@ def create_app(settings: Settings) -> FastAPI:
     @app.get("/api/health")
     def health() -> dict[str, object]:
         s = service()
-        return {"status": "ok", "version": __version__, "queued": s.runs.queued}
+        return {"status": "ok", "version": __version__, "queued": s.queued}
 
     @app.post("/api/runs", status_code=202)
     async def submit(body: RunRequest, who: Who) -> RunView:
-        await service().runs.check_team(body)
-        return service().submit(who, body)
+        return await service().submit(who, body)
 
     @app.get("/api/runs")
     async def list_runs(who: Who) -> list[RunView]:
@@ -120,13 +119,11 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.delete("/api/runs/{run_id}")
     async def cancel_run(run_id: str, who: Who) -> RunView:
-        service().run_view(who, run_id)
-        return service().runs.cancel(run_id)
+        return service().cancel(who, run_id)
 
     @app.get("/api/runs/{run_id}/artifacts", response_class=FileResponse)
     async def artifacts(run_id: str, who: Who) -> FileResponse:
-        service().run_view(who, run_id)
-        path = service().runs.artifacts(run_id)
+        path = service().artifacts(who, run_id)
         return FileResponse(path, media_type="application/gzip", filename=f"run_artifacts-{run_id}.tar.gz")
 
     @app.websocket("/api/runs/{run_id}/events")
@@ -137,11 +134,10 @@ def create_app(settings: Settings) -> FastAPI:
             if from_cookie and cross_site(websocket):
                 raise AuthError("cross-site WebSocket")
             who = service().authority.principal(value)
-            service().run_view(who, run_id)
+            sub = service().subscribe(who, run_id)
         except (AuthError, Refused):
             await websocket.close(code=1008)
             return
-        sub = service().runs.subscribe(run_id)
         await websocket.accept()
         try:
             while (event := await sub.queue.get()) is not None:
@@ -155,8 +151,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/api/sessions", status_code=201)
     async def create_session(body: SessionRequest, who: Who) -> SessionCreated:
-        await service().runs.check_team(body)
-        return service().create_session(who, body)
+        return await service().create_session(who, body)
 
     @app.get("/api/sessions")
     async def list_sessions(who: Who) -> list[SessionView]:

@@ -31,7 +31,7 @@ from .models import (
     SessionState,
     SessionView,
 )
-from .runs import LiveRun, RunManager
+from .runs import LiveRun, RunManager, Subscriber
 from .sessions import IllegalTransition, transition
 from .store import Store
 
@@ -64,13 +64,33 @@ class MeshService:
         rows = self.store.runs(None if who.is_admin else who.session_id)
         return [self.runs.view(r["id"]) for r in rows]
 
-    def submit(self, who: Principal, request: RunRequest) -> RunView:
+    async def submit(self, who: Principal, request: RunRequest) -> RunView:
+        """Queue a run; refused at once (Conflict) when its strategy's team is not running."""
+        await self.runs.check_team(request)
         return self.runs.submit(request, session_id=who.session_id)
 
+    def cancel(self, who: Principal, run_id: str) -> RunView:
+        self.run_view(who, run_id)  # another session's run does not exist for this caller
+        return self.runs.cancel(run_id)
+
+    def artifacts(self, who: Principal, run_id: str) -> Path:
+        self.run_view(who, run_id)
+        return self.runs.artifacts(run_id)
+
+    def subscribe(self, who: Principal, run_id: str) -> Subscriber:
+        """A reader of the run's events from the first one."""
+        self.run_view(who, run_id)
+        return self.runs.subscribe(run_id)
+
+    @property
+    def queued(self) -> int:
+        return self.runs.queued
+
     # --- sessions --------------------------------------------------------------------------
-    def create_session(self, who: Principal, request: SessionRequest) -> SessionCreated:
+    async def create_session(self, who: Principal, request: SessionRequest) -> SessionCreated:
         if not who.is_admin:
             raise Forbidden("only the access key starts sessions")
+        await self.runs.check_team(request)  # refused now, not at the first question
         if request.task is not None:
             self.runs.resolve(RunRequest(task=request.task))  # 404 now, not at the first question
         elif request.document is not None:

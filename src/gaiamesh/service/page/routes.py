@@ -195,8 +195,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
 
     @router.post("/ui/sessions", status_code=201)
     async def new_session(body: SessionRequest, who: Who) -> Response:
-        await service().runs.check_team(body)
-        created = service().create_session(who, body)
+        created = await service().create_session(who, body)
         return Response(status_code=201, headers={"HX-Redirect": f"/?session={created.id}"})
 
     @router.get("/ui/sessions/{session_id}/conversation", response_class=HTMLResponse)
@@ -226,7 +225,7 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
         if view.state is SessionState.RUNNING:
             for run_id in view.runs:
                 if svc.run_view(who, run_id).state in (RunState.QUEUED, RunState.RUNNING):
-                    svc.runs.cancel(run_id)  # the session goes STOP when its run has ended
+                    svc.cancel(who, run_id)  # the session goes STOP when its run has ended
         elif view.state is SessionState.INIT:
             svc.change_state(who, session_id, SessionState.STOP)
         return Response(status_code=204, headers={"HX-Refresh": "true"})
@@ -242,19 +241,17 @@ def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRo
     @router.post("/ui/runs", response_class=HTMLResponse)
     async def start(request: Request, body: Batch, who: Who) -> Response:
         svc = service()
-        await svc.runs.check_team(body)
         options = body.model_dump(exclude={"tasks"}, exclude_none=True)
         if len(body.tasks) == 1:
-            svc.submit(who, RunRequest(task=body.tasks[0], **options))
+            await svc.submit(who, RunRequest(task=body.tasks[0], **options))
         else:  # a batch: one session whose AutoChat sends each task in turn
             autochat = AutoChat(queue=[Queued(task=t) for t in body.tasks], max_turns=len(body.tasks))
-            svc.create_session(who, SessionRequest(task=body.tasks[0], autochat=autochat, **options))
+            await svc.create_session(who, SessionRequest(task=body.tasks[0], autochat=autochat, **options))
         return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
 
     @router.post("/ui/runs/{run_id}/cancel", response_class=HTMLResponse)
     async def cancel(request: Request, run_id: str, who: Who) -> Response:
-        service().run_view(who, run_id)
-        service().runs.cancel(run_id)
+        service().cancel(who, run_id)
         return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
 
     @router.get("/ui/compare")
