@@ -226,14 +226,7 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunM
 def write_failure(out: Path, settings: Settings, task: Task, status: str, error: str) -> Path:
     """A ``metrics.json`` for a run that could not start, so every run leaves its status behind."""
     out.mkdir(parents=True, exist_ok=True)
-    metrics = RunMetrics(
-        status=status,  # type: ignore[arg-type]
-        error=error,
-        task_id=task.task_id,
-        question=task.question,
-        answer=task.answer,
-        protocol=settings.protocol,
-        model=settings.model,
-        scorer=settings.scorer,
+    metrics = RunMetrics.model_validate(
+        {"status": status, "error": error, **RunMetrics.describing(task, settings), "protocol": settings.protocol}
     )
     return metrics.write(out / "metrics.json")

@@ -15,12 +15,17 @@ sum over the frame log" holds by construction. Definitions (also in docs/archite
 from __future__ import annotations
 
 import base64
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+if TYPE_CHECKING:  # for annotations only: the books themselves need neither
+    from ..settings import Settings
+    from ..tasks import Task
 
 FrameStatus = Literal["accepted", "rejected", "redelivered"]
 
@@ -154,15 +159,16 @@ class Totals:
             sender.token_used += r.token_used
             sender.llm_ms += r.llm_ms
 
-    COUNTERS: ClassVar[tuple[str, ...]] = (
-        "bytes_rx",
-        "bytes_tx",
-        "pkt_cnt",
-        "header_overhead",
-        "token_sum",
-        "rejected_cnt",
-        "frames",
-    )
+    # Every counter but the model time, which is a float, summed in order and rounded where it
+    # is written out; the names are the fields above, not a second list of them.
+    COUNTERS: ClassVar[tuple[str, ...]] = ()
+
+    def fields(self) -> dict[str, int | float]:
+        """The counters as ``metrics.json`` carries them (the model time rounded to µs)."""
+        return {k: getattr(self, k) for k in self.COUNTERS} | {"llm_ms": round(self.llm_ms, 3)}
+
+
+Totals.COUNTERS = tuple(f.name for f in dataclasses.fields(Totals) if f.name != "llm_ms")
 
 
 Status = Literal[
@@ -224,6 +230,13 @@ class RunMetrics(BaseModel):
     @classmethod
     def read(cls, path: Path) -> RunMetrics:
         return cls.model_validate_json(path.read_bytes())
+
+    @staticmethod
+    def describing(task: Task, settings: Settings) -> dict[str, Any]:
+        """The fields every writer of ``metrics.json`` fills the same way: the task, its gold
+        answers, the model and the scorer. Each writer adds what it measured."""
+        return {"task_id": task.task_id, "question": task.question, "answer": task.answer,
+                "answers": list(task.answers), "model": settings.model, "scorer": settings.scorer}  # fmt: skip
 
     @property
     def scored(self) -> bool:

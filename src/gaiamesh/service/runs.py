@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping, TooLarge
 from ..evaluation.archive import write_archive
-from ..evaluation.metrics import FrameRecord, RunMetrics, Totals, fold_log, read_log
+from ..evaluation.metrics import FrameRecord, RunMetrics, fold_log, read_log
 from ..mesh.protocols import available
 from ..mesh.relay import AgentStatus, MeshNetwork, StorageError, Team, missing_team, present
 from ..settings import Settings
@@ -392,8 +392,7 @@ def interrupted_metrics(row: sqlite3.Row, log: Path, settings: Settings) -> RunM
             "protocol": request.get("protocol") or settings.protocol,
             "model": settings.model,
             "scorer": settings.scorer,
-            **{k: getattr(totals, k) for k in Totals.COUNTERS},
-            "llm_ms": round(totals.llm_ms, 3),
+            **totals.fields(),
         }
     )
 
