@@ -100,7 +100,7 @@ def test_ask_watch_the_frames_read_the_metrics_and_follow_up(visit: Visit) -> No
     rows = page.locator(".mesh-frames tbody tr")
     expect(rows.first).to_be_visible()  # frames show up while the run is still in flight
     assert page.locator(".mesh").get_attribute("data-state") in (None, "queued", "running")
-    expect(rows.nth(1)).to_be_visible()
+    expect(rows.nth(1)).to_be_visible(timeout=RUN)  # the next stage may take a while on a loaded machine
     visit.shot("page-during-run")  # the picture of a run in flight (docs/page.md)
     expect(page.locator(".mesh[data-state='finished']")).to_be_attached(timeout=RUN)
     types: list[str] = rows.evaluate_all("rs => rs.map(r => r.dataset.type)")

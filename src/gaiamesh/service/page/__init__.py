@@ -1,6 +1,6 @@
 """The live web page served by the network service (templates, static files, routes): it sits
 below the service's API and works through :class:`~gaiamesh.service.service.MeshService`."""
 
-from .routes import STATIC, comparison, group_turns, page_routes
+from .routes import STATIC, comparison, group_turns, router
 
-__all__ = ["STATIC", "comparison", "group_turns", "page_routes"]
+__all__ = ["STATIC", "comparison", "group_turns", "router"]

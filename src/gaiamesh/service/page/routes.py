@@ -22,9 +22,9 @@ from pydantic import ConfigDict, Field
 from ...errors import Refused, Unauthorized
 from ...mesh.protocols import available
 from ...mesh.routing import RoutingMode
-from ...settings import Settings
 from ...tasks import bundled_names
 from ..auth import COOKIE, AuthError, Principal, credential, cross_site
+from ..deps import Svc
 from ..models import (
     Ask,
     AutoChat,
@@ -60,205 +60,222 @@ class Batch(RunOptions):
     tasks: list[str] = Field(min_length=1, max_length=100, description="bundled task names")
 
 
-def page_routes(service: Callable[[], MeshService], settings: Settings) -> APIRouter:
-    """The page (``/``, ``/runs``, ``/runs/{id}``), login and logout, and htmx fragments."""
-    router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False)
 
-    def login(request: Request) -> Principal:
-        value, from_cookie = credential(request)
-        if not value:
-            raise NotLoggedIn("")
-        if from_cookie and cross_site(request):
-            raise NotLoggedIn("a request from another site's page was refused")
-        try:
-            return service().authority.principal(value)
-        except AuthError as exc:
-            raise NotLoggedIn(str(exc)) from exc
 
-    def fragment_login(request: Request) -> Principal:
-        try:
-            return login(request)
-        except NotLoggedIn as exc:
-            raise Unauthorized(exc.reason or "not logged in: open the login URL that make up printed"
-            ) from exc
+def login(svc: MeshService, request: Request) -> Principal:
+    value, from_cookie = credential(request)
+    if not value:
+        raise NotLoggedIn("")
+    if from_cookie and cross_site(request):
+        raise NotLoggedIn("a request from another site's page was refused")
+    try:
+        return svc.authority.principal(value)
+    except AuthError as exc:
+        raise NotLoggedIn(str(exc)) from exc
 
-    Who = Annotated[Principal, Depends(fragment_login)]
 
-    def base(request: Request, who: Principal, **extra: Any) -> dict[str, Any]:
-        svc = service()
-        return {
-            "request": request,
-            "who": who,
-            "sessions": list(reversed(svc.sessions(who))),
-            "tasks": bundled_names(settings.tasks_dir),
-            "protocols": available(),
-            "routings": [m.value for m in RoutingMode],
-            "strategies": ["pipeline", "orchestrated"],
-            "defaults": {
-                "protocol": settings.protocol,
-                "routing": settings.routing.value,
-                "strategy": settings.strategy,
-            },  # fmt: skip
-            "max_doc_bytes": settings.max_doc_bytes,
-            **extra,
-        }
+def fragment_login(request: Request, svc: Svc) -> Principal:
+    try:
+        return login(svc, request)
+    except NotLoggedIn as exc:
+        raise Unauthorized(exc.reason or "not logged in: open the login URL that make up printed") from exc
 
-    def login_page(request: Request, reason: str) -> HTMLResponse:
-        return templates.TemplateResponse(request, "login.html", {"reason": reason}, status_code=401)
 
-    # --- pages -----------------------------------------------------------------------------
-    @router.get("/", response_class=HTMLResponse)
-    async def ask_page(request: Request, session: str | None = None, key: str | None = None) -> Response:
-        if key is not None:  # the login URL: trade the key for a cookie, and drop it from the address
-            if not service().authority.is_key(key):
-                return login_page(
-                    request, "that is not the access key: copy the login URL again from make up"
-                )
-            token, expires = service().authority.issue_login()
-            target = f"/?session={session}" if session else "/"
-            response = RedirectResponse(target, status_code=303)
-            response.set_cookie(
-                COOKIE, token, max_age=int(settings.session_ttl), httponly=True, samesite="strict"
-            )
-            return response
-        try:
-            who = login(request)
-        except NotLoggedIn as exc:
-            return login_page(request, exc.reason)
-        current = None
-        if session:
-            try:
-                current = service().session(who, session)
-            except Refused:
-                current = None
-        context = base(request, who, current=current, page="ask")
-        if current is not None:
-            context |= conversation(who, current.id)
-        return templates.TemplateResponse(request, "ask.html", context)
+Who = Annotated[Principal, Depends(fragment_login)]
 
-    @router.get("/runs", response_class=HTMLResponse)
-    async def runs_page(request: Request) -> Response:
-        try:
-            who = login(request)
-        except NotLoggedIn as exc:
-            return login_page(request, exc.reason)
-        return templates.TemplateResponse(
-            request, "runs.html", base(request, who, page="runs", runs=recent(who))
+
+def base(svc: MeshService, request: Request, who: Principal, **extra: Any) -> dict[str, Any]:
+    settings = svc.settings
+    return {
+        "request": request,
+        "who": who,
+        "sessions": list(reversed(svc.sessions(who))),
+        "tasks": bundled_names(settings.tasks_dir),
+        "protocols": available(),
+        "routings": [m.value for m in RoutingMode],
+        "strategies": ["pipeline", "orchestrated"],
+        "defaults": {
+            "protocol": settings.protocol,
+            "routing": settings.routing.value,
+            "strategy": settings.strategy,
+        },  # fmt: skip
+        "max_doc_bytes": settings.max_doc_bytes,
+        **extra,
+    }
+
+
+def login_page(request: Request, reason: str) -> HTMLResponse:
+    return templates.TemplateResponse(request, "login.html", {"reason": reason}, status_code=401)
+
+
+# --- pages -----------------------------------------------------------------------------
+@router.get("/", response_class=HTMLResponse)
+async def ask_page(
+    request: Request, svc: Svc, session: str | None = None, key: str | None = None
+) -> Response:
+    if key is not None:  # the login URL: trade the key for a cookie, and drop it from the address
+        if not svc.authority.is_key(key):
+            return login_page(request, "that is not the access key: copy the login URL again from make up")
+        token, expires = svc.authority.issue_login()
+        target = f"/?session={session}" if session else "/"
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(
+            COOKIE, token, max_age=int(svc.settings.session_ttl), httponly=True, samesite="strict"
         )
-
-    @router.get("/runs/{run_id}", response_class=HTMLResponse)
-    async def run_page(request: Request, run_id: str) -> Response:
-        try:
-            who = login(request)
-        except NotLoggedIn as exc:
-            return login_page(request, exc.reason)
-        try:
-            run = service().run_view(who, run_id)
-        except Refused as exc:
-            return templates.TemplateResponse(
-                request,
-                "problem.html",
-                base(request, who, page="runs", problem=str(exc)),
-                status_code=exc.status,
-            )
-        return templates.TemplateResponse(request, "run.html", base(request, who, page="runs", run=run))
-
-    @router.get("/favicon.ico")
-    async def favicon() -> FileResponse:
-        # browsers ask for it whatever the page links; the page's own icon (no 404 in the log)
-        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
-
-    @router.post("/logout")
-    async def logout() -> Response:
-        response = RedirectResponse("/", status_code=303)
-        response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
+    try:
+        who = login(svc, request)
+    except NotLoggedIn as exc:
+        return login_page(request, exc.reason)
+    current = None
+    if session:
+        try:
+            current = svc.session(who, session)
+        except Refused:
+            current = None
+    context = base(svc, request, who, current=current, page="ask")
+    if current is not None:
+        context |= conversation(svc, who, current.id)
+    return templates.TemplateResponse(request, "ask.html", context)
 
-    # --- fragments: sessions ---------------------------------------------------------------
-    def conversation(who: Principal, session_id: str) -> dict[str, Any]:
-        svc = service()
-        view = svc.session(who, session_id)
-        history = svc.history(who, session_id)
-        runs = {r: svc.run_view(who, r) for r in view.runs}
-        turns = group_turns(history.messages, runs)
-        last = history.messages[-1].id if history.messages else 0
-        latest = view.runs[-1] if view.runs else None
-        # what the page shows changes with a new message, the session's state or its run's state
-        version = f"{last}-{view.state.value}-{runs[latest].state.value if latest else ''}"
-        return {
-            "current": view,
-            "turns": turns,
-            "dropped": history.dropped,
-            "version": version,
-            "latest_run": latest,
-        }
 
-    @router.post("/ui/sessions", status_code=201)
-    async def new_session(body: SessionRequest, who: Who) -> Response:
-        created = await service().create_session(who, body)
-        return Response(status_code=201, headers={"HX-Redirect": f"/?session={created.id}"})
+@router.get("/runs", response_class=HTMLResponse)
+async def runs_page(request: Request, svc: Svc) -> Response:
+    try:
+        who = login(svc, request)
+    except NotLoggedIn as exc:
+        return login_page(request, exc.reason)
+    return templates.TemplateResponse(
+        request, "runs.html", base(svc, request, who, page="runs", runs=recent(svc, who))
+    )
 
-    @router.get("/ui/sessions/{session_id}/conversation", response_class=HTMLResponse)
-    async def get_conversation(request: Request, session_id: str, who: Who, version: str = "") -> Response:
-        context = conversation(who, session_id)
-        if version and version == context["version"]:
-            return Response(status_code=204)  # nothing new: htmx keeps what is shown
-        return conversation_fragment(request, who, context)
 
-    @router.post("/ui/sessions/{session_id}/messages", response_class=HTMLResponse)
-    async def ask(request: Request, session_id: str, body: Ask, who: Who) -> Response:
-        service().ask(who, session_id, body)
-        return conversation_fragment(request, who, conversation(who, session_id))
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+async def run_page(request: Request, run_id: str, svc: Svc) -> Response:
+    try:
+        who = login(svc, request)
+    except NotLoggedIn as exc:
+        return login_page(request, exc.reason)
+    try:
+        run = svc.run_view(who, run_id)
+    except Refused as exc:
+        return templates.TemplateResponse(
+            request,
+            "problem.html",
+            base(svc, request, who, page="runs", problem=str(exc)),
+            status_code=exc.status,
+        )
+    return templates.TemplateResponse(request, "run.html", base(svc, request, who, page="runs", run=run))
 
-    def conversation_fragment(request: Request, who: Principal, context: dict[str, Any]) -> Response:
-        # the sessions list rides along (out of band): its states change with the conversation
-        sessions = list(reversed(service().sessions(who)))
-        extra = {"request": request, "oob": True, "sessions": sessions}
-        return templates.TemplateResponse(request, "_conversation.html", {**context, **extra})
 
-    @router.post("/ui/sessions/{session_id}/end")
-    async def end(session_id: str, who: Who) -> Response:
-        svc = service()
-        view = svc.session(who, session_id)
-        if view.autochat is not None and view.autochat.enabled:
-            svc.switch_autochat(who, session_id, False)  # first, or it would send the next message
-        if view.state is SessionState.RUNNING:
-            for run_id in view.runs:
-                if svc.run_view(who, run_id).state in (RunState.QUEUED, RunState.RUNNING):
-                    svc.cancel(who, run_id)  # the session goes STOP when its run has ended
-        elif view.state is SessionState.INIT:
-            svc.change_state(who, session_id, SessionState.STOP)
-        return Response(status_code=204, headers={"HX-Refresh": "true"})
+@router.get("/favicon.ico")
+async def favicon() -> FileResponse:
+    # browsers ask for it whatever the page links; the page's own icon (no 404 in the log)
+    return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
-    # --- fragments: runs -------------------------------------------------------------------
-    def recent(who: Principal) -> list[RunView]:
-        return list(reversed(service().list_runs(who)))[:200]
 
-    @router.get("/ui/runs", response_class=HTMLResponse)
-    async def runs_table(request: Request, who: Who) -> Response:
-        return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
+@router.post("/logout")
+async def logout() -> Response:
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(COOKIE, httponly=True, samesite="strict")
+    return response
 
-    @router.post("/ui/runs", response_class=HTMLResponse)
-    async def start(request: Request, body: Batch, who: Who) -> Response:
-        svc = service()
-        options = body.model_dump(exclude={"tasks"}, exclude_none=True)
-        if len(body.tasks) == 1:
-            await svc.submit(who, RunRequest(task=body.tasks[0], **options))
-        else:  # a batch: one session whose AutoChat sends each task in turn
-            autochat = AutoChat(queue=[Queued(task=t) for t in body.tasks], max_turns=len(body.tasks))
-            await svc.create_session(who, SessionRequest(task=body.tasks[0], autochat=autochat, **options))
-        return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
 
-    @router.post("/ui/runs/{run_id}/cancel", response_class=HTMLResponse)
-    async def cancel(request: Request, run_id: str, who: Who) -> Response:
-        service().cancel(who, run_id)
-        return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(who)})
+# --- fragments: sessions ---------------------------------------------------------------
+def conversation(svc: MeshService, who: Principal, session_id: str) -> dict[str, Any]:
+    view = svc.session(who, session_id)
+    history = svc.history(who, session_id)
+    runs = {r: svc.run_view(who, r) for r in view.runs}
+    turns = group_turns(history.messages, runs)
+    last = history.messages[-1].id if history.messages else 0
+    latest = view.runs[-1] if view.runs else None
+    # what the page shows changes with a new message, the session's state or its run's state
+    version = f"{last}-{view.state.value}-{runs[latest].state.value if latest else ''}"
+    return {
+        "current": view,
+        "turns": turns,
+        "dropped": history.dropped,
+        "version": version,
+        "latest_run": latest,
+    }
 
-    @router.get("/ui/compare")
-    async def compare(who: Who) -> JSONResponse:
-        return JSONResponse(comparison(service().list_runs(who)))
 
-    return router
+@router.post("/ui/sessions", status_code=201)
+async def new_session(body: SessionRequest, who: Who, svc: Svc) -> Response:
+    created = await svc.create_session(who, body)
+    return Response(status_code=201, headers={"HX-Redirect": f"/?session={created.id}"})
+
+
+@router.get("/ui/sessions/{session_id}/conversation", response_class=HTMLResponse)
+async def get_conversation(
+    request: Request, session_id: str, who: Who, svc: Svc, version: str = ""
+) -> Response:
+    context = conversation(svc, who, session_id)
+    if version and version == context["version"]:
+        return Response(status_code=204)  # nothing new: htmx keeps what is shown
+    return conversation_fragment(svc, request, who, context)
+
+
+@router.post("/ui/sessions/{session_id}/messages", response_class=HTMLResponse)
+async def ask(request: Request, session_id: str, body: Ask, who: Who, svc: Svc) -> Response:
+    svc.ask(who, session_id, body)
+    return conversation_fragment(svc, request, who, conversation(svc, who, session_id))
+
+
+def conversation_fragment(
+    svc: MeshService, request: Request, who: Principal, context: dict[str, Any]
+) -> Response:
+    # the sessions list rides along (out of band): its states change with the conversation
+    sessions = list(reversed(svc.sessions(who)))
+    extra = {"request": request, "oob": True, "sessions": sessions}
+    return templates.TemplateResponse(request, "_conversation.html", {**context, **extra})
+
+
+@router.post("/ui/sessions/{session_id}/end")
+async def end(session_id: str, who: Who, svc: Svc) -> Response:
+    view = svc.session(who, session_id)
+    if view.autochat is not None and view.autochat.enabled:
+        svc.switch_autochat(who, session_id, False)  # first, or it would send the next message
+    if view.state is SessionState.RUNNING:
+        for run_id in view.runs:
+            if svc.run_view(who, run_id).state in (RunState.QUEUED, RunState.RUNNING):
+                svc.cancel(who, run_id)  # the session goes STOP when its run has ended
+    elif view.state is SessionState.INIT:
+        svc.change_state(who, session_id, SessionState.STOP)
+    return Response(status_code=204, headers={"HX-Refresh": "true"})
+
+
+# --- fragments: runs -------------------------------------------------------------------
+def recent(svc: MeshService, who: Principal) -> list[RunView]:
+    return list(reversed(svc.list_runs(who)))[:200]
+
+
+@router.get("/ui/runs", response_class=HTMLResponse)
+async def runs_table(request: Request, who: Who, svc: Svc) -> Response:
+    return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(svc, who)})
+
+
+@router.post("/ui/runs", response_class=HTMLResponse)
+async def start(request: Request, body: Batch, who: Who, svc: Svc) -> Response:
+    options = body.model_dump(exclude={"tasks"}, exclude_none=True)
+    if len(body.tasks) == 1:
+        await svc.submit(who, RunRequest(task=body.tasks[0], **options))
+    else:  # a batch: one session whose AutoChat sends each task in turn
+        autochat = AutoChat(queue=[Queued(task=t) for t in body.tasks], max_turns=len(body.tasks))
+        await svc.create_session(who, SessionRequest(task=body.tasks[0], autochat=autochat, **options))
+    return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(svc, who)})
+
+
+@router.post("/ui/runs/{run_id}/cancel", response_class=HTMLResponse)
+async def cancel(request: Request, run_id: str, who: Who, svc: Svc) -> Response:
+    svc.cancel(who, run_id)
+    return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(svc, who)})
+
+
+@router.get("/ui/compare")
+async def compare(who: Who, svc: Svc) -> JSONResponse:
+    return JSONResponse(comparison(svc.list_runs(who)))
 
 
 def group_turns(messages: list[Any], runs: dict[str, RunView]) -> list[dict[str, Any]]:
