@@ -1,0 +1,263 @@
+"""The benchmark commands: bench, plans, bench-overhead, bench-failstorm, bench-flood,
+bench-concurrency, and report over folders of metrics.json."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from ..errors import ConfigError, TaskError
+from ..settings import STRATEGY_TOOLS
+from ..tasks import load_task
+from .common import Subparsers, common_options, console, errors, settings_from
+
+
+def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
+    from ..bench.concurrency import run_concurrency_bench
+    from ..tasks import discover_tasks
+
+    settings = settings_from(args)
+    levels = [int(n) for n in args.levels.split(",") if n.strip()]
+    names = [t.path.name for t in discover_tasks(args.tasks)]
+    tasks = [names[i % len(names)] for i in range(args.runs)]
+    run_concurrency_bench(
+        settings.model_copy(update={"tasks_dir": Path(args.tasks)}), levels, tasks, Path(args.out)
+    )
+    console.print(f"wrote {args.out}/concurrency.json and concurrency.md")
+    return 0
+
+
+def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
+    from ..bench.failstorm import run_failstorm
+    from ..tasks import discover_tasks
+
+    settings = settings_from(args)
+    tasks = discover_tasks(args.tasks)[: args.limit or None]
+    if not tasks:
+        raise TaskError(f"no task folders under {args.tasks}")
+    if args.compose:
+        from ..bench.compose_storm import run_compose_failstorm
+
+        if not settings.access_key:
+            raise ConfigError("GAIAMESH_ACCESS_KEY is empty (make setup writes it into .env)")
+        result = run_compose_failstorm(
+            args.compose, args.url, settings.access_key, Path(args.results), tasks, Path(args.out), args.kill,
+            args.every, args.seed, args.grace,
+        )  # fmt: skip
+    else:
+        result = run_failstorm(
+            settings, tasks, Path(args.out), args.kill, args.every, args.down, args.seed, args.grace
+        )
+    table = Table(title="fail-storm")
+    table.add_column("measure")
+    table.add_column("value")
+    for key, value in result["summary"].items():
+        table.add_row(key, str(value))
+    table.add_row("audits", "all ok" if result["audits_ok"] else "MISMATCH")
+    console.print(table)
+    console.print(f"wrote {args.out}/failstorm.json, failstorm.md, failstorm.png")
+    return 0 if result["audits_ok"] else 1
+
+
+def _cmd_bench_flood(args: argparse.Namespace) -> int:
+    from ..bench.flood import run_flood
+
+    task = load_task(Path(args.task))
+    result = run_flood(settings_from(args), task, Path(args.out), args.seconds)
+    console.print(f"wrote {args.out}/flood.json, flood.md")
+    flood = result["flood"]
+    ok = flood["audit_ok"] and flood["status"] == "ok" and flood["logged_from_flooder"] == flood["sent_total"]
+    return 0 if ok else 1
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from ..bench.compare import run_bench
+    from ..mesh.protocols import available
+    from ..tasks import discover_tasks
+
+    settings = settings_from(args)
+    protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    unknown = [p for p in protocols if p not in available()]
+    if unknown:
+        raise ConfigError(f"unknown protocol(s) {', '.join(unknown)}; available: {', '.join(available())}")
+    if args.repeat < 1:
+        raise ConfigError("--repeat must be at least 1")
+    tasks = discover_tasks(args.tasks)
+    strategies = [s.strip() for s in (args.strategies or settings.strategy).split(",") if s.strip()]
+    # --ablate triple,extract: one variant per item ("none" = every stage); a+b leaves out both
+    ablations = [("" if a.strip() == "none" else a.strip().replace("+", ",")) for a in (args.ablate or "").split(",")
+                 if a.strip()] or None  # fmt: skip
+    unknown = [s for s in strategies if s not in STRATEGY_TOOLS]
+    if unknown:
+        raise ConfigError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGY_TOOLS)}")
+    rows = run_bench(
+        settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies,
+        ablations,
+    )  # fmt: skip
+    console.print(f"wrote {args.out}/results.csv, summary.md, comparison.png ({len(rows)} runs)")
+    return 0
+
+
+def _cmd_plans(args: argparse.Namespace) -> int:
+    from rich.progress import Progress
+
+    from ..orchestrated.dryrun import dry_run, summarize, write_results
+    from ..tasks import discover_tasks
+
+    settings = settings_from(args)
+    sets = {folder: discover_tasks(folder) for folder in args.tasks}
+    results: dict[str, list[Any]] = {}
+    with Progress(console=console, transient=True) as progress:
+        bar = progress.add_task("plans", total=sum(len(t) for t in sets.values()))
+        for folder, tasks in sets.items():
+            results[folder] = []
+            for task in tasks:
+                results[folder].append(asyncio.run(dry_run(task, settings)))
+                progress.advance(bar)
+    if args.verbose:
+        for folder, runs in results.items():
+            for r in runs:
+                mark = "[green]ok[/green]" if r.exact_match else "[red]--[/red]"
+                console.print(
+                    f"{mark} {folder}/{r.task_id}: {r.outcome} {r.prediction!r} (gold {r.answer!r}; {r.plan})"
+                )
+    table = Table(
+        title="orchestrated plans, dry run (no model: questions left to the pipeline are not scored)"
+    )
+    for col in ("set", "tasks", "exact", "em", "pipeline", "failed"):
+        table.add_column(col, justify="left" if col == "set" else "right")
+    rows = summarize(results)
+    for row in rows:
+        table.add_row(*(str(row[c]) for c in ("set", "tasks", "exact", "em", "pipeline", "failed")))
+    console.print(table)
+    write_results(results, Path(args.out))
+    console.print(f"wrote {args.out}")
+    return 0
+
+
+def _cmd_bench_overhead(args: argparse.Namespace) -> int:
+    from ..bench.overhead import run_overhead
+    from ..models.modelserver import bundled_model_path
+    from ..runner import ProcessGroup, model_server
+
+    settings = settings_from(args)
+    out = Path(args.out)
+    fanouts = [int(n) for n in args.fanout.split(",") if n.strip()]
+    if args.relays_only:
+        run_overhead(out, args.frames, args.fanout_frames, fanouts, args.rounds, None)
+        return 0
+    group = ProcessGroup(out / "logs")
+    try:
+        with model_server(settings, group):
+            path = settings.model_path or bundled_model_path()
+            model = (settings.ollama_host, settings.model, path, args.tokens, args.repeat)
+            run_overhead(out, args.frames, args.fanout_frames, fanouts, args.rounds, model)
+    finally:
+        group.stop_all()
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ..bench.compare import collect, write_reports
+
+    rows = collect(Path(args.runs))
+    if not rows:
+        errors.print(f"[red]no metrics.json under {args.runs}[/red]")
+        return 1
+    write_reports(rows, Path(args.out or args.runs))
+    return 0
+
+
+def add_commands(sub: Subparsers) -> None:
+    """Add this module's commands to ``gaiamesh``."""
+    bench = sub.add_parser("bench", help="every task under every protocol, repeated: CSV, summary, plot")
+    bench.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
+    bench.add_argument("--protocols", default="json,binary,compressed,signed,a2a")
+    bench.add_argument("--strategies", help="comma-separated: pipeline,orchestrated (default: STRATEGY)")
+    bench.add_argument(
+        "--ablate",
+        help="compare the pipeline with stages left out, e.g. none,triple,extract "
+        "(a stage left out hands its input on unchanged; a+b leaves out both)",
+    )
+    bench.add_argument("--repeat", type=int, default=3)
+    bench.add_argument("--out", default="bench")
+    bench.add_argument("--base-port", type=int, default=9000)
+    bench.add_argument("--baseline", action="store_true", help="also score one direct model call per task")
+    common_options(bench)
+    bench.set_defaults(func=_cmd_bench)
+
+    plans = sub.add_parser(
+        "plans", help="orchestrated: run the plans in-process over task sets, without the model"
+    )
+    plans.add_argument("tasks", nargs="+", help="task folders, folders of them, or .jsonl files")
+    plans.add_argument("--out", default="bench/plans.json", help="results file (JSON)")
+    plans.add_argument("--verbose", "-v", action="store_true", help="print every task's outcome")
+    common_options(plans)
+    plans.set_defaults(func=_cmd_plans)
+
+    over = sub.add_parser("bench-overhead", help="relay cost per frame and model server speed, side by side")
+    over.add_argument("--frames", type=int, default=2000, help="round trips per path (default 2000)")
+    over.add_argument("--fanout-frames", type=int, default=5000, help="frames per fan-out measurement")
+    over.add_argument("--rounds", type=int, default=5, help="rounds over every path (medians; default 5)")
+    over.add_argument("--fanout", default="4,16", help="subscriber counts for fan-out (default 4,16)")
+    over.add_argument("--relays-only", action="store_true", help="skip the model server comparison")
+    over.add_argument("--tokens", type=int, default=128, help="tokens generated per model sample")
+    over.add_argument("--repeat", type=int, default=3, help="model samples per side")
+    over.add_argument("--out", default="bench")
+    common_options(over)
+    over.set_defaults(func=_cmd_bench_overhead)
+
+    storm = sub.add_parser(
+        "bench-failstorm", help="agents killed and restarted during a batch: recovery, retention"
+    )
+    storm.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
+    storm.add_argument("--limit", type=int, default=0, help="use only the first N tasks")
+    storm.add_argument("--kill", type=int, default=3, help="agents killed each time (default 3 of 8)")
+    storm.add_argument("--every", type=float, default=15.0, help="seconds between kills (default 15)")
+    storm.add_argument("--down", type=float, default=3.0, help="seconds before a killed agent restarts")
+    storm.add_argument("--seed", type=int, default=1, help="which agents die (random, seeded)")
+    storm.add_argument(
+        "--grace",
+        type=float,
+        default=10.0,
+        help="REJOIN_GRACE: seconds a run waits when all agents of a tool are down (default 10)",
+    )
+    storm.add_argument(
+        "--compose",
+        metavar="PROJECT",
+        default="",
+        help="storm a running compose stack (--profile wide) of this project: SIGKILL, restart policy",
+    )
+    storm.add_argument("--url", default="http://127.0.0.1:8080", help="with --compose: the network service")
+    storm.add_argument("--results", default="results", help="with --compose: the host folder of RESULTS_DIR")
+    storm.add_argument("--out", default="bench/failstorm")
+    common_options(storm)
+    storm.set_defaults(func=_cmd_bench_failstorm)
+
+    flood = sub.add_parser(
+        "bench-flood", help="one agent floods the relay with good and bad frames while the others work"
+    )
+    flood.add_argument("--task", default="tasks/solar-farm", help="the task the honest agents answer")
+    flood.add_argument("--seconds", type=float, default=10.0, help="how long the flood lasts (default 10)")
+    flood.add_argument("--out", default="bench/flood")
+    common_options(flood)
+    flood.set_defaults(func=_cmd_bench_flood)
+
+    conc = sub.add_parser(
+        "bench-concurrency", help="runs per minute at each MAX_CONCURRENT_RUNS, side by side"
+    )
+    conc.add_argument("--levels", default="1,2,3", help="MAX_CONCURRENT_RUNS values (default 1,2,3)")
+    conc.add_argument("--runs", type=int, default=6, help="runs submitted at once per level (default 6)")
+    conc.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
+    conc.add_argument("--out", default="bench")
+    common_options(conc)
+    conc.set_defaults(func=_cmd_bench_concurrency)
+
+    report = sub.add_parser("report", help="summarize metrics.json files under a folder (e.g. compose runs)")
+    report.add_argument("runs")
+    report.add_argument("--out", help="where to write results.csv/summary.md/comparison.png (default: runs)")
+    report.set_defaults(func=_cmd_report)

@@ -1,0 +1,61 @@
+"""What every command module shares: the consoles, the settings from a command line, the
+options several commands take, and the end-of-run summary table."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+
+from ..evaluation.metrics import RunMetrics
+from ..settings import Settings, load_settings
+
+if TYPE_CHECKING:  # what add_subparsers() returns (generic for type checkers only)
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+else:
+    Subparsers = argparse._SubParsersAction
+
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)  # error messages: on stderr, never folded
+if not console.is_terminal:
+    console.width = 120  # compose logs and pipes: keep the summary table readable
+
+
+SUMMARY_KEYS = [
+    "status", "error", "task_id", "question", "answer", "prediction", "quality_score", "exact_match",
+    "rouge_l", "gaia_match", "protocol", "routing", "bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead",
+    "rejected_cnt", "token_sum", "elapsed_ms", "llm_ms", "network_share",
+]  # fmt: skip
+
+
+def summary_table(metrics: RunMetrics, title: str = "run summary") -> Table:
+    """The end-of-run table: status, answer, quality and traffic counters."""
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("metric")
+    table.add_column("value", overflow="fold")
+    for key in SUMMARY_KEYS:
+        value = getattr(metrics, key)
+        if key == "quality_score" and value is None:
+            table.add_row(key, "not scored (no gold answer)")
+        elif value is not None:
+            table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    return table
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The settings, with what the command line sets over the environment and ``.env``."""
+    overrides = {k: v for k, v in vars(args).items() if k in Settings.model_fields and v is not None}
+    return load_settings(**overrides)
+
+
+def common_options(sp: argparse.ArgumentParser) -> None:
+    """The options of every command that runs a mesh itself."""
+    sp.add_argument("--protocol", help="wire protocol (PROTOCOL)")
+    sp.add_argument("--strategy", help="pipeline | orchestrated: the team that answers (STRATEGY)")
+    sp.add_argument("--routing", help="broadcast | topic | share (ROUTING)")
+    sp.add_argument("--model", help="model name on the model server (MODEL)")
+    sp.add_argument("--ollama-host", dest="ollama_host", help="model server URL (OLLAMA_HOST)")
+    sp.add_argument("--run-timeout", dest="run_timeout", type=float, help="seconds (RUN_TIMEOUT)")
+    sp.add_argument("--workspaces", dest="workspace_root", help="workspace root (WORKSPACE_ROOT)")

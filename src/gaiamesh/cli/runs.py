@@ -1,0 +1,253 @@
+"""Commands that run: a local run, the baseline, the containers' entry points (agent, relay, serve,
+serve-model, serve-web) and `submit` to a running service."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import signal
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, ModelUnreachable, RunError, TaskError
+from ..settings import STRATEGY_TOOLS, Settings
+from ..tasks import load_task
+from .common import Subparsers, common_options, console, errors, settings_from, summary_table
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from ..runner import run_local, write_failure
+
+    settings = settings_from(args)
+    task = load_task(args.task)
+    out = Path(args.out or f"runs/{task.task_id}")
+    try:
+        metrics = run_local(settings, task, out, args.base_port)
+    except RunError as exc:  # metrics.json says how the run ended; main() says why, and exits 1
+        write_failure(
+            out,
+            settings,
+            task,
+            "model_unreachable" if isinstance(exc, ModelUnreachable) else "failed",
+            str(exc),
+        )
+        raise
+    console.print(summary_table(metrics, f"gaiamesh run · {task.task_id}"))
+    console.print(f"results: {out}/metrics.json, {out}/run_artifacts.tar.gz")
+    if metrics.status != "ok":
+        errors.print(f"[red]run ended with status {metrics.status}: {metrics.error}[/red]")
+        return 1
+    return 0
+
+
+def _cmd_baseline(args: argparse.Namespace) -> int:
+    from ..bench.baseline import run_baseline
+    from ..runner import ProcessGroup, model_server
+
+    settings = settings_from(args)
+    task = load_task(args.task)
+    out = Path(args.out or f"runs/{task.task_id}-baseline")
+    group = ProcessGroup(out / "logs")
+    try:
+        with model_server(settings, group):
+            metrics = asyncio.run(run_baseline(settings, task, out))
+    finally:
+        group.stop_all()
+    console.print(summary_table(metrics, f"gaiamesh baseline · {task.task_id}"))
+    return 0 if metrics.status == "ok" else 1
+
+
+async def _until_signalled(coro_factory: Any) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await coro_factory(stop)
+
+
+def _cmd_agent(args: argparse.Namespace) -> int:
+    from ..mesh.agent import MeshAgent
+    from ..toolbox import get_tool
+
+    settings = settings_from(args)
+    agent = MeshAgent(settings, get_tool(settings.tool))
+    asyncio.run(_until_signalled(agent.serve))
+    return 0
+
+
+def _cmd_relay(args: argparse.Namespace) -> int:
+    from ..mesh.relay import MeshNetwork
+
+    settings = settings_from(args)
+    task = load_task(settings.task, settings.task_label)
+    net = MeshNetwork(settings, task, Path(settings.out_dir))
+    metrics = asyncio.run(net.run())
+    if not args.no_summary:
+        console.print(summary_table(metrics, f"gaiamesh · {task.task_id} · {settings.protocol}"))
+    return 0 if metrics.status == "ok" else 1
+
+
+def _cmd_serve_model(args: argparse.Namespace) -> int:
+    from ..models.modelserver import serve
+
+    settings = settings_from(args)
+    serve(
+        args.host, args.port, settings.model, settings.model_path, settings.model_ctx, settings.model_threads
+    )
+    return 0
+
+
+def _cmd_serve_web(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..web.app import create_app
+
+    console.print(
+        f"offline web on http://{args.host}:{args.port} (pages from {args.tasks_dir} and the bundled ones)"
+    )
+    uvicorn.run(create_app(Path(args.tasks_dir)), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from ..service import serve
+
+    settings = settings_from(args)
+    serve(settings)
+    return 0
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from ..service.client import save_artifacts, submit
+    from ..service.models import RunRequest
+
+    settings = settings_from(args)
+    host = (
+        "127.0.0.1" if settings.service_host in ("0.0.0.0", "::", "") else settings.service_host
+    )  # a bind-all address
+    url = (args.url or f"http://{host}:{settings.service_port}").rstrip("/")
+    if not settings.access_key:
+        raise ConfigError("GAIAMESH_ACCESS_KEY is not set (it is in .env after make setup)")
+    source = _submit_source(args, settings)
+    if args.question and source.get("question") not in (None, args.question):
+        source.pop("answers", None)  # the folder's gold answers its own question, not this one
+    options = {"question": args.question, "answer": args.answer, "protocol": args.protocol, "routing": args.routing,
+               "strategy": args.strategy, "run_timeout": args.run_timeout}  # fmt: skip
+    request = RunRequest.model_validate(source | {k: v for k, v in options.items() if v is not None})
+    run, metrics = submit(url, settings.access_key, request, progress=console.print)
+    if args.out and metrics is not None:
+        path = save_artifacts(url, settings.access_key, run.id, Path(args.out))
+        metrics.write(Path(args.out) / "metrics.json")
+        console.print(f"saved {path} and {Path(args.out) / 'metrics.json'}")
+    if metrics is None:
+        errors.print(f"[red]run {run.id} ended {run.state.value} without metrics: {run.error}[/red]")
+        return 1
+    console.print(summary_table(metrics, f"gaiamesh · {run.task_id} · {metrics.protocol}"))
+    console.print(
+        f"run {run.id}: metrics.json and run_artifacts.tar.gz in runs/{run.id}/ under the service's OUT_DIR; "
+        f"API {url}/openapi.json"
+    )
+    return 0 if metrics.status == "ok" else 1
+
+
+def _submit_source(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    """What ``submit`` asks the service to run: a text file (``--document``), a task folder of
+    this machine (``--task PATH``, or ``TASK``, the folder ``make up`` mounts) sent as its
+    document, question and gold answers, or the name of a task bundled with the service."""
+    if args.document:
+        path = Path(args.document)
+        if not path.is_file():
+            raise TaskError(f"--document {path}: no such file")
+        try:
+            return {"document": path.read_text(encoding="utf-8"), "name": _name(path.stem)}
+        except UnicodeDecodeError as exc:
+            raise TaskError(f"--document {path} is not UTF-8 text ({exc.reason})") from exc
+    folder = Path(args.task) if args.task else settings.task
+    if folder.is_dir():
+        task = load_task(folder, None if args.task else settings.task_label)
+        return {"document": task.doc, "question": task.question, "name": _name(task.task_id),
+                "answers": list(task.golds) or None}  # fmt: skip
+    if args.task and ("/" in args.task or args.task.startswith(".")):
+        raise TaskError(f"--task {args.task}: no such task folder")
+    return {"task": args.task or folder.name}  # a bundled task's name
+
+
+def _name(text: str) -> str | None:
+    """A run name from a file or folder name (the characters a task id may have)."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-._")[:100]
+    return cleaned or None
+
+
+def add_commands(sub: Subparsers) -> None:
+    """Add this module's commands to ``gaiamesh``."""
+    run = sub.add_parser("run", help="run the whole mesh locally on one task")
+    run.add_argument("task", help="task folder (doc.txt + ground_truth.json)")
+    run.add_argument("--out", help="output folder (default runs/<task id>)")
+    run.add_argument("--base-port", type=int, default=9000, help="first agent port (default 9000)")
+    run.add_argument(
+        "--replay-plan",
+        dest="replay_plan",
+        help="orchestrated: run the plan saved in this task_state.json again",
+    )
+    common_options(run)
+    run.set_defaults(func=_cmd_run)
+
+    base = sub.add_parser("baseline", help="one direct model call on the task, scored the same way")
+    base.add_argument("task")
+    base.add_argument("--out")
+    common_options(base)
+    base.set_defaults(func=_cmd_baseline)
+
+    agent = sub.add_parser("agent", help="serve one agent (NODE_ID, TOOL, PORT from the environment)")
+    common_options(agent)
+    agent.set_defaults(func=_cmd_agent)
+
+    relay = sub.add_parser("relay", help="run the relay once (TASK, AGENTS, OUT_DIR from the environment)")
+    relay.add_argument(
+        "--no-summary", action="store_true", help="skip the summary table (the caller prints it)"
+    )
+    common_options(relay)
+    relay.set_defaults(func=_cmd_relay)
+
+    api = sub.add_parser("serve", help="the network service: runs, sessions and live events over HTTP")
+    api.add_argument("--service-host", dest="service_host", help="bind address (SERVICE_HOST, 127.0.0.1)")
+    api.add_argument("--service-port", dest="service_port", type=int, help="port (SERVICE_PORT, 8080)")
+    api.add_argument("--out", dest="out_dir", help="state and runs folder (OUT_DIR, results/)")
+    common_options(api)
+    api.set_defaults(func=_cmd_serve)
+
+    sb = sub.add_parser("submit", help="start a run on a running network service and follow it live")
+    sb.add_argument("--task", help="a task folder (doc.txt + ground_truth.json) or a bundled task's name "
+                    "(default: TASK, the folder make up mounts)")  # fmt: skip
+    sb.add_argument("--document", help="a text file to ask about instead of a task")
+    sb.add_argument("--question", help="the question (needed with --document; replaces a task's)")
+    sb.add_argument("--answer", help="the right answer, to score the run (without one it is not scored)")
+    sb.add_argument("--url", help="the service (default http://SERVICE_HOST:SERVICE_PORT)")
+    sb.add_argument("--out", help="also download the archive and metrics.json into this folder")
+    sb.add_argument("--protocol", help="wire protocol (default: the service's PROTOCOL)")
+    sb.add_argument(
+        "--strategy", choices=list(STRATEGY_TOOLS), help="the team that answers (default: STRATEGY)"
+    )
+    sb.add_argument("--routing", help="broadcast | topic | share | auto (default: ROUTING)")
+    sb.add_argument(
+        "--run-timeout",
+        dest="run_timeout",
+        type=float,
+        help="seconds the run may take (default: RUN_TIMEOUT)",
+    )
+    sb.set_defaults(func=_cmd_submit)
+
+    srv = sub.add_parser("serve-model", help="serve the bundled model over the Ollama API")
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=11434)
+    srv.add_argument("--model", help="name to serve under (MODEL)")
+    srv.set_defaults(func=_cmd_serve_model)
+
+    web = sub.add_parser("serve-web", help="serve the offline web (pages and search) for the research worker")
+    web.add_argument("--host", default="127.0.0.1")
+    web.add_argument("--port", type=int, default=8090)
+    web.add_argument(
+        "--tasks-dir", dest="tasks_dir", default="tasks", help="task documents to publish as pages"
+    )
+    web.set_defaults(func=_cmd_serve_web)

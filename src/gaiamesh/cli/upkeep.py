@@ -1,0 +1,87 @@
+"""Commands that look after a project's files: task imports, the audit of a run, signing keys."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.table import Table
+
+from .common import Subparsers, console, errors, settings_from
+
+
+def _cmd_tasks_import(args: argparse.Namespace) -> int:
+    from ..tasks.importers import import_tasks
+
+    report = import_tasks(args.format, Path(args.file), Path(args.out_dir), args.limit)
+    console.print(f"wrote {len(report.written)} task folders under {args.out_dir}")
+    for why, n in sorted(report.skipped.items()):
+        console.print(f"skipped {n}: {why}")
+    return 0 if report.written else 1
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from ..evaluation.metrics import audit
+
+    run_dir = Path(args.run_dir)
+    if not (run_dir / "metrics.json").is_file() or not (run_dir / "frames.jsonl").is_file():
+        errors.print(f"[red]audit:[/red] {run_dir} needs metrics.json and frames.jsonl")
+        return 2
+    rows = audit(run_dir)
+    table = Table(title=f"audit · {run_dir}")
+    for col in ("counter", "metrics.json", "frames.jsonl", ""):
+        table.add_column(col)
+    for name, reported, recomputed in rows:
+        table.add_row(name, str(reported), str(recomputed), "ok" if reported == recomputed else "MISMATCH")
+    console.print(table)
+    bad = [name for name, reported, recomputed in rows if reported != recomputed]
+    if bad:
+        errors.print(f"[red]audit: {', '.join(bad)} disagree with the frame log[/red]")
+        return 1
+    return 0
+
+
+def _cmd_keygen(args: argparse.Namespace) -> int:
+    from ..mesh.protocols import generate_keys
+
+    settings = settings_from(args)
+    nodes = args.nodes.split(",") if args.nodes else ["network", *(a.node_id for a in settings.agent_specs())]
+    keys_dir = Path(args.keys_dir or settings.keys_dir)
+    for node in nodes:
+        stale = keys_dir / f"{node}.pem"
+        if stale.is_dir() and not any(stale.iterdir()):
+            stale.rmdir()  # left by a bind mount of a key that did not exist yet
+    if (keys_dir / "public.json").is_dir():
+        (keys_dir / "public.json").rmdir()
+    if (
+        not args.force
+        and (keys_dir / "public.json").is_file()
+        and all((keys_dir / f"{n}.pem").is_file() for n in nodes)
+    ):
+        console.print(f"keys: {keys_dir} already holds keys for {', '.join(nodes)}")
+        return 0
+    generate_keys(keys_dir, nodes)
+    console.print(f"keys: wrote Ed25519 key pairs for {', '.join(nodes)} to {keys_dir}")
+    return 0
+
+
+def add_commands(sub: Subparsers) -> None:
+    """Add this module's commands to ``gaiamesh``."""
+    tasks = sub.add_parser("tasks", help="task folders: import public datasets")
+    tasks_sub = tasks.add_subparsers(dest="tasks_command", required=True)
+    imp = tasks_sub.add_parser("import", help="turn a SQuAD, HotpotQA, GAIA or JSONL file into task folders")
+    imp.add_argument("--format", required=True, choices=["squad", "hotpotqa", "gaia", "jsonl"])
+    imp.add_argument("--limit", type=int, default=0, help="write at most N tasks")
+    imp.add_argument("file", help="the dataset file (GAIA: metadata.jsonl, attachments beside it)")
+    imp.add_argument("out_dir", help="where the task folders go")
+    imp.set_defaults(func=_cmd_tasks_import)
+
+    aud = sub.add_parser("audit", help="recompute a run's counters from frames.jsonl and compare")
+    aud.add_argument("run_dir", help="folder with metrics.json and frames.jsonl (e.g. results/)")
+    aud.set_defaults(func=_cmd_audit)
+
+    keygen = sub.add_parser("keygen", help="create Ed25519 key pairs for the signed protocol")
+    keygen.add_argument("--keys-dir", help="output folder (KEYS_DIR, default keys/)")
+    keygen.add_argument("--nodes", help="comma-separated node ids (default: network + the AGENTS ids)")
+    keygen.add_argument("--force", action="store_true", help="replace existing keys")
+    keygen.set_defaults(func=_cmd_keygen)
