@@ -118,18 +118,9 @@ class NoSpace(Refused):
 
 
 # The exit code of a command that ends with an error of each kind (the most specific kind wins):
-# 2 for what the user gave (fix the input and try again), 1 for a run or a service that failed.
-EXIT_CODES: dict[type[GaiameshError], int] = {
-    ConfigError: 2,
-    TaskError: 2,
-    Refused: 1,
-    RunError: 1,
-    ModelError: 1,
-    SubmitError: 1,
-    ToolError: 1,
-    FrameError: 1,
-    GaiameshError: 1,
-}
+# 2 for what the user gave (fix the input and try again), 1 for every other kind (a run or a
+# service that failed).
+EXIT_CODES: dict[type[GaiameshError], int] = {ConfigError: 2, TaskError: 2, GaiameshError: 1}
 
 # How each kind introduces itself on the command line.
 LABELS: dict[type[GaiameshError], str] = {
