@@ -15,12 +15,19 @@ from playwright.sync_api import Browser, Playwright, sync_playwright
 
 from gaiamesh.runner import ProcessGroup, child_env, free_port, free_port_block, wait_until_answers  # noqa: F401
 from gaiamesh.settings import default_agents, load_settings
+from gaiamesh.tasks import Task, read_set
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # Hermetic tests: a developer's .env must not change what the tests check (subprocesses inherit).
 os.environ["GAIAMESH_ENV_FILE"] = ""
 TASKS = ROOT / "tasks"
+DEV = ROOT / "tasks-dev"
+
+
+def dev_task(ref: str, task_id: str) -> Task:
+    """One task of a development set, e.g. ``dev_task("arithmetic.jsonl#arithmetic", "lighthouse-keepers")``."""
+    return {t.task_id: t for t in read_set(DEV / ref)}[task_id]
 
 
 @pytest.fixture(scope="session")

@@ -227,6 +227,6 @@ def write_failure(out: Path, settings: Settings, task: Task, status: str, error:
     """A ``metrics.json`` for a run that could not start, so every run leaves its status behind."""
     out.mkdir(parents=True, exist_ok=True)
     metrics = RunMetrics.model_validate(
-        {"status": status, "error": error, **RunMetrics.describing(task, settings), "protocol": settings.protocol}
+        {"status": status, "error": error, **RunMetrics.describing(task, settings.model, settings.scorer), "protocol": settings.protocol}
     )
     return metrics.write(out / "metrics.json")

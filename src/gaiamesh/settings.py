@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
@@ -98,14 +98,9 @@ def default_agents(base_port: int = 9000, host: str = "127.0.0.1", strategy: str
     return ",".join(f"{i}={tool}@{host}:{base_port + i}" for i, tool in enumerate(STRATEGY_TOOLS[strategy]))
 
 
-class Settings(BaseSettings):
-    """Every knob of a run. Field names map to upper-case environment variables."""
+class ModelSettings(BaseModel):
+    """The model server the agents ask, and how they ask it."""
 
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
-    )
-
-    # model server
     ollama_host: str = "http://127.0.0.1:11434"
     model: str = "gemma3:270m"
     model_path: Path | None = None  # GGUF served by `gaiamesh serve-model`; None = bundled Gemma 3 270M
@@ -118,7 +113,10 @@ class Settings(BaseSettings):
     # being restarted; keep it below RUN_TIMEOUT. 0: fail the first time.
     llm_retry_for: float = 60.0
 
-    # mesh
+
+class MeshSettings(BaseModel):
+    """The wire: which team, which protocol, who receives what, and the relay's limits."""
+
     strategy: Literal["pipeline", "orchestrated"] = "pipeline"  # AGENTS defaults to its team
     protocol: str = "json"
     routing: RoutingMode = RoutingMode.AUTO
@@ -131,9 +129,45 @@ class Settings(BaseSettings):
     # Packet types each tool consumes, for agents that do not announce theirs when the relay
     # connects: "TOOL=TYPE|TYPE,TOOL=TYPE". Agents of this package announce, so it stays empty.
     topics: str = ""
-    keys_dir: Path = Path("keys")  # Ed25519 keys of the `signed` protocol: <node_id>.pem + public.json
 
-    # orchestrated strategy (seed 004)
+    @field_validator("chunk_size", "max_frame_bytes")
+    @classmethod
+    def _positive_sizes(cls, v: int) -> int:
+        return _positive(v)
+
+    @model_validator(mode="after")
+    def _team(self) -> Self:
+        # AGENTS not given: the chosen strategy's team.
+        if "agents" not in self.model_fields_set:
+            self.agents = default_agents(strategy=self.strategy)
+        return self
+
+    def agent_specs(self) -> list[AgentSpec]:
+        return parse_agents(self.agents)
+
+    def team_specs(self) -> list[AgentSpec]:
+        """The agents of ``AGENTS`` that answer with this run's strategy: one ``AGENTS`` may list
+        both teams (compose does), and each run takes its own strategy's tools, plus any tool
+        that belongs to no strategy."""
+        others = {t for s, tools in STRATEGY_TOOLS.items() if s != self.strategy for t in tools}
+        mine = set(STRATEGY_TOOLS[self.strategy])
+        return [a for a in self.agent_specs() if a.tool in mine or a.tool not in others]
+
+    def topic_table(self) -> dict[str, frozenset[str]]:
+        """``TOPICS`` as tool -> consumed packet types; raises ``ConfigError`` on a bad entry."""
+        table: dict[str, frozenset[str]] = {}
+        for entry in filter(None, (e.strip() for e in self.topics.split(","))):
+            tool, sep, types = entry.partition("=")
+            if not sep or not tool.strip() or not types.strip():
+                raise ConfigError(f"bad TOPICS entry {entry!r}: expected TOOL=TYPE|TYPE")
+            table[tool.strip()] = frozenset(t.strip() for t in types.split("|") if t.strip())
+        return table
+
+
+class ToolSettings(BaseModel):
+    """What the tools may read: how `reason` chooses, the orchestrated team's plans and limits,
+    the offline web and the downloader."""
+
     max_revisions: int = 2  # revised plans after a failed attempt, before the task fails
     subtask_timeout: float = 120.0  # seconds the orchestrator waits for one sub-task's result
     templates_dir: Path | None = None  # plan templates (*.json); None = the bundled ones
@@ -153,20 +187,48 @@ class Settings(BaseSettings):
     download_max_bytes: int = 5_242_880
     download_timeout: float = 20.0
 
-    # agent process
+    def download_allowlist(self) -> list[str]:
+        """Hosts the downloader may reach even when they are not public (the offline web)."""
+        hosts = [h.strip() for h in self.download_allow_hosts.split(",") if h.strip()]
+        return hosts or [urlsplit(self.web_url).hostname or ""]
+
+    @property
+    def ablated(self) -> frozenset[str]:
+        """The tools ``ABLATE`` names."""
+        return frozenset(t.strip() for t in self.ablate.split(",") if t.strip())
+
+
+class AgentSettings(BaseModel):
+    """One agent process: who it is, which tool it runs, where it listens."""
+
     node_id: str = "0"
     tool: str = "search"
     agent_host: str = "127.0.0.1"
     port: int = 9000
-    workspace_root: Path = Path("workspaces")
 
-    # run
+
+class PathSettings(BaseModel):
+    """Folders: the agents' workspaces, signing keys, results, bundled tasks."""
+
+    workspace_root: Path = Path("workspaces")
+    keys_dir: Path = Path("keys")  # Ed25519 keys of the `signed` protocol: <node_id>.pem + public.json
+    out_dir: Path = Path("results")  # runs, and the network service's state (SQLite)
+    tasks_dir: Path = Path("tasks")  # bundled tasks a run may name
+
+
+class RunSettings(BaseModel):
+    """One run from the command line: the task and how its answer is scored."""
+
     scorer: str = "em_rouge"
     task: Path = Path("tasks/solar-farm")
     task_label: str | None = None  # the task's host path when TASK is a mount point (compose)
-    out_dir: Path = Path("results")
 
-    # network service (`gaiamesh serve`): its state (SQLite) and runs live under OUT_DIR
+
+class ServiceSettings(BaseModel):
+    """The network service (`gaiamesh serve`): its address, secrets and limits."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
     access_key: str = Field(default="", alias="GAIAMESH_ACCESS_KEY")
     session_secret: str = Field(default="", alias="GAIAMESH_SESSION_SECRET")
     session_ttl: float = 12 * 3600  # seconds a session token stays valid
@@ -180,52 +242,31 @@ class Settings(BaseSettings):
     max_doc_bytes: int = 262_144
     history_cap: int = 100  # messages kept per session (older ones dropped and counted)
     memory_turns: int = 10  # answered turns that travel with a session's next question
-    tasks_dir: Path = Path("tasks")  # bundled tasks a run may name
 
-    @field_validator("chunk_size", "max_frame_bytes", "max_concurrent_runs", "max_queued_runs", "max_doc_bytes")
+    @field_validator("max_concurrent_runs", "max_queued_runs", "max_doc_bytes")
     @classmethod
-    def _positive(cls, v: int) -> int:
-        if v <= 0:
-            raise ValueError("must be positive")
-        return v
+    def _positive_limits(cls, v: int) -> int:
+        return _positive(v)
 
-    @model_validator(mode="after")
-    def _team(self) -> Settings:
-        # AGENTS not given: the chosen strategy's team.
-        if "agents" not in self.model_fields_set:
-            self.agents = default_agents(strategy=self.strategy)
-        return self
 
-    def agent_specs(self) -> list[AgentSpec]:
-        return parse_agents(self.agents)
+def _positive(v: int) -> int:
+    if v <= 0:
+        raise ValueError("must be positive")
+    return v
 
-    def download_allowlist(self) -> list[str]:
-        """Hosts the downloader may reach even when they are not public (the offline web)."""
-        hosts = [h.strip() for h in self.download_allow_hosts.split(",") if h.strip()]
-        return hosts or [urlsplit(self.web_url).hostname or ""]
 
-    def team_specs(self) -> list[AgentSpec]:
-        """The agents of ``AGENTS`` that answer with this run's strategy: one ``AGENTS`` may list
-        both teams (compose does), and each run takes its own strategy's tools, plus any tool
-        that belongs to no strategy."""
-        others = {t for s, tools in STRATEGY_TOOLS.items() if s != self.strategy for t in tools}
-        mine = set(STRATEGY_TOOLS[self.strategy])
-        return [a for a in self.agent_specs() if a.tool in mine or a.tool not in others]
+class Settings(
+    BaseSettings, ModelSettings, MeshSettings, ToolSettings, AgentSettings, PathSettings, RunSettings, ServiceSettings
+):
+    """Every knob, read once at an entry point; field names map to upper-case environment variables.
 
-    def topic_table(self) -> dict[str, frozenset[str]]:
-        """``TOPICS`` as tool -> consumed packet types; raises ``ValueError`` on a bad entry."""
-        table: dict[str, frozenset[str]] = {}
-        for entry in filter(None, (e.strip() for e in self.topics.split(","))):
-            tool, sep, types = entry.partition("=")
-            if not sep or not tool.strip() or not types.strip():
-                raise ConfigError(f"bad TOPICS entry {entry!r}: expected TOOL=TYPE|TYPE")
-            table[tool.strip()] = frozenset(t.strip() for t in types.split("|") if t.strip())
-        return table
+    Each concern is its own model above, and a ``Settings`` is each of them: a part of the code
+    declares the one it reads (``LLMClient.from_settings(settings: ModelSettings)``) and is handed
+    the whole, so it cannot reach for a knob of another concern without saying so in its type."""
 
-    @property
-    def ablated(self) -> frozenset[str]:
-        """The tools ``ABLATE`` names."""
-        return frozenset(t.strip() for t in self.ablate.split(",") if t.strip())
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
+    )
 
     def public_dict(self) -> dict[str, object]:
         """The resolved configuration for the run archive, without secrets (keys stay in

@@ -19,7 +19,7 @@ from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 
 from ..api.conftest import KEY, Service
-from ..conftest import ROOT, TASKS, free_port_block
+from ..conftest import TASKS, dev_task, free_port_block
 from .conftest import Visit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
@@ -301,7 +301,7 @@ def orchestrated(model_server: str, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 def test_a_pasted_document_with_the_orchestrated_plan_drawn_live(browser: Browser, orchestrated: Service) -> None:
-    task = load_task(ROOT / "tasks-dev" / "arithmetic" / "lighthouse-keepers")
+    task = dev_task("arithmetic.jsonl#arithmetic", "lighthouse-keepers")
     v = Visit(browser, orchestrated)
     try:
         page = v.page

@@ -14,22 +14,23 @@ from typing import Any
 
 import pytest
 
-from ..conftest import ROOT, free_port_block
+from ..conftest import ROOT, dev_task, free_port_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
-DEV = ROOT / "tasks-dev" / "longdoc"
+LONGDOC = "long-documents.jsonl#longdoc"
 N_CTX = 4096  # the bundled model server's context
 
 
 def long_task(tmp_path: Path) -> Path:
     """Four development documents end to end (~19,500 characters); the question is about the last."""
-    doc = "\n\n".join((DEV / f"{name}-1" / "doc.txt").read_text() for name in ("harwick", "orchestra", "shipyard", "reservoir"))
+    doc = "\n\n".join(dev_task(LONGDOC, f"{name}-1").doc for name in ("harwick", "orchestra", "shipyard", "reservoir"))
     assert 18_000 < len(doc) < 21_000
     task = tmp_path / "long"
     task.mkdir()
     (task / "doc.txt").write_text(doc)
-    truth = json.loads((DEV / "reservoir-2" / "ground_truth.json").read_text())
+    asked = dev_task(LONGDOC, "reservoir-2")
+    truth = {"question": asked.question, "answers": list(asked.golds)}
     (task / "ground_truth.json").write_text(json.dumps(truth))
     return task
 

@@ -24,10 +24,9 @@ from gaiamesh.runner import ProcessGroup, child_env, web_server
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import Task, load_task
 
-from ..conftest import ROOT, TASKS, free_port, free_port_block
+from ..conftest import TASKS, dev_task, free_port, free_port_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
-ARITHMETIC = ROOT / "tasks-dev" / "arithmetic"
 
 
 def team(tmp_path: Path, model_server: str, tools: list[str]) -> Settings:
@@ -65,7 +64,7 @@ def audited(run_dir: Path) -> None:
 
 def test_arithmetic_and_plain_questions_through_the_queues(tmp_path: Path, model_server: str) -> None:
     settings = team(tmp_path, model_server, ["orchestrator", "research", "utility"])
-    tasks = [load_task(ARITHMETIC / "lighthouse-keepers"), load_task(TASKS / "solar-farm")]
+    tasks = [dev_task("arithmetic.jsonl#arithmetic", "lighthouse-keepers"), load_task(TASKS / "solar-farm")]
     with running(settings, tmp_path / "logs"):
         results = [ask(settings, t, tmp_path / t.task_id) for t in tasks]
     arithmetic, plain = results
@@ -115,7 +114,7 @@ def test_no_worker_of_a_role_fails_the_step_and_the_run_explains_why(tmp_path: P
     # A team without a utility agent: the calculator step cannot run anywhere.
     settings = team(tmp_path, model_server, ["orchestrator", "research"])
     with running(settings, tmp_path / "logs"):
-        metrics = ask(settings, load_task(ARITHMETIC / "lighthouse-keepers"), tmp_path / "run")
+        metrics = ask(settings, dev_task("arithmetic.jsonl#arithmetic", "lighthouse-keepers"), tmp_path / "run")
     assert metrics.status == "agent_error" and metrics.error is not None
     assert "could not answer" in metrics.error and "no live 'utility' agent in this run" in metrics.error
     records = read_log(tmp_path / "run" / "frames.jsonl")
@@ -159,7 +158,7 @@ def test_a_web_question_and_a_pdf_summary(tmp_path: Path, model_server: str) -> 
 
 
 def test_a_saved_task_state_runs_its_plan_again(tmp_path: Path, model_server: str) -> None:
-    task = load_task(ARITHMETIC / "canal-reopened")
+    task = dev_task("arithmetic.jsonl#arithmetic", "canal-reopened")
     first = team(tmp_path / "a", model_server, ["orchestrator", "research", "utility"])
     with running(first, tmp_path / "logs"):
         before = ask(first, task, tmp_path / "first")

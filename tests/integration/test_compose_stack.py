@@ -18,7 +18,7 @@ from websockets.sync.client import connect
 from gaiamesh.bench.compose_storm import SERVICES, ComposeTeam, run_compose_failstorm
 from gaiamesh.tasks import load_task
 
-from ..conftest import ROOT
+from ..conftest import ROOT, dev_task
 from .conftest import CORE, KEY, ORCHESTRATED, WIDE, Stack
 
 pytestmark = pytest.mark.integration
@@ -210,9 +210,9 @@ def storm_on_the_stack(stack: Stack, tmp_path: Path) -> None:
 def test_orchestrated_profile_answers_an_arithmetic_question_through_the_queues(stack: Stack) -> None:
     up = stack.compose("up", "-d", "--wait", *ORCHESTRATED, profile="orchestrated", timeout=300)
     assert up.returncode == 0, up.stderr
-    task = ROOT / "tasks-dev" / "arithmetic" / "lighthouse-keepers"
-    truth = json.loads((task / "ground_truth.json").read_text())
-    body = {"document": (task / "doc.txt").read_text(), **truth, "strategy": "orchestrated"}
+    task = dev_task("arithmetic.jsonl#arithmetic", "lighthouse-keepers")
+    truth = {"question": task.question, "answer": task.answer}
+    body = {"document": task.doc, **truth, "strategy": "orchestrated"}
     def finished(http: httpx.Client, run_id: str) -> dict:
         deadline = time.monotonic() + 240
         while (view := http.get(f"/api/runs/{run_id}").json())["state"] not in ("finished", "cancelled", "interrupted"):

@@ -32,7 +32,7 @@ async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
             "status": status,
             "error": error,
             "mode": "baseline",
-            **RunMetrics.describing(task, settings),
+            **RunMetrics.describing(task, settings.model, settings.scorer),
             "prediction": prediction,
             "token_sum": usage.tokens,
             "llm_ms": round(usage.llm_ms, 3),

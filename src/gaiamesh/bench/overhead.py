@@ -1,6 +1,7 @@
 """``gaiamesh bench-overhead``: what the harness itself costs, measured side by side in one run.
 
-1. Relaying a frame. Four paths, each carrying the same realistic packet:
+1. Relaying a frame (:mod:`.paths`, through the relays of :mod:`.relays`). Four paths, each
+   carrying the same realistic packet:
    - ``plain``: one loopback WebSocket, the peer echoes (no relay at all);
    - ``floor``: a byte-forwarding relay on the same stack (websockets, asyncio, one process):
      receive a frame, forward it unchanged to the other agents, nothing else;
@@ -20,41 +21,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.asyncio.server import ServerConnection, serve
 
-from ..mesh.frames import FINAL_ANSWER_TAG, PacketType, make_packet
-from ..mesh.relay import MeshNetwork, write_frames
-from ..mesh.routing import RoutingMode
-from ..runner import free_port
-from ..settings import Settings
-from ..tasks import Task
+from ..mesh.frames import PacketType
+from .paths import fanout_redis, fanout_relay, plain_websocket, through_redis, through_relay
+from .relays import RELAYS, packet_bytes
 
 console = Console()
-TEXT = "The farm has an installed capacity of 148 megawatts. " * 20
-PAYLOADS: dict[PacketType, dict[str, Any]] = {
-    PacketType.SEARCH_DOCS: {"passages": [{"chunk": 0, "score": 1.0, "text": TEXT}], "n_chunks": 1},
-    PacketType.EVENTS: {"facts": [{"text": TEXT, "score": 1.0}]},
-    PacketType.DATA_EVENT: {
-        "answer": "148 megawatts", "method": "reading", "question": "q?", "reading": "148 megawatts",
-        "candidates": [], "facts_used": 1, "triples_seen": 0,
-    },
-}  # fmt: skip
-RELAYS = ("floor", "mesh")
-FLOOR_START = b"start"
-Handler = Callable[[ServerConnection], Awaitable[None]]
 
 
 def _stats(samples: list[float], per: int = 1) -> dict[str, float]:
@@ -66,287 +45,6 @@ def _stats(samples: list[float], per: int = 1) -> dict[str, float]:
         "p90_us": round(ordered[int(0.9 * (len(ordered) - 1))] * 1e6, 1),
         "mean_us": round(statistics.fmean(ordered) * 1e6, 1),
     }
-
-
-def _frame(run_id: str, src: str, ptype: PacketType, seq: int = 1) -> bytes:
-    tag = FINAL_ANSWER_TAG if ptype is PacketType.DATA_EVENT else None
-    packet = make_packet(ptype, PAYLOADS[ptype], run_id=run_id, src=src, seq=seq, tag=tag)
-    return json.dumps(packet.to_dict()).encode()
-
-
-def _run_id(first: str | bytes) -> str:
-    """The run id from the relay's first message: ``doc_init`` (mesh) or the floor's start."""
-    if first in (FLOOR_START, FLOOR_START.decode()):
-        return "bench"
-    return str(json.loads(first)["run_id"])
-
-
-# --- the relays, each in a process of its own ---------------------------------------------
-async def floor_relay(urls: list[str]) -> None:
-    """The floor: receive a frame, forward it unchanged to every other agent, nothing else.
-
-    It moves bytes exactly as ``MeshNetwork`` does (frames read in one pass of the event loop
-    leave in one socket write per agent), so the difference between the two is the relay's
-    own work: decoding, validation, routing, counting and the frame log."""
-    conns: list[ClientConnection] = [await connect(u, compression=None, max_size=None) for u in urls]
-    for ws in conns:
-        write_frames(ws, [FLOOR_START])
-    pending: dict[ClientConnection, list[bytes]] = {}
-
-    def flush() -> None:
-        batch = dict(pending)
-        pending.clear()
-        for ws, blobs in batch.items():
-            write_frames(ws, blobs)
-
-    async def pump(ws: ClientConnection) -> None:
-        others = [c for c in conns if c is not ws]
-        async for message in ws:
-            if not pending:
-                asyncio.get_running_loop().call_soon(flush)
-            for other in others:
-                pending.setdefault(other, []).append(message)  # type: ignore[arg-type]
-
-    async with asyncio.TaskGroup() as tasks:
-        for ws in conns:
-            tasks.create_task(pump(ws))
-
-
-async def mesh_relay(agents: str, workdir: Path) -> None:
-    """Our relay, as deployed: validation, counting and the frame log on; JSON, broadcast."""
-    settings = Settings(
-        agents=agents, routing=RoutingMode.BROADCAST, protocol="json", workspace_root=workdir / "ws",
-        run_timeout=600, connect_timeout=30, max_frame_bytes=1 << 20,
-    )  # fmt: skip
-    task = Task("overhead", "x" * 400, "q?", "a", workdir)
-    await MeshNetwork(settings, task, workdir / "relay", quiet=True).run()
-
-
-def _main(argv: list[str]) -> None:
-    """``python -m gaiamesh.bench.overhead floor|mesh AGENTS WORKDIR``: one relay process."""
-    kind, agents, workdir = argv
-    if kind == "floor":
-        urls = [f"ws://{a.split('@', 1)[1]}/ws" for a in agents.split(",")]
-        asyncio.run(floor_relay(urls))
-    else:
-        asyncio.run(mesh_relay(agents, Path(workdir)))
-
-
-@asynccontextmanager
-async def _agents(handlers: list[Handler], relay: str, workdir: Path) -> Any:
-    """Serve ``handlers`` as agents 0..n-1 on free ports and start the ``relay`` process on them."""
-    ports = [free_port() for _ in handlers]
-    async with AsyncExitStack() as stack:
-        for handler, port in zip(handlers, ports, strict=True):
-            await stack.enter_async_context(
-                serve(handler, "127.0.0.1", port, compression=None, max_size=None)
-            )
-        agents = ",".join(f"{i}=extract@127.0.0.1:{p}" for i, p in enumerate(ports))
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "gaiamesh.bench.overhead", relay, agents, str(workdir),
-            stdout=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            yield proc
-        finally:
-            await stack.aclose()  # closing the agents ends the floor; the mesh ends on its own
-            await proc.wait()
-
-
-# --- per-frame latency --------------------------------------------------------------------
-async def plain_websocket(frames: int) -> list[float]:
-    """Round trips over one loopback WebSocket: send a packet, the peer answers with one."""
-    blob = _frame("bench", "0", PacketType.SEARCH_DOCS)
-    reply = _frame("bench", "1", PacketType.EVENTS)
-
-    async def echo(ws: ServerConnection) -> None:
-        async for _ in ws:
-            await ws.send(reply)
-
-    port = free_port()
-    samples = []
-    async with (
-        serve(echo, "127.0.0.1", port, compression=None),
-        connect(f"ws://127.0.0.1:{port}", compression=None) as ws,
-    ):
-        for _ in range(frames):
-            t0 = time.perf_counter()
-            await ws.send(blob)
-            await ws.recv()
-            samples.append(time.perf_counter() - t0)
-    return samples
-
-
-async def through_relay(relay: str, frames: int, workdir: Path) -> list[float]:
-    """Round trips agent 0 -> relay -> agent 1 -> relay -> agent 0 through ``relay``."""
-    samples: list[float] = []
-    done = asyncio.Event()
-
-    async def sender(ws: ServerConnection) -> None:
-        run_id = _run_id(await ws.recv())
-        blob = _frame(run_id, "0", PacketType.SEARCH_DOCS)
-        for _ in range(frames):
-            t0 = time.perf_counter()
-            await ws.send(blob)
-            await ws.recv()  # agent 1's answer, relayed back
-            samples.append(time.perf_counter() - t0)
-        if relay == "mesh":
-            await ws.send(_frame(run_id, "0", PacketType.DATA_EVENT, frames + 1))
-        done.set()
-        await ws.wait_closed()
-
-    async def echoer(ws: ServerConnection) -> None:
-        reply = _frame(_run_id(await ws.recv()), "1", PacketType.EVENTS)
-        async for message in ws:
-            if b'"search_docs"' in message if isinstance(message, bytes) else '"search_docs"' in message:
-                await ws.send(reply)
-
-    async with _agents([sender, echoer], relay, workdir):
-        await done.wait()
-    return samples
-
-
-def through_redis(frames: int) -> list[float] | str:
-    """Round trips over Redis pub/sub (two channels), with a redis-server started here."""
-    server = _redis_server()
-    if isinstance(server, str):
-        return server
-    proc, port = server
-    try:
-        import redis
-
-        client, peer = redis.Redis(port=port), redis.Redis(port=port)
-        blob = _frame("bench", "0", PacketType.SEARCH_DOCS)
-        reply = _frame("bench", "1", PacketType.EVENTS)
-        to_peer, to_me = client.pubsub(), client.pubsub()
-        to_peer.subscribe("to-peer")
-        to_me.subscribe("to-me")
-        for ps in (to_peer, to_me):
-            ps.get_message(timeout=1)  # subscription confirmation
-        samples = []
-        for _ in range(frames):
-            t0 = time.perf_counter()
-            client.publish("to-peer", blob)
-            msg = to_peer.get_message(timeout=5)
-            while msg is None or msg["type"] != "message":
-                msg = to_peer.get_message(timeout=5)
-            peer.publish("to-me", reply)
-            back = to_me.get_message(timeout=5)
-            while back is None or back["type"] != "message":
-                back = to_me.get_message(timeout=5)
-            samples.append(time.perf_counter() - t0)
-        return samples
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def _redis_server() -> tuple[subprocess.Popen[bytes], int] | str:
-    """A private redis-server on a free port, or why there is none."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        return "skipped: redis-server is not installed (apt-get install redis-server)"
-    try:
-        import redis
-    except ImportError:
-        return "skipped: the redis Python package is not installed"
-    port = free_port()
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    client = redis.Redis(port=port)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            return proc, port
-        except redis.ConnectionError:
-            if time.monotonic() > deadline:
-                proc.terminate()
-                return "skipped: redis-server did not start"
-            time.sleep(0.05)  # waiting for a child process to listen
-
-
-# --- fan-out throughput -------------------------------------------------------------------
-async def fanout_relay(relay: str, subscribers: int, frames: int, workdir: Path) -> float:
-    """Frames per second from one publisher delivered to every one of ``subscribers`` agents."""
-    got = [0] * subscribers
-    all_in = asyncio.Event()
-    stamps: dict[str, float] = {}
-
-    async def publisher(ws: ServerConnection) -> None:
-        run_id = _run_id(await ws.recv())
-        blob = _frame(run_id, "0", PacketType.SEARCH_DOCS)
-        stamps["first_sent"] = time.perf_counter()
-        for _ in range(frames):
-            await ws.send(blob)  # waits only when the relay stops reading (backpressure)
-        await all_in.wait()
-        if relay == "mesh":
-            await ws.send(_frame(run_id, "0", PacketType.DATA_EVENT, frames + 1))
-        await ws.wait_closed()
-
-    def subscriber(k: int) -> Handler:
-        async def handler(ws: ServerConnection) -> None:
-            await ws.recv()  # the start
-            async for _ in ws:
-                got[k] += 1
-                if got[k] == frames and all(n >= frames for n in got):
-                    stamps["last_received"] = time.perf_counter()
-                    all_in.set()
-
-        return handler
-
-    async with _agents([publisher, *(subscriber(k) for k in range(subscribers))], relay, workdir):
-        await all_in.wait()
-    return frames / (stamps["last_received"] - stamps["first_sent"])
-
-
-async def fanout_redis(subscribers: int, frames: int) -> float | str:
-    """The same fan-out over Redis pub/sub: one publisher (pipelined), ``subscribers`` clients."""
-    server = _redis_server()
-    if isinstance(server, str):
-        return server
-    proc, port = server
-    import redis.asyncio as aredis
-
-    try:
-        blob = _frame("bench", "0", PacketType.SEARCH_DOCS)
-        clients = [aredis.Redis(port=port) for _ in range(subscribers)]
-        subs = [c.pubsub() for c in clients]
-        for ps in subs:
-            await ps.subscribe("fan")
-        got = [0] * subscribers
-        all_in = asyncio.Event()
-
-        async def consume(k: int, ps: Any) -> None:
-            async for message in ps.listen():
-                if message["type"] == "message":
-                    got[k] += 1
-                    if got[k] == frames:
-                        if all(n >= frames for n in got):
-                            all_in.set()
-                        return
-
-        async with asyncio.TaskGroup() as tasks:
-            for k, ps in enumerate(subs):
-                tasks.create_task(consume(k, ps))
-            pub = aredis.Redis(port=port)
-            t0 = time.perf_counter()
-            for start in range(0, frames, 100):  # pipelined: the publisher never waits a round trip
-                pipe = pub.pipeline(transaction=False)
-                for _ in range(min(100, frames - start)):
-                    pipe.publish("fan", blob)
-                await pipe.execute()
-            await all_in.wait()
-            elapsed = time.perf_counter() - t0
-        for c in [pub, *clients]:
-            await c.aclose()
-        return frames / elapsed
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def model_speed(model_path: Path, host: str, model: str, tokens: int, repeat: int) -> dict[str, Any]:
@@ -448,7 +146,7 @@ def summarize_rounds(
         return round(statistics.median(pairs), 3) if pairs else None
 
     results: dict[str, Any] = {
-        "frame_bytes": len(_frame("bench", "0", PacketType.SEARCH_DOCS)),
+        "frame_bytes": len(packet_bytes("bench", "0", PacketType.SEARCH_DOCS)),
         "rounds": len(lat_rounds),
         "latency_per_frame": latency,
         "fanout_frames_per_s": fan,
@@ -571,7 +269,3 @@ def run_overhead(
     plot(results, out / "overhead.png")
     console.print("\n".join(lines))
     return results
-
-
-if __name__ == "__main__":
-    _main(sys.argv[1:])

@@ -107,9 +107,10 @@ def _cmd_plans(args: argparse.Namespace) -> int:
 
     from ..orchestrated.dryrun import dry_run, summarize, write_results
     from ..tasks import discover_tasks
+    from ..tasks.sets import expand
 
     settings = settings_from(args)
-    sets = {folder: discover_tasks(folder) for folder in args.tasks}
+    sets = {ref: discover_tasks(ref) for given in args.tasks for ref in expand(given)}
     results: dict[str, list[Any]] = {}
     with Progress(console=console, transient=True) as progress:
         bar = progress.add_task("plans", total=sum(len(t) for t in sets.values()))
@@ -172,10 +173,20 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+TASKS_HELP = "folder of task folders (default tasks/), or a task-set file (FILE.jsonl, FILE.jsonl#SET)"
+
+
 def add_commands(sub: Subparsers) -> None:
     """Add this module's commands to ``gaiamesh``."""
+    _add_bench(sub)
+    _add_overhead(sub)
+    _add_failstorm(sub)
+    _add_load(sub)
+
+
+def _add_bench(sub: Subparsers) -> None:
     bench = sub.add_parser("bench", help="every task under every protocol, repeated: CSV, summary, plot")
-    bench.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
+    bench.add_argument("--tasks", default="tasks", help=TASKS_HELP)
     bench.add_argument("--protocols", default="json,binary,compressed,signed,a2a")
     bench.add_argument("--strategies", help="comma-separated: pipeline,orchestrated (default: STRATEGY)")
     bench.add_argument(
@@ -193,12 +204,19 @@ def add_commands(sub: Subparsers) -> None:
     plans = sub.add_parser(
         "plans", help="orchestrated: run the plans in-process over task sets, without the model"
     )
-    plans.add_argument("tasks", nargs="+", help="task folders, folders of them, or .jsonl files")
+    plans.add_argument("tasks", nargs="+", help="task folders, folders of them, or .jsonl files (FILE#SET: one set)")
     plans.add_argument("--out", default="bench/plans.json", help="results file (JSON)")
     plans.add_argument("--verbose", "-v", action="store_true", help="print every task's outcome")
     common_options(plans)
     plans.set_defaults(func=_cmd_plans)
 
+    report = sub.add_parser("report", help="summarize metrics.json files under a folder (e.g. compose runs)")
+    report.add_argument("runs")
+    report.add_argument("--out", help="where to write results.csv/summary.md/comparison.png (default: runs)")
+    report.set_defaults(func=_cmd_report)
+
+
+def _add_overhead(sub: Subparsers) -> None:
     over = sub.add_parser("bench-overhead", help="relay cost per frame and model server speed, side by side")
     over.add_argument("--frames", type=int, default=2000, help="round trips per path (default 2000)")
     over.add_argument("--fanout-frames", type=int, default=5000, help="frames per fan-out measurement")
@@ -211,10 +229,12 @@ def add_commands(sub: Subparsers) -> None:
     common_options(over)
     over.set_defaults(func=_cmd_bench_overhead)
 
+
+def _add_failstorm(sub: Subparsers) -> None:
     storm = sub.add_parser(
         "bench-failstorm", help="agents killed and restarted during a batch: recovery, retention"
     )
-    storm.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
+    storm.add_argument("--tasks", default="tasks", help=TASKS_HELP)
     storm.add_argument("--limit", type=int, default=0, help="use only the first N tasks")
     storm.add_argument("--kill", type=int, default=3, help="agents killed each time (default 3 of 8)")
     storm.add_argument("--every", type=float, default=15.0, help="seconds between kills (default 15)")
@@ -238,6 +258,8 @@ def add_commands(sub: Subparsers) -> None:
     common_options(storm)
     storm.set_defaults(func=_cmd_bench_failstorm)
 
+
+def _add_load(sub: Subparsers) -> None:
     flood = sub.add_parser(
         "bench-flood", help="one agent floods the relay with good and bad frames while the others work"
     )
@@ -252,12 +274,7 @@ def add_commands(sub: Subparsers) -> None:
     )
     conc.add_argument("--levels", default="1,2,3", help="MAX_CONCURRENT_RUNS values (default 1,2,3)")
     conc.add_argument("--runs", type=int, default=6, help="runs submitted at once per level (default 6)")
-    conc.add_argument("--tasks", default="tasks", help="folder of task folders (default tasks/)")
+    conc.add_argument("--tasks", default="tasks", help=TASKS_HELP)
     conc.add_argument("--out", default="bench")
     common_options(conc)
     conc.set_defaults(func=_cmd_bench_concurrency)
-
-    report = sub.add_parser("report", help="summarize metrics.json files under a folder (e.g. compose runs)")
-    report.add_argument("runs")
-    report.add_argument("--out", help="where to write results.csv/summary.md/comparison.png (default: runs)")
-    report.set_defaults(func=_cmd_report)

@@ -20,6 +20,33 @@ def _cmd_tasks_import(args: argparse.Namespace) -> int:
     return 0 if report.written else 1
 
 
+def _cmd_tasks_list(args: argparse.Namespace) -> int:
+    from ..tasks.sets import census, read_entries, split_ref
+
+    table = Table(title="task sets")
+    for col in ("file", "set", "tasks", "written", "origin"):
+        table.add_column(col)
+    for ref in args.files:
+        path, only = split_ref(ref)
+        entries = read_entries(path, only)
+        for name, count in census(entries).items():
+            mine = [e for e in entries if e.set == name]
+            days = sorted({e.written.isoformat() for e in mine})
+            when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
+            table.add_row(path.name, name, str(count), when, mine[0].origin)
+    console.print(table)
+    return 0
+
+
+def _cmd_tasks_export(args: argparse.Namespace) -> int:
+    from ..tasks.sets import export, read_entries, split_ref
+
+    path, only = split_ref(args.file)
+    folders = export(read_entries(path, only), Path(args.out_dir))
+    console.print(f"wrote {len(folders)} task folders under {args.out_dir} (one folder per set)")
+    return 0
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
     from ..evaluation.metrics import audit
 
@@ -67,7 +94,7 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
 
 def add_commands(sub: Subparsers) -> None:
     """Add this module's commands to ``gaiamesh``."""
-    tasks = sub.add_parser("tasks", help="task folders: import public datasets")
+    tasks = sub.add_parser("tasks", help="task sets and folders: list, export, import public datasets")
     tasks_sub = tasks.add_subparsers(dest="tasks_command", required=True)
     imp = tasks_sub.add_parser("import", help="turn a SQuAD, HotpotQA, GAIA or JSONL file into task folders")
     imp.add_argument("--format", required=True, choices=["squad", "hotpotqa", "gaia", "jsonl"])
@@ -75,6 +102,13 @@ def add_commands(sub: Subparsers) -> None:
     imp.add_argument("file", help="the dataset file (GAIA: metadata.jsonl, attachments beside it)")
     imp.add_argument("out_dir", help="where the task folders go")
     imp.set_defaults(func=_cmd_tasks_import)
+    show = tasks_sub.add_parser("list", help="the sets of task-set files: tasks, when written, by whom")
+    show.add_argument("files", nargs="+", help="task-set files (FILE.jsonl, or FILE.jsonl#SET)")
+    show.set_defaults(func=_cmd_tasks_list)
+    exp = tasks_sub.add_parser("export", help="write a task-set file's tasks as folders (OUT_DIR/SET/ID)")
+    exp.add_argument("file", help="a task-set file (FILE.jsonl, or FILE.jsonl#SET)")
+    exp.add_argument("out_dir", help="where the task folders go")
+    exp.set_defaults(func=_cmd_tasks_export)
 
     aud = sub.add_parser("audit", help="recompute a run's counters from frames.jsonl and compare")
     aud.add_argument("run_dir", help="folder with metrics.json and frames.jsonl (e.g. results/)")

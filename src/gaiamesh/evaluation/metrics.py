@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 if TYPE_CHECKING:  # for annotations only: the books themselves need neither
-    from ..settings import Settings
     from ..tasks import Task
 
 FrameStatus = Literal["accepted", "rejected", "redelivered"]
@@ -232,11 +231,11 @@ class RunMetrics(BaseModel):
         return cls.model_validate_json(path.read_bytes())
 
     @staticmethod
-    def describing(task: Task, settings: Settings) -> dict[str, Any]:
+    def describing(task: Task, model: str, scorer: str) -> dict[str, Any]:
         """The fields every writer of ``metrics.json`` fills the same way: the task, its gold
         answers, the model and the scorer. Each writer adds what it measured."""
         return {"task_id": task.task_id, "question": task.question, "answer": task.answer,
-                "answers": list(task.answers), "model": settings.model, "scorer": settings.scorer}  # fmt: skip
+                "answers": list(task.answers), "model": model, "scorer": scorer}  # fmt: skip
 
     @property
     def scored(self) -> bool:

@@ -429,7 +429,7 @@ class MeshNetwork:
                 "status": status,
                 "error": error,
                 "run_id": self.run_id,
-                **RunMetrics.describing(self.task, self.settings),
+                **RunMetrics.describing(self.task, self.settings.model, self.settings.scorer),
                 "prediction": prediction,
                 "strategy": self.settings.strategy,
                 "ablated": ",".join(sorted(self.settings.ablated)),

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models.llm import LLMClient, LLMUsage
-from ..settings import Settings
+from ..settings import ToolSettings
 from .frames import Body, DocInit, PacketType, SubTask, SubTaskResult
 
 
@@ -20,12 +20,12 @@ class ToolContext:
     follow-up question resolved against the conversation)."""
 
     llm: LLMClient
-    usage: LLMUsage
+    usage: LLMUsage = field(default_factory=LLMUsage)
     memory: dict[str, Any] = field(default_factory=dict)
     question: str = ""
     doc: DocInit | None = None  # the run's document, for tools that read it besides their input
     workspace: Path | None = None  # this agent's folder for the run (journals, files)
-    settings: Settings | None = None
+    settings: ToolSettings | None = None
     # Hands a sub-task to a worker through the relay and returns its result (orchestrator only).
     ask: Callable[[SubTask], Awaitable[SubTaskResult]] | None = None
 
@@ -48,7 +48,7 @@ class Tool:
     reads: frozenset[PacketType] = frozenset()  # also received, never answered (e.g. doc_init)
     # Checks the tool's own configuration when its agent starts (e.g. plan templates), so a
     # broken one stops the agent at once with the reason instead of failing its first run.
-    setup: Callable[[Settings], None] | None = None
+    setup: Callable[[ToolSettings], None] | None = None
     # Ablation (ABLATE): the tool's output made from its input with no work, e.g. the facts
     # handed on without triples. None: the tool cannot be left out (it makes the answer).
     passthrough: Callable[[Any], Body] | None = None

@@ -16,7 +16,7 @@ from ..errors import ModelError, ModelUnreachable
 from .types import ScoreRequest, ScoreResponse, ServerError
 
 if TYPE_CHECKING:
-    from ..settings import Settings
+    from ..settings import ModelSettings
 
 log = logging.getLogger("gaiamesh.models.llm")
 T = TypeVar("T")
@@ -65,7 +65,7 @@ class LLMClient:
         self._scores_unavailable = False
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> LLMClient:
+    def from_settings(cls, settings: ModelSettings) -> LLMClient:
         """The client every agent and the baseline use, configured from ``settings``."""
         return cls(
             settings.ollama_host, settings.model, settings.llm_temperature, settings.llm_seed,

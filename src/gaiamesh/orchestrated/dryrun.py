@@ -27,8 +27,7 @@ from ..mesh.frames import (
     chunk_document,
 )
 from ..mesh.tool import ToolContext
-from ..models.llm import LLMUsage
-from ..settings import Settings
+from ..settings import ToolSettings
 from ..tasks import Task
 from . import workers
 from .catalog import TOOLS
@@ -61,7 +60,7 @@ class DryRun:
     revisions: int
 
 
-async def dry_run(task: Task, settings: Settings) -> DryRun:
+async def dry_run(task: Task, settings: ToolSettings) -> DryRun:
     """Plan and execute ``task``'s question with the orchestrated strategy, in-process: the
     orchestrator's own dispatcher, with each sub-task handed straight to its worker."""
     doc = DocInitPacket(run_id="dryrun", src="network", seq=0, question=task.question,
@@ -70,7 +69,7 @@ async def dry_run(task: Task, settings: Settings) -> DryRun:
     with tempfile.TemporaryDirectory() as scratch:
         ctx = ToolContext(
             llm=_NoModel(),  # type: ignore[arg-type]
-            usage=LLMUsage(), doc=doc.payload, question=task.question, workspace=Path(scratch), settings=settings,
+            doc=doc.payload, question=task.question, workspace=Path(scratch), settings=settings,
         )  # fmt: skip
 
         async def ask(sub: SubTask) -> SubTaskResult:

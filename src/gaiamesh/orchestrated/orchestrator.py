@@ -23,7 +23,7 @@ from ..mesh.frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, PacketTy
 from ..mesh.tool import Tool
 from ..pipeline import ToolContext
 from ..pipeline.followup import resolve as resolve_followup
-from ..settings import Settings
+from ..settings import ToolSettings
 from .catalog import ORCHESTRATOR, TOOLS, Download, FileOperation
 from .download import DownloadError, download
 from .executor import Dispatch
@@ -150,7 +150,7 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
     )
 
 
-def setup(settings: Settings) -> None:
+def setup(settings: ToolSettings) -> None:
     """Load and validate the plan templates when the agent starts (raises PlanError naming the
     file), and check that a plan to replay exists."""
     templates(settings.templates_dir or BUNDLED_TEMPLATES)

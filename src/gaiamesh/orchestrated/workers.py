@@ -22,6 +22,7 @@ import httpx
 from lemminflect import getAllInflections
 from pydantic import BaseModel, ValidationError
 
+from ..errors import ModelError
 from ..mesh.frames import (
     DocInit,
     DocInitPacket,
@@ -35,7 +36,6 @@ from ..mesh.frames import (
     chunk_document,
 )
 from ..mesh.tool import Tool
-from ..models.llm import ModelError
 from ..pipeline import ToolContext
 from ..pipeline import extract as extract_stage
 from ..pipeline import reason as reason_stage
@@ -43,7 +43,7 @@ from ..pipeline import search as search_stage
 from ..pipeline import triple as triple_stage
 from ..pipeline.answer_type import AnswerType, names_number, spans, typed_rank
 from ..pipeline.text import STOPWORDS, paraphrases, rank, sentences, stem, terms
-from ..settings import Settings
+from ..settings import ToolSettings
 from ..web.reader import html_to_text
 from .calculator import CalculatorError, calculate, format_number, to_number
 from .catalog import (
@@ -385,7 +385,7 @@ async def summarize(ctx: ToolContext, task: Summarize) -> tuple[Any, Any, str | 
     return " ".join(sents[i] for i in chosen), len(chosen), None
 
 
-def _settings(ctx: ToolContext) -> Settings:
+def _settings(ctx: ToolContext) -> ToolSettings:
     if ctx.settings is None:
         raise LookupError("this worker has no settings (WEB_URL)")
     return ctx.settings

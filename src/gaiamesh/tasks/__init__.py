@@ -1,6 +1,6 @@
-"""Tasks: a folder with ``doc.txt`` and ``ground_truth.json`` (:mod:`.folder`), the formats the
-field publishes its sets in turned into such folders (:mod:`.importers`), and the sets a
-benchmark runs over (:func:`discover_tasks`)."""
+"""Tasks: a folder with ``doc.txt`` and ``ground_truth.json`` (:mod:`.folder`), many tasks with
+their manifest in one JSONL file (:mod:`.sets`), the formats the field publishes its sets in
+turned into folders (:mod:`.importers`), and the tasks a benchmark runs over (:func:`discover_tasks`)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,18 @@ from pathlib import Path
 
 from .folder import Task, TaskError, Turn, bundled_names, load_task
 from .importers import tasks_from_jsonl
+from .sets import is_set_file, read_set, split_ref
 
-__all__ = ["Task", "TaskError", "Turn", "bundled_names", "discover_tasks", "load_task"]
+__all__ = ["Task", "TaskError", "Turn", "bundled_names", "discover_tasks", "load_task", "read_set"]
 
 
 def discover_tasks(root: str | Path) -> list[Task]:
-    """Every task folder directly under ``root`` (sorted), ``root`` itself if it is one, or the
-    tasks of a ``.jsonl`` file (``{"id", "doc", "question", "answer"}`` per line)."""
-    base = Path(root)
+    """Every task folder directly under ``root`` (sorted), ``root`` itself if it is one, the tasks
+    of a task-set file (``FILE.jsonl`` or ``FILE.jsonl#SET``), or of a plain ``.jsonl`` file
+    (``{"id", "doc", "question", "answer"}`` per line)."""
+    base, only = split_ref(root)
+    if base.suffix == ".jsonl" and (only or (base.is_file() and is_set_file(base))):
+        return read_set(root)
     if base.is_file() and base.suffix == ".jsonl":
         return tasks_from_jsonl(base)
     if (base / "ground_truth.json").exists():

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -81,190 +82,202 @@ def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+@dataclass(frozen=True)
+class Served:
+    """The one model this server answers for, as the Ollama API describes it."""
+
+    engine: Engine
+    name: str
+    digest: str
+    modified: str
+    details: dict[str, Any]
+
+    @classmethod
+    def of(cls, engine: Engine, name: str) -> Served:
+        mtime = datetime.fromtimestamp(engine.model_path.stat().st_mtime, UTC)
+        family = name.split(":", 1)[0].rstrip("0123456789.") or name
+        details = {"parent_model": "", "format": "gguf", "family": family, "families": [family],
+                   "parameter_size": "268.10M", "quantization_level": "Q4_K_M"}  # fmt: skip
+        digest = hashlib.sha256(f"{name}:{engine.size}".encode()).hexdigest()
+        return cls(engine, name, digest, mtime.isoformat().replace("+00:00", "Z"), details)
+
+    def known(self, name: str) -> bool:
+        return name == self.name or (":" not in self.name and name == f"{self.name}:latest")
+
+    def entry(self) -> dict[str, Any]:
+        return {"name": self.name, "model": self.name, "modified_at": self.modified, "size": self.engine.size,
+                "digest": self.digest, "details": self.details}  # fmt: skip
+
+
+def served(request: Request) -> Served:
+    return request.app.state.served  # type: ignore[no-any-return]
+
+
+Model = Annotated[Served, Depends(served)]
+router = APIRouter()
+
+
+async def _bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    return error(400, f"invalid request: {where + ': ' if where else ''}{first.get('msg')}")
+
+
+@router.get("/", response_class=PlainTextResponse)
+@router.head("/", response_class=PlainTextResponse)
+async def root() -> str:
+    return "Ollama is running"
+
+
+@router.get("/api/version")
+async def version() -> dict[str, str]:
+    return {"version": VERSION}
+
+
+@router.get("/api/tags")
+async def tags(m: Model) -> dict[str, Any]:
+    return {"models": [m.entry()]}
+
+
+@router.get("/api/ps")
+async def ps(m: Model) -> dict[str, Any]:
+    expires = (datetime.fromtimestamp(m.engine.last_used, UTC) + timedelta(minutes=5)).isoformat()
+    return {"models": [{**m.entry(), "expires_at": expires.replace("+00:00", "Z"), "size_vram": 0}]}
+
+
+@router.post("/api/show", response_model=None)
+async def show(req: NameRequest, m: Model) -> dict[str, Any] | JSONResponse:
+    if not m.known(req.target):
+        return error(404, f"model '{req.target}' not found")
+    meta = dict(m.engine.llm.metadata)
+    meta.pop("tokenizer.chat_template", None)
+    return {
+        "modified_at": m.modified,
+        "template": "{{ .Prompt }}",
+        "modelfile": f"FROM {m.engine.model_path}\nTEMPLATE {{{{ .Prompt }}}}\n",
+        "license": "Gemma Terms of Use",
+        "parameters": f"num_ctx {m.engine.n_ctx}",
+        "details": m.details,
+        "model_info": meta,
+        "capabilities": ["completion"],
+    }
+
+
+@router.post("/api/pull", response_model=None)
+async def pull(req: NameRequest, m: Model) -> Any:
+    if not m.known(req.target):
+        # The model is bundled; nothing can be downloaded here.
+        return error(404, f"pull model manifest: model '{req.target}' is not bundled with this server")
+    steps = [{"status": "pulling manifest"}, {"status": "verifying sha256 digest"}, {"status": "success"}]
+    if not req.stream:
+        return steps[-1]
+
+    async def lines() -> AsyncIterator[bytes]:
+        for s in steps:
+            yield (json.dumps(s) + "\n").encode()
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+
+def final_fields(p: Piece) -> dict[str, Any]:
+    return {
+        "done_reason": p.done_reason,
+        "total_duration": p.total_duration,
+        "load_duration": p.load_duration,
+        "prompt_eval_count": p.prompt_eval_count,
+        "prompt_eval_duration": p.prompt_eval_duration,
+        "eval_count": p.eval_count,
+        "eval_duration": p.eval_duration,
+    }
+
+
+Shape = Callable[[str, bool], dict[str, Any]]
+
+
+async def respond(engine: Engine, prompt: str, req: _Req, shape: Shape) -> Any:
+    """Generate for ``prompt``: NDJSON pieces when streaming, else one body; ``shape`` makes the
+    route's body (generate's ``response``, chat's ``message``) around each piece of text."""
+    opts = GenOptions.from_ollama(req.options)
+    if req.stream:
+
+        async def lines() -> AsyncIterator[bytes]:
+            try:
+                async for piece in engine.stream(prompt, opts):
+                    body = shape(piece.text, piece.done)
+                    if piece.done:
+                        body.update(final_fields(piece))
+                    yield (json.dumps(body) + "\n").encode()
+            except ValueError as exc:
+                yield (json.dumps({"error": str(exc)}) + "\n").encode()
+
+        return StreamingResponse(lines(), media_type="application/x-ndjson")
+    text, last = [], None
+    try:
+        async for piece in engine.stream(prompt, opts):
+            text.append(piece.text)
+            last = piece
+    except ValueError as exc:
+        return error(400, str(exc))
+    assert last is not None
+    return {**shape("".join(text), True), **final_fields(last)}
+
+
+@router.post("/api/generate", response_model=None)
+async def generate(req: GenerateRequest, m: Model) -> Any:
+    if not m.known(req.model):
+        return error(404, f"model '{req.model}' not found")
+    if not req.prompt:
+        # Ollama loads the model and answers at once when the prompt is empty.
+        return {"model": req.model, "created_at": _now(), "response": "", "done": True, "done_reason": "load"}
+    prompt = req.prompt if req.raw or not req.system else f"{req.system}\n\n{req.prompt}"
+
+    def shape(text: str, done: bool) -> dict[str, Any]:
+        return {"model": req.model, "created_at": _now(), "response": text, "done": done}
+
+    return await respond(m.engine, prompt, req, shape)
+
+
+@router.post("/api/score", response_model=None)
+async def score(req: ScoreRequest, m: Model) -> Any:
+    if not m.known(req.model):
+        return error(404, f"model '{req.model}' not found")
+    if any(not c for c in req.continuations):
+        return error(400, "every continuation must be a non-empty string")
+    try:
+        got = await m.engine.score(req.prompt, req.continuations)
+    except ValueError as exc:
+        return error(400, str(exc))
+    return ScoreResponse(
+        model=req.model, created_at=_now(),
+        scores=[Scored(continuation=c, logprob=sum(lp), token_logprobs=lp)
+                for c, lp in zip(req.continuations, got.token_logprobs, strict=True)],
+        prompt_eval_count=got.prompt_eval_count, eval_count=got.eval_count,
+        total_duration=got.total_duration, load_duration=got.load_duration,
+    ).model_dump()  # fmt: skip
+
+
+@router.post("/api/chat", response_model=None)
+async def chat(req: ChatRequest, m: Model) -> Any:
+    if not m.known(req.model):
+        return error(404, f"model '{req.model}' not found")
+    if not req.messages:
+        return {"model": req.model, "created_at": _now(), "message": {"role": "assistant", "content": ""},
+                "done": True, "done_reason": "load"}  # fmt: skip
+
+    def shape(text: str, done: bool) -> dict[str, Any]:
+        return {"model": req.model, "created_at": _now(), "message": {"role": "assistant", "content": text},
+                "done": done}  # fmt: skip
+
+    if not (req.options or {}).get("stop"):
+        # Without a chat template, stop where the transcript would hand back to the user.
+        req.options = {**(req.options or {}), "stop": ["\nUser:"]}
+    return await respond(m.engine, render_chat(req.messages), req, shape)
+
+
 def create_app(engine: Engine, model_name: str) -> FastAPI:
     """The FastAPI app serving ``engine`` under the Ollama-style name ``model_name``."""
     app = FastAPI(title="gaiamesh model server", version=VERSION)
-    digest = hashlib.sha256(f"{model_name}:{engine.size}".encode()).hexdigest()
-    modified = (
-        datetime.fromtimestamp(engine.model_path.stat().st_mtime, UTC).isoformat().replace("+00:00", "Z")
-    )
-    family = model_name.split(":", 1)[0].rstrip("0123456789.") or model_name
-    details = {
-        "parent_model": "",
-        "format": "gguf",
-        "family": family,
-        "families": [family],
-        "parameter_size": "268.10M",
-        "quantization_level": "Q4_K_M",
-    }
-
-    def known(name: str) -> bool:
-        return name == model_name or (":" not in model_name and name == f"{model_name}:latest")
-
-    @app.exception_handler(RequestValidationError)
-    async def _bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return error(400, f"invalid request: {where + ': ' if where else ''}{first.get('msg')}")
-
-    @app.get("/", response_class=PlainTextResponse)
-    @app.head("/", response_class=PlainTextResponse)
-    async def root() -> str:
-        return "Ollama is running"
-
-    @app.get("/api/version")
-    async def version() -> dict[str, str]:
-        return {"version": VERSION}
-
-    def model_entry() -> dict[str, Any]:
-        return {
-            "name": model_name,
-            "model": model_name,
-            "modified_at": modified,
-            "size": engine.size,
-            "digest": digest,
-            "details": details,
-        }
-
-    @app.get("/api/tags")
-    async def tags() -> dict[str, Any]:
-        return {"models": [model_entry()]}
-
-    @app.get("/api/ps")
-    async def ps() -> dict[str, Any]:
-        expires = (datetime.fromtimestamp(engine.last_used, UTC) + timedelta(minutes=5)).isoformat()
-        return {"models": [{**model_entry(), "expires_at": expires.replace("+00:00", "Z"), "size_vram": 0}]}
-
-    @app.post("/api/show", response_model=None)
-    async def show(req: NameRequest) -> dict[str, Any] | JSONResponse:
-        if not known(req.target):
-            return error(404, f"model '{req.target}' not found")
-        meta = dict(engine.llm.metadata)
-        meta.pop("tokenizer.chat_template", None)
-        return {
-            "modified_at": modified,
-            "template": "{{ .Prompt }}",
-            "modelfile": f"FROM {engine.model_path}\nTEMPLATE {{{{ .Prompt }}}}\n",
-            "license": "Gemma Terms of Use",
-            "parameters": f"num_ctx {engine.n_ctx}",
-            "details": details,
-            "model_info": meta,
-            "capabilities": ["completion"],
-        }
-
-    @app.post("/api/pull", response_model=None)
-    async def pull(req: NameRequest) -> Any:
-        if not known(req.target):
-            # The model is bundled; nothing can be downloaded here.
-            return error(404, f"pull model manifest: model '{req.target}' is not bundled with this server")
-        steps = [{"status": "pulling manifest"}, {"status": "verifying sha256 digest"}, {"status": "success"}]
-        if not req.stream:
-            return steps[-1]
-
-        async def lines() -> AsyncIterator[bytes]:
-            for s in steps:
-                yield (json.dumps(s) + "\n").encode()
-
-        return StreamingResponse(lines(), media_type="application/x-ndjson")
-
-    def final_fields(p: Piece) -> dict[str, Any]:
-        return {
-            "done_reason": p.done_reason,
-            "total_duration": p.total_duration,
-            "load_duration": p.load_duration,
-            "prompt_eval_count": p.prompt_eval_count,
-            "prompt_eval_duration": p.prompt_eval_duration,
-            "eval_count": p.eval_count,
-            "eval_duration": p.eval_duration,
-        }
-
-    async def respond(prompt: str, req: _Req, shape: Any) -> Any:
-        opts = GenOptions.from_ollama(req.options)
-        if req.stream:
-
-            async def lines() -> AsyncIterator[bytes]:
-                try:
-                    async for piece in engine.stream(prompt, opts):
-                        body = shape(piece.text, piece.done)
-                        if piece.done:
-                            body.update(final_fields(piece))
-                        yield (json.dumps(body) + "\n").encode()
-                except ValueError as exc:
-                    yield (json.dumps({"error": str(exc)}) + "\n").encode()
-
-            return StreamingResponse(lines(), media_type="application/x-ndjson")
-        text, last = [], None
-        try:
-            async for piece in engine.stream(prompt, opts):
-                text.append(piece.text)
-                last = piece
-        except ValueError as exc:
-            return error(400, str(exc))
-        assert last is not None
-        return {**shape("".join(text), True), **final_fields(last)}
-
-    @app.post("/api/generate", response_model=None)
-    async def generate(req: GenerateRequest) -> Any:
-        if not known(req.model):
-            return error(404, f"model '{req.model}' not found")
-        if not req.prompt:
-            # Ollama loads the model and answers at once when the prompt is empty.
-            return {
-                "model": req.model,
-                "created_at": _now(),
-                "response": "",
-                "done": True,
-                "done_reason": "load",
-            }
-        prompt = req.prompt if req.raw or not req.system else f"{req.system}\n\n{req.prompt}"
-
-        def shape(text: str, done: bool) -> dict[str, Any]:
-            return {"model": req.model, "created_at": _now(), "response": text, "done": done}
-
-        return await respond(prompt, req, shape)
-
-    @app.post("/api/score", response_model=None)
-    async def score(req: ScoreRequest) -> Any:
-        if not known(req.model):
-            return error(404, f"model '{req.model}' not found")
-        if any(not c for c in req.continuations):
-            return error(400, "every continuation must be a non-empty string")
-        try:
-            got = await engine.score(req.prompt, req.continuations)
-        except ValueError as exc:
-            return error(400, str(exc))
-        return ScoreResponse(
-            model=req.model, created_at=_now(),
-            scores=[Scored(continuation=c, logprob=sum(lp), token_logprobs=lp)
-                    for c, lp in zip(req.continuations, got.token_logprobs, strict=True)],
-            prompt_eval_count=got.prompt_eval_count, eval_count=got.eval_count,
-            total_duration=got.total_duration, load_duration=got.load_duration,
-        ).model_dump()  # fmt: skip
-
-    @app.post("/api/chat", response_model=None)
-    async def chat(req: ChatRequest) -> Any:
-        if not known(req.model):
-            return error(404, f"model '{req.model}' not found")
-        if not req.messages:
-            return {
-                "model": req.model,
-                "created_at": _now(),
-                "message": {"role": "assistant", "content": ""},
-                "done": True,
-                "done_reason": "load",
-            }
-
-        def shape(text: str, done: bool) -> dict[str, Any]:
-            return {
-                "model": req.model,
-                "created_at": _now(),
-                "message": {"role": "assistant", "content": text},
-                "done": done,
-            }
-
-        if not (req.options or {}).get("stop"):
-            # Without a chat template, stop where the transcript would hand back to the user.
-            req.options = {**(req.options or {}), "stop": ["\nUser:"]}
-        return await respond(render_chat(req.messages), req, shape)
-
+    app.state.served = Served.of(engine, model_name)
+    app.add_exception_handler(RequestValidationError, _bad_request)  # type: ignore[arg-type]
+    app.include_router(router)
     return app
