@@ -59,6 +59,43 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
 
 
+@contextlib.contextmanager
+def _server(argv: list[str], log: Path, ready: str, name: str) -> Iterator[None]:
+    """A server process of the tests' own, until the block ends; ``ready``: a URL that answers 200."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+    def alive() -> None:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited: {log.read_text()}")
+
+    try:
+        wait_until_answers(ready, alive, 180, name)
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def openai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server nobody here wrote: llama-cpp-python's OpenAI-compatible server, serving the same
+    bundled GGUF under the same name; ``--logits_all`` gives prompt log-probabilities (``echo``).
+    Yields its base URL as the openai client takes it (``.../v1``)."""
+    from gaiamesh.models.modelserver import bundled_model_path
+
+    port = free_port()
+    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_model_path()), "--model_alias",
+            "gemma3:270m", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2",
+            "--logits_all", "true", "--verbose", "false"]  # fmt: skip
+    url = f"http://127.0.0.1:{port}/v1"
+    with _server(argv, tmp_path_factory.mktemp("openai-server") / "server.log", f"{url}/models", "llama-cpp-python server"):
+        yield url
+
+
 @pytest.fixture(scope="session")
 def agents(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """Four long-lived agent processes (json by default; runs pick their protocol): their

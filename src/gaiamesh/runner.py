@@ -140,8 +140,9 @@ class ProcessGroup:
 
 @contextlib.contextmanager
 def model_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
-    """Reuse a model server answering at ``OLLAMA_HOST``, or start the bundled one."""
-    if model_server_up(settings.ollama_host):
+    """Reuse a model server answering at ``OLLAMA_HOST``, or start the bundled one. An
+    OpenAI-compatible backend is the user's own server: the agents check it when they start."""
+    if settings.llm_backend != "ollama" or model_server_up(settings.ollama_host):
         yield
         return
     url = urlparse(settings.ollama_host)

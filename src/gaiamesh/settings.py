@@ -101,8 +101,16 @@ def default_agents(base_port: int = 9000, host: str = "127.0.0.1", strategy: str
 class ModelSettings(BaseModel):
     """The model server the agents ask, and how they ask it."""
 
+    # ollama: Ollama's native API (our bundled server, or an official Ollama) at OLLAMA_HOST;
+    # openai: an OpenAI-compatible server at OPENAI_BASE_URL (vLLM, llama.cpp, LM Studio, hosted).
+    llm_backend: Literal["ollama", "openai"] = "ollama"
     ollama_host: str = "http://127.0.0.1:11434"
+    openai_base_url: str = ""  # as the openai client names it, e.g. http://127.0.0.1:8000/v1
+    openai_api_key: str = ""  # a secret: .env only, never in a log, frame, archive or metrics.json
     model: str = "gemma3:270m"
+    # base: raw completions with few-shot prompts; chat: system and user messages in the model's
+    # own template; auto: Ollama's /api/show template decides, an OpenAI-compatible server is chat.
+    model_kind: Literal["auto", "base", "chat"] = "auto"
     model_path: Path | None = None  # GGUF served by `gaiamesh serve-model`; None = bundled Gemma 3 270M
     model_threads: int = 2
     model_ctx: int = 4096
@@ -177,10 +185,12 @@ class ToolSettings(BaseModel):
     # Tools whose agents pass their input through unchanged instead of working (comma-separated):
     # `gaiamesh bench --ablate` measures what each pipeline stage adds.
     ablate: str = ""
-    # How `reason` picks among valid answers: by the model's likelihood (`/api/score`), or by
-    # the hand-set weights that came before it (`weights`; also the fallback where the model
-    # server cannot score). docs/results/2026-11-24-answer-choice.md measures both.
-    answer_choice: Literal["likelihood", "weights"] = "likelihood"
+    # How `reason` picks among valid answers: by the model's likelihood, or by the hand-set
+    # weights that came before it (`weights`); `auto`: likelihood where the backend can score
+    # (our /api/score, prompt logprobs on OpenAI-compatible completions), weights where it
+    # cannot. `likelihood` asks for scores: an agent whose backend has none stops at start-up.
+    # docs/results/2026-11-24-answer-choice.md measures both.
+    answer_choice: Literal["auto", "likelihood", "weights"] = "auto"
     replay_plan: Path | None = None  # a saved task_state.json: the orchestrator runs its plan again
     web_url: str = "http://127.0.0.1:8090"  # the offline web (`gaiamesh serve-web`; compose: web)
     download_allow_hosts: str = ""  # hosts file_downloader may reach besides public ones; "" = WEB_URL's
@@ -249,6 +259,9 @@ class ServiceSettings(BaseModel):
         return _positive(v)
 
 
+SECRETS = frozenset({"access_key", "session_secret", "openai_api_key"})
+
+
 def _positive(v: int) -> int:
     if v <= 0:
         raise ValueError("must be positive")
@@ -270,8 +283,8 @@ class Settings(
 
     def public_dict(self) -> dict[str, object]:
         """The resolved configuration for the run archive, without secrets (keys stay in
-        KEYS_DIR; the service's access key and token secret are left out)."""
-        return self.model_dump(mode="json", exclude={"access_key", "session_secret"})
+        KEYS_DIR; the service's access key, its token secret and the OpenAI key are left out)."""
+        return self.model_dump(mode="json", exclude=set(SECRETS))
 
 
 def load_settings(**overrides: Any) -> Settings:

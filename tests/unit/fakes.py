@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from gaiamesh.models.llm import LLMUsage
+from gaiamesh.models.prompts import Prompt
 
 
 class FakeLLM:
@@ -17,8 +18,9 @@ class FakeLLM:
         self.scored: list[str] = []  # prompts whose continuations were asked to be scored
 
     async def complete(
-        self, prompt: str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)
+        self, asked: Prompt | str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)
     ) -> str:
+        prompt = asked.text if isinstance(asked, Prompt) else asked
         self.prompts.append(prompt)
         if self.delay:
             await asyncio.sleep(self.delay)  # the model's latency, not a synchronization
@@ -30,7 +32,7 @@ class FakeLLM:
             return "farm | has capacity | 148 megawatts)\n"
         return f" {self.answer}\n"
 
-    async def score(self, prompt: str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
+    async def score(self, asked: Prompt | str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
         """Like an official Ollama: no ``/api/score``, so callers use their fallback."""
-        self.scored.append(prompt)
+        self.scored.append(asked.text if isinstance(asked, Prompt) else asked)
         return None

@@ -65,7 +65,7 @@ async def test_agent_serves_filters_and_keeps_a_workspace(tmp_path: Path) -> Non
 
 
 async def test_unreachable_model_becomes_an_error_packet_after_the_retry_window(tmp_path: Path) -> None:
-    dead_llm = LLMClient(f"http://127.0.0.1:{free_port()}", "gemma3:270m", timeout=5, retry_for=1.0)
+    dead_llm = LLMClient.ollama(f"http://127.0.0.1:{free_port()}", "gemma3:270m", timeout=5, retry_for=1.0)
     async with serving(tmp_path, "3", "reason", dead_llm) as port:
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
             triples = {

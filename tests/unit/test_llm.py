@@ -1,4 +1,4 @@
-"""The agents' model client at the ``/api/score`` edge, over httpx's mock transport (one layer;
+"""The agents' model client (Ollama backend) at the ``/api/score`` edge, over httpx's mock transport (one layer;
 the real server and model answer the same route in tests/model): the typed body is read, and a
 server without the route is told from one that refused the request by the body's shape."""
 
@@ -8,14 +8,15 @@ import httpx
 import pytest
 
 from gaiamesh.errors import ModelError
+from gaiamesh.models.backends.ollama import OllamaBackend
 from gaiamesh.models.llm import LLMClient, LLMUsage
 from gaiamesh.models.types import ScoreRequest
 
 
 def client(handler: httpx.MockTransport) -> LLMClient:
-    llm = LLMClient("http://model.invalid", "gemma3:270m")
-    llm._http = httpx.AsyncClient(base_url="http://model.invalid", transport=handler)
-    return llm
+    backend = OllamaBackend("http://model.invalid", "gemma3:270m", {"temperature": 0.0, "seed": 42}, 5.0)
+    backend._http = httpx.AsyncClient(base_url="http://model.invalid", transport=handler)
+    return LLMClient(backend)
 
 
 async def test_scores_are_read_from_the_typed_body_and_counted() -> None:

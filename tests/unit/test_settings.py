@@ -53,7 +53,8 @@ def test_a_part_stands_alone_with_its_own_checks() -> None:
 
 def test_code_that_declares_one_part_takes_that_part_alone() -> None:
     client = LLMClient.from_settings(ModelSettings(ollama_host="http://127.0.0.1:1", model="m:1", llm_seed=7))
-    assert (client.model, client.options["seed"]) == ("m:1", 7)
+    assert (client.backend.name, client.host) == ("ollama", "http://127.0.0.1:1")
+    assert (client.backend.model, client.backend.options["seed"]) == ("m:1", 7)  # type: ignore[attr-defined]
 
 
 def test_the_archived_settings_hold_no_secret() -> None:

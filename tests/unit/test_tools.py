@@ -2,7 +2,7 @@ import pytest
 
 from gaiamesh.mesh.frames import Packet, PacketType, chunk_document, make_packet
 from gaiamesh.models.llm import LLMUsage
-from gaiamesh.models.prompts import clean_answer, parse_triple
+from gaiamesh.models.prompts import Prompt, clean_answer, parse_triple
 from gaiamesh.pipeline import ToolContext
 from gaiamesh.pipeline.reason import choose, valid
 from gaiamesh.pipeline.text import rank, sentences, terms
@@ -140,7 +140,8 @@ class ScoringLLM(FakeLLM):
         super().__init__()
         self.table = table
 
-    async def score(self, prompt: str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
+    async def score(self, asked: Prompt | str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
+        prompt = asked.text if isinstance(asked, Prompt) else asked
         self.scored.append(prompt)
         return [max((v for k, v in self.table.items() if k in prompt + c), default=-50.0) for c in continuations]
 

@@ -19,8 +19,9 @@ async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
     llm = LLMClient.from_settings(settings)
     usage = LLMUsage()
     started = time.perf_counter()
-    status, error, prediction = "ok", None, ""
+    status, error, prediction, kind = "ok", None, "", None
     try:
+        kind = await llm.kind()
         prediction = clean_answer(await llm.complete(answer_prompt(task.doc, task.question), usage))
     except ModelUnreachable as exc:
         status, error = "model_unreachable", str(exc)
@@ -34,7 +35,9 @@ async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
             "mode": "baseline",
             **RunMetrics.describing(task, settings.model, settings.scorer),
             "prediction": prediction,
-            "token_sum": usage.tokens,
+            "token_sum": None if usage.uncounted else usage.tokens,
+            "backend": llm.backend.name,
+            "model_kind": kind,
             "llm_ms": round(usage.llm_ms, 3),
             "elapsed_ms": round(elapsed, 3),
             "wall_ms": round(elapsed, 3),

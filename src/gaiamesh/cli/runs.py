@@ -72,7 +72,12 @@ def _cmd_agent(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     agent = MeshAgent(settings, get_tool(settings.tool))
-    asyncio.run(_until_signalled(agent.serve))
+
+    async def checked(stop: asyncio.Event) -> None:
+        await agent.check_model()  # a backend that cannot serve this configuration: one line, before any run
+        await agent.serve(stop)
+
+    asyncio.run(_until_signalled(checked))
     return 0
 
 

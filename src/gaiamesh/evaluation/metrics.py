@@ -196,12 +196,14 @@ class RunMetrics(BaseModel):
     protocol: str | None = None
     routing: str | None = None
     model: str
+    backend: str | None = None  # how the agents reached the model: ollama | openai (as they announced it)
+    model_kind: str | None = None  # base (raw completions) | chat (messages in the model's template)
     scorer: str = "em_rouge"
     bytes_tx: int = 0
     bytes_rx: int = 0
     pkt_cnt: int = 0
     header_overhead: int = 0
-    token_sum: int = 0
+    token_sum: int | None = 0  # null: the model server gave no counts (never a guess)
     llm_ms: float = 0.0
     rejected_cnt: int = 0
     elapsed_ms: float = 0.0

@@ -94,6 +94,20 @@ class MeshAgent:
         self._waiting: dict[str, tuple[ServerConnection, asyncio.Future[SubTaskResult]]] = {}
         self.listening = asyncio.Event()  # set once the WebSocket server accepts connections
 
+    async def check_model(self) -> None:
+        """Before serving: the model server answers, serves MODEL and can score where
+        ANSWER_CHOICE=likelihood asks it to. Raises ModelError (or ConfigError) in one line; the
+        handshake then announces the backend and kind, which ``metrics.json`` records."""
+        need_scores = self.settings.answer_choice == "likelihood"
+        profile = await self.llm.profile(need_scores=need_scores)
+        if need_scores and not profile.scores:
+            raise ConfigError(
+                f"ANSWER_CHOICE=likelihood, but the {profile.backend} server at {self.llm.host} gives no "
+                "log-probabilities of a continuation (ANSWER_CHOICE=auto falls back to weights)"
+            )
+        self.announcement = self.announcement.model_copy(update={"backend": profile.backend, "model_kind": profile.kind})
+        log.info("agent %s: model %s via %s (%s)", self.node_id, profile.model, profile.backend, profile.kind)
+
     # --- runs ------------------------------------------------------------------------------
     def run_state(self, run_id: str, question: str) -> RunState:
         """The state of run ``run_id``, created (with its workspace folder) on first sight."""

@@ -297,12 +297,15 @@ HEADER_NODE = "X-Gaiamesh-Node"
 HEADER_TOOL = "X-Gaiamesh-Tool"
 HEADER_CONSUMES = "X-Gaiamesh-Consumes"
 HEADER_READS = "X-Gaiamesh-Reads"
+HEADER_BACKEND = "X-Gaiamesh-Backend"
+HEADER_MODEL_KIND = "X-Gaiamesh-Model-Kind"
 
 
 class Announcement(BaseModel):
     """What an agent announces when the relay connects: its node id, its tool, the packet types
     it works on (``consumes``: one replica of a tool gets each) and those it only reads
-    (``reads``: every replica gets them, e.g. a worker reads ``doc_init``)."""
+    (``reads``: every replica gets them, e.g. a worker reads ``doc_init``); and the model it
+    asks: its backend and kind, as found when the agent started (empty when not yet known)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -310,6 +313,8 @@ class Announcement(BaseModel):
     tool: str
     consumes: frozenset[str]
     reads: frozenset[str] = frozenset()
+    backend: str = ""
+    model_kind: str = ""
 
     def headers(self) -> dict[str, str]:
         headers = {
@@ -319,6 +324,8 @@ class Announcement(BaseModel):
         }
         if self.reads:
             headers[HEADER_READS] = ",".join(sorted(self.reads))
+        if self.backend:
+            headers[HEADER_BACKEND], headers[HEADER_MODEL_KIND] = self.backend, self.model_kind
         return headers
 
     @classmethod
@@ -334,4 +341,6 @@ class Announcement(BaseModel):
             tool=tool,
             consumes=frozenset(t for t in consumes.split(",") if t),
             reads=frozenset(t for t in reads.split(",") if t),
+            backend=headers.get(HEADER_BACKEND, ""),
+            model_kind=headers.get(HEADER_MODEL_KIND, ""),
         )

@@ -148,6 +148,7 @@ class MeshNetwork:
             raise ConfigError(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents!r})")
         self.run_id = run_id or uuid.uuid4().hex[:16]
         self.conns: dict[str, ClientConnection] = {}
+        self.models: dict[str, tuple[str, str]] = {}  # node -> (backend, model kind) it announced
         self.core: RelayCore | None = None
         self.framelog: FrameLog | None = None
         self._done = asyncio.Event()
@@ -211,6 +212,8 @@ class MeshNetwork:
             if not isinstance(result, BaseException):
                 ws, said = result
                 self.conns[spec.node_id] = ws
+                if said is not None and said.backend:
+                    self.models[spec.node_id] = (said.backend, said.model_kind)
                 core.register(spec.node_id, said.consumes if said else None, said.reads if said else frozenset())
         self._show_team()
         if failures:
@@ -435,6 +438,8 @@ class MeshNetwork:
                 "ablated": ",".join(sorted(self.settings.ablated)),
                 "protocol": self.settings.protocol,
                 "routing": core.router.mode.value,
+                "backend": ",".join(sorted({b for b, _ in self.models.values()})) or None,
+                "model_kind": ",".join(sorted({k for _, k in self.models.values()})) or None,
                 **totals.fields(),
                 "elapsed_ms": round(elapsed_ms, 3),
                 "wall_ms": round((now - self._wall0) * 1000, 3),

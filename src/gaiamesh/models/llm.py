@@ -1,4 +1,6 @@
-"""The agents' LLM client: the official ``ollama.AsyncClient``, with token and time accounting."""
+"""The agents' model client: one backend (Ollama's native API or an OpenAI-compatible server),
+the model's kind decided once, retries while the server is unreachable, and token and time
+accounting from the server's own counts."""
 
 from __future__ import annotations
 
@@ -7,13 +9,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import httpx
-import ollama
-
-from ..errors import ModelError, ModelUnreachable
-from .types import ScoreRequest, ScoreResponse, ServerError
+from ..errors import ConfigError, ModelError, ModelUnreachable
+from .backends.base import Ask, Backend, ModelKind
+from .backends.ollama import OllamaBackend
+from .prompts import Prompt
 
 if TYPE_CHECKING:
     from ..settings import ModelSettings
@@ -25,52 +26,78 @@ T = TypeVar("T")
 RETRY_FIRST_S = 0.25
 RETRY_CAP_S = 2.0
 
-
-def _unreachable(exc: BaseException) -> bool:
-    """A failure that a restarted model server cures: refused or dropped connections, a reply
-    cut off mid-way, or a gateway answering for a server that is not there yet."""
-    if isinstance(exc, ollama.ResponseError):
-        return exc.status_code in (502, 503, 504)
-    return isinstance(exc, (ConnectionError, httpx.TransportError)) and not isinstance(exc, httpx.ReadTimeout)
+__all__ = ["LLMClient", "LLMUsage", "ModelError", "ModelUnreachable", "Profile"]
 
 
 @dataclass
 class LLMUsage:
-    """Counts the model itself reports (``prompt_eval_count`` + ``eval_count``) and wall time."""
+    """Counts the model server itself reports (prompt and generated tokens) and wall time.
+    ``uncounted`` is the number of calls whose server gave no counts."""
 
     calls: int = 0
     prompt_tokens: int = 0
     eval_tokens: int = 0
     llm_ms: float = 0.0
+    uncounted: int = 0
     log: list[dict[str, object]] = field(default_factory=list)
 
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.eval_tokens
 
+    def count(self, started: float, prompt_tokens: int | None, eval_tokens: int | None) -> None:
+        elapsed = (time.perf_counter() - started) * 1000
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens or 0
+        self.eval_tokens += eval_tokens or 0
+        self.uncounted += prompt_tokens is None and eval_tokens is None
+        self.llm_ms += elapsed
+        self.log.append({"prompt_tokens": prompt_tokens, "eval_tokens": eval_tokens, "ms": round(elapsed, 1)})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the agents' model is, as found at start-up: recorded in ``metrics.json``."""
+
+    backend: str
+    model: str
+    kind: ModelKind
+    scores: bool | None  # None: not asked (no configuration needs to know)
+
+
+def make_backend(settings: ModelSettings) -> Backend:
+    options: dict[str, Any] = {"temperature": settings.llm_temperature, "seed": settings.llm_seed}
+    if settings.llm_backend == "openai":
+        from .backends.openai_compat import OpenAIBackend  # the openai client only where it is used
+
+        if not settings.openai_base_url:
+            raise ConfigError("LLM_BACKEND=openai needs OPENAI_BASE_URL (e.g. http://127.0.0.1:8000/v1)")
+        return OpenAIBackend(settings.openai_base_url, settings.openai_api_key, settings.model, options,
+                             settings.llm_timeout)  # fmt: skip
+    return OllamaBackend(settings.ollama_host, settings.model, options, settings.llm_timeout)
+
 
 class LLMClient:
-    """Raw completions from a base model (Gemma 3 270M has no chat template)."""
+    """Completions and scores from one backend, in the form the model takes."""
 
-    def __init__(
-        self, host: str, model: str, temperature: float = 0.0, seed: int = 42, timeout: float = 120.0,
-        retry_for: float = 0.0,
-    ):  # fmt: skip
-        self.host = host
-        self.model = model
-        self.options = {"temperature": temperature, "seed": seed}
+    def __init__(self, backend: Backend, retry_for: float = 0.0, kind: Literal["auto", "base", "chat"] = "auto") -> None:
+        self.backend = backend
         self.retry_for = retry_for
-        self._client = ollama.AsyncClient(host=host, timeout=timeout)
-        self._http = httpx.AsyncClient(base_url=host, timeout=timeout)  # /api/score: not in the ollama client
-        self._scores_unavailable = False
+        self._kind: ModelKind | None = None if kind == "auto" else kind
+
+    @classmethod
+    def ollama(cls, host: str, model: str, timeout: float = 120.0, retry_for: float = 0.0) -> LLMClient:
+        """A client of an Ollama-API server with the default sampling (tests, tools)."""
+        return cls(OllamaBackend(host, model, {"temperature": 0.0, "seed": 42}, timeout), retry_for)
 
     @classmethod
     def from_settings(cls, settings: ModelSettings) -> LLMClient:
         """The client every agent and the baseline use, configured from ``settings``."""
-        return cls(
-            settings.ollama_host, settings.model, settings.llm_temperature, settings.llm_seed,
-            settings.llm_timeout, settings.llm_retry_for,
-        )  # fmt: skip
+        return cls(make_backend(settings), settings.llm_retry_for, settings.model_kind)
+
+    @property
+    def host(self) -> str:
+        return self.backend.where
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``, retried with back-off for up to ``retry_for`` seconds while the model
@@ -81,88 +108,68 @@ class LLMClient:
         while True:
             try:
                 return await call()
-            except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
-                if not _unreachable(exc):
-                    if isinstance(exc, ollama.ResponseError):
-                        raise ModelError(f"model server at {self.host} refused the request: {exc}") from exc
-                    raise ModelError(f"model server at {self.host} failed: {exc!r}") from exc
+            except ModelUnreachable as exc:
                 now = time.monotonic()
                 first_failure = now if first_failure is None else first_failure
                 if now - first_failure >= self.retry_for:
-                    # the ollama client turns connection failures into the builtin ConnectionError
                     raise ModelUnreachable(
-                        f"model server unreachable at {self.host} (retried for {now - first_failure:.1f} s, "
-                        f"LLM_RETRY_FOR={self.retry_for:g}): {exc}"
+                        f"{exc} (retried for {now - first_failure:.1f} s, LLM_RETRY_FOR={self.retry_for:g})"
                     ) from exc
-                log.warning("model server unreachable at %s (%s); retrying in %.2f s", self.host, exc, delay)
+                log.warning("%s; retrying in %.2f s", exc, delay)
                 await asyncio.sleep(delay)  # back-off while the server restarts, not a synchronization
                 delay = min(delay * 2, RETRY_CAP_S)
 
-    @staticmethod
-    def _count(usage: LLMUsage, started: float, prompt_tokens: int, eval_tokens: int) -> None:
-        elapsed = (time.perf_counter() - started) * 1000
-        usage.calls += 1
-        usage.prompt_tokens += prompt_tokens
-        usage.eval_tokens += eval_tokens
-        usage.llm_ms += elapsed
-        usage.log.append({"prompt_tokens": prompt_tokens, "eval_tokens": eval_tokens, "ms": round(elapsed, 1)})
+    async def kind(self) -> ModelKind:
+        """The model's kind: configured (MODEL_KIND), or asked of the server once."""
+        if self._kind is None:
+            found: ModelKind = await self._retrying(self.backend.kind)
+            self._kind = found
+            return found
+        return self._kind
+
+    async def profile(self, need_scores: bool = False) -> Profile:
+        """Check the backend before any run: it answers, serves the model, and can score when
+        the configuration needs scores. Raises ModelError naming what is missing."""
+        await self._retrying(self.backend.check)
+        kind = await self.kind()
+        scores = None
+        if need_scores:
+            scores = await self._retrying(lambda: self.backend.score("The sky is", [" blue"])) is not None
+        return Profile(self.backend.name, getattr(self.backend, "model", ""), kind, scores)
 
     async def complete(
-        self, prompt: str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)
-    ) -> str:
-        """One non-streaming ``/api/generate`` call in raw mode; adds the model's counts to ``usage``.
-
-        Retried while the model server is unreachable (see :meth:`_retrying`)."""
+        self, prompt: Prompt | str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",),
+        schema: dict[str, Any] | None = None,
+    ) -> str:  # fmt: skip
+        """One completion in the model's form; adds the server's counts to ``usage``. Retried
+        while the server is unreachable (see :meth:`_retrying`)."""
+        ask = Ask(prompt if isinstance(prompt, Prompt) else Prompt.plain(prompt), await self.kind(), num_predict, stop, schema)
         started = time.perf_counter()
 
-        async def call() -> ollama.GenerateResponse:
+        async def call() -> Any:
             nonlocal started
             started = time.perf_counter()
-            return await self._client.generate(
-                model=self.model,
-                prompt=prompt,
-                raw=True,
-                stream=False,
-                options={**self.options, "num_predict": num_predict, "stop": list(stop)},
-            )
+            return await self.backend.complete(ask)
 
-        resp = await self._retrying(call)
-        self._count(usage, started, resp.prompt_eval_count or 0, resp.eval_count or 0)
-        return resp.response or ""
+        done = await self._retrying(call)
+        usage.count(started, done.prompt_tokens, done.eval_tokens)
+        return str(done.text)
 
-    async def score(self, prompt: str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
-        """The model's log-probability of each continuation right after ``prompt``, from the
-        model server's ``/api/score`` (ours; see ``modelserver/app.py``). None when the server
-        does not offer it (an official Ollama): callers then weigh candidates without it."""
-        if not continuations or self._scores_unavailable:
+    async def score(self, prompt: Prompt | str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
+        """The model's log-probability of each continuation right after the prompt's text form.
+        None when the server cannot score: callers then weigh candidates without it."""
+        if not continuations:
             return None
+        text = prompt.text if isinstance(prompt, Prompt) else prompt
         started = time.perf_counter()
 
-        async def call() -> httpx.Response:
+        async def call() -> Any:
             nonlocal started
             started = time.perf_counter()
-            request = ScoreRequest(model=self.model, prompt=prompt, continuations=continuations)
-            resp = await self._http.post("/api/score", json=request.model_dump())
-            if resp.status_code >= 500:
-                raise ollama.ResponseError(resp.text, resp.status_code)
-            return resp
+            return await self.backend.score(text, continuations)
 
-        resp = await self._retrying(call)
-        if resp.status_code != 200:
-            if resp.status_code in (404, 405) and not _server_error(resp):  # the route is missing, not the model
-                self._scores_unavailable = True
-                return None
-            raise ModelError(f"model server at {self.host} refused a scoring request: {resp.status_code} {resp.text}")
-        body = ScoreResponse.model_validate_json(resp.content)
-        self._count(usage, started, body.prompt_eval_count, body.eval_count)
-        return [s.logprob for s in body.scores]
-
-
-def _server_error(resp: httpx.Response) -> bool:
-    """Whether ``resp`` is an Ollama-style error body: a server that has the route refused the
-    request. Decided by the body's shape, not its words."""
-    try:
-        ServerError.model_validate_json(resp.content)
-    except ValueError:
-        return False
-    return True
+        got = await self._retrying(call)
+        if got is None:
+            return None
+        usage.count(started, got.prompt_tokens, got.eval_tokens)
+        return list(got.logprobs)

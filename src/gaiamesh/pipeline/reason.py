@@ -253,7 +253,7 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
     reading = clean_answer(await ctx.llm.complete(prompt, ctx.usage))
     opts = options(question, facts, reading, candidates, body.triples)
     fit = eligible(question, facts, opts)
-    weigh = len(fit) > 1 and (ctx.settings is None or ctx.settings.answer_choice == "likelihood")
+    weigh = len(fit) > 1 and (ctx.settings is None or ctx.settings.answer_choice != "weights")
     scores = await ctx.llm.score(prompt, [f" {o.text}\n" for o in fit], ctx.usage) if weigh else None
     if scores is not None:
         ctx.memory["likelihoods"] = {o.text: round(v, 3) for o, v in zip(fit, scores, strict=True)}

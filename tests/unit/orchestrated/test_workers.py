@@ -60,7 +60,7 @@ def test_numbers_read_from_spans() -> None:
 
 
 def ctx(doc: str | None = DOC) -> ToolContext:
-    llm = LLMClient("http://127.0.0.1:9", "none")  # never called by these tools
+    llm = LLMClient.ollama("http://127.0.0.1:9", "none")  # never called by these tools
     return ToolContext(llm=llm, usage=LLMUsage(), doc=DocInit(chunks=[doc[i : i + 400] for i in range(0, len(doc), 400)]) if doc else None)
 
 

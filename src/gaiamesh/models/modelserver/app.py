@@ -1,6 +1,7 @@
 """An Ollama-API-compatible HTTP server over llama.cpp, answering the official ``ollama`` client.
 
-Endpoints: ``/api/generate``, ``/api/chat`` (NDJSON streaming and ``"stream": false``),
+Endpoints: ``/api/generate``, ``/api/chat`` (NDJSON streaming and ``"stream": false``; ``format``
+holds the output to JSON or a JSON schema through a llama.cpp grammar, as Ollama's does),
 ``/api/tags``, ``/api/show``, ``/api/ps``, ``/api/version``, ``/api/pull`` and ``GET /``; and one
 of ours, ``/api/score``: the log-probability of given continuations of a prompt (Ollama's own
 ``logprobs`` only covers tokens it generated), which the pipeline uses to weigh candidate answers.
@@ -33,6 +34,7 @@ class _Req(BaseModel):
     stream: bool = True
     options: dict[str, Any] | None = None
     keep_alive: str | int | float | None = None
+    format: str | dict[str, Any] | None = None  # "json" or a JSON schema: the output follows it
 
 
 class GenerateRequest(_Req):
@@ -197,7 +199,7 @@ Shape = Callable[[str, bool], dict[str, Any]]
 async def respond(engine: Engine, prompt: str, req: _Req, shape: Shape) -> Any:
     """Generate for ``prompt``: NDJSON pieces when streaming, else one body; ``shape`` makes the
     route's body (generate's ``response``, chat's ``message``) around each piece of text."""
-    opts = GenOptions.from_ollama(req.options)
+    opts = GenOptions.from_ollama(req.options, req.format)
     if req.stream:
 
         async def lines() -> AsyncIterator[bytes]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import json
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -18,6 +19,7 @@ from typing import Any
 
 import llama_cpp
 import numpy as np
+from llama_cpp import llama_grammar
 
 
 @dataclass
@@ -32,9 +34,11 @@ class GenOptions:
     num_predict: int = -1
     stop: list[str] = field(default_factory=list)
     seed: int | None = None
+    # Ollama's ``format``: "json", or a JSON schema the output must follow (a llama.cpp grammar).
+    format: str | dict[str, Any] | None = None
 
     @classmethod
-    def from_ollama(cls, options: dict[str, Any] | None) -> GenOptions:
+    def from_ollama(cls, options: dict[str, Any] | None, format: str | dict[str, Any] | None = None) -> GenOptions:
         o = options or {}
         stop = o.get("stop") or []
         return cls(
@@ -46,6 +50,7 @@ class GenOptions:
             num_predict=int(o.get("num_predict", -1)),
             stop=[stop] if isinstance(stop, str) else [str(s) for s in stop],
             seed=None if o.get("seed") is None else int(o["seed"]),
+            format=format or None,
         )
 
 
@@ -90,6 +95,7 @@ class Engine:
         self._lock = asyncio.Lock()
         self._first = True
         self.last_used = time.time()
+        self._grammars: dict[str, llama_cpp.LlamaGrammar] = {}
 
     def count_tokens(self, prompt: str) -> int:
         return len(self.llm.tokenize(prompt.encode(), add_bos=True, special=True))
@@ -122,6 +128,7 @@ class Engine:
                 temp=opts.temperature,
                 repeat_penalty=opts.repeat_penalty,
                 reset=True,
+                grammar=self._grammar(opts.format),
             ):
                 if first_ns is None:
                     first_ns = time.perf_counter_ns()
@@ -159,6 +166,24 @@ class Engine:
                 total_duration=end - t0 + load,
             )
         )
+
+    def _grammar(self, format: str | dict[str, Any] | None) -> llama_cpp.LlamaGrammar | None:
+        """The grammar that holds output to ``format`` (built once per schema; None: free text).
+        A schema llama.cpp cannot turn into a grammar raises ValueError (a 400)."""
+        if not format:
+            return None
+        key = format if isinstance(format, str) else json.dumps(format, sort_keys=True)
+        if key not in self._grammars:
+            try:
+                if format == "json":
+                    self._grammars[key] = llama_cpp.LlamaGrammar.from_string(llama_grammar.JSON_GBNF, verbose=False)
+                elif isinstance(format, dict):
+                    self._grammars[key] = llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
+                else:
+                    raise ValueError(f"format must be \"json\" or a JSON schema, not {format!r}")
+            except (RuntimeError, KeyError, TypeError) as exc:
+                raise ValueError(f"format: llama.cpp cannot build a grammar from this schema: {exc}") from exc
+        return self._grammars[key]
 
     def _logprobs(self, i: int) -> np.ndarray:
         """Log-probabilities of the token after batch position ``i`` of the last decode."""

@@ -1,0 +1,120 @@
+"""The backends with real servers: our bundled server through Ollama's API (raw completions and
+chat), and llama-cpp-python's OpenAI-compatible server, which nobody here wrote, serving the same
+GGUF; each through the real agents, audited."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from gaiamesh.models.llm import LLMClient, LLMUsage
+from gaiamesh.models.prompts import Prompt, answer_prompt
+from gaiamesh.settings import load_settings
+
+from ..conftest import ROOT, TASKS, dev_task, free_port_block
+
+pytestmark = [pytest.mark.e2e, pytest.mark.model]
+
+
+def run(task: Path, out: Path, **env: str) -> dict[str, Any]:
+    """``gaiamesh run`` with ``env`` on top of the tests' environment; the run must end ok and its
+    counters must agree with its frame log."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "gaiamesh", "run", str(task), "--out", str(out), "--base-port", str(free_port_block(4)),
+         "--workspaces", str(out.parent / f"ws-{out.name}")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, **env},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    audit = subprocess.run([sys.executable, "-m", "gaiamesh", "audit", str(out)], capture_output=True, text=True)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    return json.loads((out / "metrics.json").read_text())
+
+
+def openai_env(url: str, kind: str) -> dict[str, str]:
+    return {"LLM_BACKEND": "openai", "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-test-not-a-secret-0000", "MODEL_KIND": kind}
+
+
+def test_each_strategy_and_model_kind_through_a_server_nobody_here_wrote(tmp_path: Path, openai_server: str) -> None:
+    base = run(TASKS / "solar-farm", tmp_path / "base", **openai_env(openai_server, "base"))
+    assert (base["backend"], base["model_kind"], base["status"]) == ("openai", "base", "ok")
+    assert base["token_sum"] > 0 and base["prediction"]
+    chat = run(TASKS / "solar-farm", tmp_path / "chat", **openai_env(openai_server, "chat"))
+    assert (chat["backend"], chat["model_kind"]) == ("openai", "chat") and chat["token_sum"] > 0
+    task = dev_task("arithmetic.jsonl#arithmetic", "lighthouse-keepers").path
+    team = run(task, tmp_path / "orchestrated", STRATEGY="orchestrated", **openai_env(openai_server, "base"))
+    assert (team["strategy"], team["backend"]) == ("orchestrated", "openai")
+    # the key reached the agents and nothing they wrote
+    for out in ("base", "chat", "orchestrated"):
+        with tarfile.open(tmp_path / out / "run_artifacts.tar.gz") as tar:
+            for member in tar.getmembers():
+                f = tar.extractfile(member)
+                assert f is None or b"sk-test-not-a-secret" not in f.read(), member.name
+        assert "sk-test" not in (tmp_path / out / "metrics.json").read_text()
+
+
+def test_our_server_in_chat_mode_through_the_ollama_client(tmp_path: Path, model_server: str) -> None:
+    m = run(TASKS / "solar-farm", tmp_path / "chat", OLLAMA_HOST=model_server, MODEL_KIND="chat")
+    assert (m["backend"], m["model_kind"], m["status"]) == ("ollama", "chat", "ok") and m["token_sum"] > 0
+    plain = run(TASKS / "solar-farm", tmp_path / "base", OLLAMA_HOST=model_server)
+    assert plain["model_kind"] == "base"  # decided from /api/show's template: our server's is raw
+
+
+async def test_both_servers_score_a_continuation_alike(model_server: str, openai_server: str) -> None:
+    """The same model read two ways: our /api/score, and prompt log-probabilities of an
+    OpenAI-compatible completion with echo (as lm-evaluation-harness scores)."""
+    prompt = answer_prompt("The Halden Bridge opened in 1931. It is 412 metres long.", "How long is the bridge?")
+    options = [" 412 metres\n", " 1931\n", " Halden\n"]
+    ours = await LLMClient.ollama(model_server, "gemma3:270m").score(prompt, options, LLMUsage())
+    usage = LLMUsage()
+    theirs_client = LLMClient.from_settings(load_settings(**_openai(openai_server)))
+    theirs = await theirs_client.score(prompt, options, usage)
+    assert ours is not None and theirs is not None
+    assert max(range(3), key=ours.__getitem__) == max(range(3), key=theirs.__getitem__) == 0
+    assert all(abs(a - b) < 1.0 for a, b in zip(ours, theirs, strict=True)), (ours, theirs)
+    assert usage.calls == 1 and usage.prompt_tokens > 0  # the server's own counts
+
+
+class Reading(BaseModel):
+    value: int
+    unit: str
+
+
+async def test_a_schema_holds_the_answer_on_both_servers(model_server: str, openai_server: str) -> None:
+    """Structured output: Ollama's ``format`` on our server (a llama.cpp grammar), and
+    ``response_format`` on llama-cpp-python's (its own form, found by trying OpenAI's first)."""
+    ask = Prompt("The mast is 41 metres tall. Its height as JSON:", "Reply in JSON.", "The mast is 41 metres tall. Its height?")
+    schema = Reading.model_json_schema()
+    ours = LLMClient.ollama(model_server, "gemma3:270m")
+    Reading.model_validate_json(await ours.complete(ask, LLMUsage(), num_predict=40, stop=(), schema=schema))
+    theirs = LLMClient.from_settings(load_settings(**_openai(openai_server), model_kind="chat"))
+    Reading.model_validate_json(await theirs.complete(ask, LLMUsage(), num_predict=40, stop=(), schema=schema))
+
+
+def test_a_backend_that_cannot_serve_the_configuration_stops_the_agent_in_one_line(
+    tmp_path: Path, model_server: str, openai_server: str
+) -> None:
+    def agent(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "gaiamesh", "agent"],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "TOOL": "reason", "PORT": str(free_port_block(1)), "WORKSPACE_ROOT": str(tmp_path),
+                 "LLM_RETRY_FOR": "0", **env},
+        )  # fmt: skip
+
+    for env in ({"OLLAMA_HOST": model_server, "MODEL": "llama3.1:8b"},
+                {**openai_env(openai_server, "chat"), "MODEL": "llama3.1:8b"}):  # fmt: skip
+        refused = agent(**env)
+        assert refused.returncode != 0 and "does not serve MODEL='llama3.1:8b'" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
+
+
+def _openai(url: str) -> dict[str, Any]:
+    return {"llm_backend": "openai", "openai_base_url": url, "openai_api_key": "sk-test-not-a-secret-0000"}
