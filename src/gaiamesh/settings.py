@@ -186,9 +186,10 @@ class ToolSettings(BaseModel):
     # `gaiamesh bench --ablate` measures what each pipeline stage adds.
     ablate: str = ""
     # How `reason` picks among valid answers: by the model's likelihood, or by the hand-set
-    # weights that came before it (`weights`); `auto`: likelihood where the backend can score
-    # (our /api/score, prompt logprobs on OpenAI-compatible completions), weights where it
-    # cannot. `likelihood` asks for scores: an agent whose backend has none stops at start-up.
+    # weights that came before it (`weights`, which also leaves search's reranking out: no
+    # likelihood anywhere); `auto`: likelihood where the backend can score (our /api/score,
+    # prompt logprobs on OpenAI-compatible completions), weights where it cannot.
+    # `likelihood` asks for scores: an agent whose backend has none stops at start-up.
     # docs/results/2026-11-24-answer-choice.md measures both.
     answer_choice: Literal["auto", "likelihood", "weights"] = "auto"
     replay_plan: Path | None = None  # a saved task_state.json: the orchestrator runs its plan again

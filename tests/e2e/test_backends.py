@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from gaiamesh.models.llm import LLMClient, LLMUsage
-from gaiamesh.models.prompts import Prompt, answer_prompt
+from gaiamesh.models.prompts import Prompt
 from gaiamesh.settings import load_settings
 
 from ..conftest import ROOT, TASKS, dev_task, free_port_block
@@ -39,7 +39,11 @@ def run(task: Path, out: Path, **env: str) -> dict[str, Any]:
 
 
 def openai_env(url: str, kind: str) -> dict[str, str]:
-    return {"LLM_BACKEND": "openai", "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-test-not-a-secret-0000", "MODEL_KIND": kind}
+    # llama-cpp-python's server sorts the whole vocabulary (262k for Gemma 3) in Python for each
+    # echoed token: about 40 s a scored passage here, so these runs choose by weights
+    # (docs/backends.md); the scores themselves are checked below, on short prompts.
+    return {"LLM_BACKEND": "openai", "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-test-not-a-secret-0000",
+            "MODEL_KIND": kind, "ANSWER_CHOICE": "weights"}
 
 
 def test_each_strategy_and_model_kind_through_a_server_nobody_here_wrote(tmp_path: Path, openai_server: str) -> None:
@@ -70,7 +74,7 @@ def test_our_server_in_chat_mode_through_the_ollama_client(tmp_path: Path, model
 async def test_both_servers_score_a_continuation_alike(model_server: str, openai_server: str) -> None:
     """The same model read two ways: our /api/score, and prompt log-probabilities of an
     OpenAI-compatible completion with echo (as lm-evaluation-harness scores)."""
-    prompt = answer_prompt("The Halden Bridge opened in 1931. It is 412 metres long.", "How long is the bridge?")
+    prompt = Prompt.plain("The Halden Bridge opened in 1931. It is 412 metres long.\nHow long is the bridge?\nAnswer:")
     options = [" 412 metres\n", " 1931\n", " Halden\n"]
     ours = await LLMClient.ollama(model_server, "gemma3:270m").score(prompt, options, LLMUsage())
     usage = LLMUsage()
@@ -83,8 +87,8 @@ async def test_both_servers_score_a_continuation_alike(model_server: str, openai
 
 
 class Reading(BaseModel):
-    value: int
-    unit: str
+    value: int = Field(ge=0, le=10_000)
+    unit: str = Field(max_length=12)  # bounded, so that a small model's string must end
 
 
 async def test_a_schema_holds_the_answer_on_both_servers(model_server: str, openai_server: str) -> None:
@@ -93,9 +97,9 @@ async def test_a_schema_holds_the_answer_on_both_servers(model_server: str, open
     ask = Prompt("The mast is 41 metres tall. Its height as JSON:", "Reply in JSON.", "The mast is 41 metres tall. Its height?")
     schema = Reading.model_json_schema()
     ours = LLMClient.ollama(model_server, "gemma3:270m")
-    Reading.model_validate_json(await ours.complete(ask, LLMUsage(), num_predict=40, stop=(), schema=schema))
+    Reading.model_validate_json(await ours.complete(ask, LLMUsage(), num_predict=80, stop=(), schema=schema))
     theirs = LLMClient.from_settings(load_settings(**_openai(openai_server), model_kind="chat"))
-    Reading.model_validate_json(await theirs.complete(ask, LLMUsage(), num_predict=40, stop=(), schema=schema))
+    Reading.model_validate_json(await theirs.complete(ask, LLMUsage(), num_predict=80, stop=(), schema=schema))
 
 
 def test_a_backend_that_cannot_serve_the_configuration_stops_the_agent_in_one_line(

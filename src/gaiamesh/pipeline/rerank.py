@@ -25,10 +25,11 @@ async def rerank(
 ) -> list[tuple[int, float]]:
     """``ranked`` (BM25's ``(index, score)`` list, best first) with its first ``depth`` entries
     reordered by fusing BM25's order with the model's likelihood of ``question`` after each
-    text; the rest follow unchanged. Unchanged when the model server cannot score."""
+    text; the rest follow unchanged. Unchanged when the model server cannot score, or when
+    ``ANSWER_CHOICE=weights`` asks for no likelihoods."""
     head, tail = ranked[:depth], ranked[depth:]
-    if len(head) < 2:
-        return ranked
+    if len(head) < 2 or (ctx.settings is not None and ctx.settings.answer_choice == "weights"):
+        return ranked  # ANSWER_CHOICE=weights: no likelihood anywhere (a backend that scores slowly)
     likelihood: dict[int, float] = {}
     for i, _ in head:
         got = await ctx.llm.score(ql_prompt(texts[i]), [f" {question.strip()}"], ctx.usage)

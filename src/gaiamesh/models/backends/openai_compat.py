@@ -84,7 +84,8 @@ class OpenAIBackend:
                           usage and usage.completion_tokens)  # fmt: skip
 
     async def _with_schema(self, messages: Any, ask: Ask) -> Any:
-        """The first schema form the server accepts; one it refuses (400, 422) is not sent again."""
+        """The first schema form the server accepts; one it refuses (400, 422, or a 500 from a
+        server that fails on what it does not know) is not sent again."""
         assert ask.schema is not None
         while True:
             fmt: Any = ({"type": "json_schema", "json_schema": {"name": "answer", "schema": ask.schema}}
@@ -93,7 +94,8 @@ class OpenAIBackend:
                 return await self._client.chat.completions.create(
                     messages=messages, response_format=fmt, **self._sampling(ask)
                 )
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            # llama-cpp-python's server answers a form it does not know with a 500, not a 400
+            except (openai.BadRequestError, openai.UnprocessableEntityError, openai.InternalServerError) as exc:
                 if len(self._schema_forms) == 1:
                     raise ModelError(f"OpenAI-compatible server at {self.where} takes no JSON schema: {exc.message}") from exc
                 self._schema_forms.pop(0)
