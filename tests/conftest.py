@@ -80,19 +80,26 @@ def _server(argv: list[str], log: Path, ready: str, name: str) -> Iterator[None]
             proc.kill()
 
 
-@pytest.fixture(scope="session")
-def openai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@contextlib.contextmanager
+def llama_cpp_server(host: str, log: Path) -> Iterator[str]:
     """A server nobody here wrote: llama-cpp-python's OpenAI-compatible server, serving the same
-    bundled GGUF under the same name; ``--logits_all`` gives prompt log-probabilities (``echo``).
-    Yields its base URL as the openai client takes it (``.../v1``)."""
+    bundled GGUF under the same name, on ``host`` and a free port; ``--logits_all`` gives prompt
+    log-probabilities (``echo``). Yields its base URL as the openai client takes it (``.../v1``)."""
     from gaiamesh.models.modelserver import bundled_model_path
 
     port = free_port()
     argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_model_path()), "--model_alias",
-            "gemma3:270m", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2",
+            "gemma3:270m", "--host", host, "--port", str(port), "--n_ctx", "4096", "--n_threads", "2",
             "--logits_all", "true", "--verbose", "false"]  # fmt: skip
-    url = f"http://127.0.0.1:{port}/v1"
-    with _server(argv, tmp_path_factory.mktemp("openai-server") / "server.log", f"{url}/models", "llama-cpp-python server"):
+    url = f"http://{host}:{port}/v1"
+    with _server(argv, log, f"{url}/models", "llama-cpp-python server"):
+        yield url
+
+
+@pytest.fixture(scope="session")
+def openai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1 (see :func:`llama_cpp_server`)."""
+    with llama_cpp_server("127.0.0.1", tmp_path_factory.mktemp("openai-server") / "server.log") as url:
         yield url
 
 

@@ -18,7 +18,7 @@ from websockets.sync.client import connect
 from gaiamesh.bench.compose_storm import SERVICES, ComposeTeam, run_compose_failstorm
 from gaiamesh.tasks import load_task
 
-from ..conftest import ROOT, dev_task
+from ..conftest import ROOT, dev_task, llama_cpp_server
 from .conftest import CORE, KEY, ORCHESTRATED, WIDE, Stack
 
 pytestmark = pytest.mark.integration
@@ -288,3 +288,26 @@ def test_a_restarted_network_container_keeps_sessions_and_finished_runs(stack: S
     assert again.get(f"/api/runs/{run_id}").json()["metrics"]["status"] == "ok"
     types = [m["type"] for m in again.get(f"/api/sessions/{session['id']}/messages").json()["messages"]]
     assert types[:2] == ["system", "question"] and types[-2:] == ["answer", "metrics"]
+
+
+def test_the_agents_reach_an_openai_compatible_server_on_the_host(stack: Stack, tmp_path: Path) -> None:
+    """`.env`'s backend lines on compose: the agents ask llama-cpp-python's server on the host
+    (host.docker.internal), and the run records the backend and kind they announced."""
+    bridge = subprocess.run(["docker", "network", "inspect", "bridge", "-f", "{{(index .IPAM.Config 0).Gateway}}"],
+                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    agents = ["agent-search", "agent-extract", "agent-triple", "agent-reason"]
+    with llama_cpp_server(bridge, tmp_path / "server.log") as url:
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        env = {"LLM_BACKEND": "openai", "OPENAI_BASE_URL": f"http://host.docker.internal:{port}/v1",
+               "OPENAI_API_KEY": "sk-compose-test-not-a-secret", "MODEL_KIND": "base", "ANSWER_CHOICE": "weights"}  # fmt: skip
+        try:
+            up = stack.compose("up", "-d", "--wait", "--no-deps", *agents, env=env, timeout=240)
+            assert up.returncode == 0, up.stderr
+            code, output, m, folder = stack.run("openai-backend")
+            assert code == 0, output
+            assert (m["backend"], m["model_kind"], m["status"]) == ("openai", "base", "ok") and m["token_sum"] > 0
+            assert all(b"sk-compose-test" not in p.read_bytes() for p in folder.rglob("*") if p.is_file())
+        finally:
+            stack.compose("up", "-d", "--wait", "--no-deps", *agents, timeout=240)
+    _, _, plain, _ = stack.run("bundled-again")
+    assert plain["backend"] == "ollama" and plain["status"] == "ok"

@@ -74,6 +74,29 @@ def _cmd_bench_flood(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _cmd_bench_plans(args: argparse.Namespace) -> int:
+    from ..bench.plan_validity import measure, write_results
+    from ..models.llm import LLMClient
+    from ..runner import ProcessGroup, model_server
+    from ..tasks import discover_tasks
+
+    settings = settings_from(args)
+    tasks = discover_tasks(args.tasks)[: args.limit or None]
+    group = ProcessGroup(Path(args.out) / "logs")
+    try:
+        with model_server(settings, group):
+            llm = LLMClient.from_settings(settings)
+            rows = asyncio.run(measure(llm, tasks))
+    finally:
+        group.stop_all()
+    kind = settings.model_kind
+    header = (f"`gaiamesh bench-plans --tasks {args.tasks} --limit {args.limit}`: model {settings.model} "
+              f"via {settings.llm_backend} (MODEL_KIND={kind}), {len(tasks)} questions, each plan written "
+              "once per mode at temperature 0")  # fmt: skip
+    write_results(rows, Path(args.out), header)
+    return 0
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from ..bench.compare import run_bench
     from ..mesh.protocols import available
@@ -179,6 +202,7 @@ TASKS_HELP = "folder of task folders (default tasks/), or a task-set file (FILE.
 def add_commands(sub: Subparsers) -> None:
     """Add this module's commands to ``gaiamesh``."""
     _add_bench(sub)
+    _add_plans(sub)
     _add_overhead(sub)
     _add_failstorm(sub)
     _add_load(sub)
@@ -214,6 +238,17 @@ def _add_bench(sub: Subparsers) -> None:
     report.add_argument("runs")
     report.add_argument("--out", help="where to write results.csv/summary.md/comparison.png (default: runs)")
     report.set_defaults(func=_cmd_report)
+
+
+def _add_plans(sub: Subparsers) -> None:
+    plans = sub.add_parser(
+        "bench-plans", help="how often a model-written plan parses and validates: free text against the schema"
+    )
+    plans.add_argument("--tasks", default="tasks", help=TASKS_HELP)
+    plans.add_argument("--limit", type=int, default=0, help="use only the first N questions")
+    plans.add_argument("--out", default="bench/plans-validity")
+    common_options(plans)
+    plans.set_defaults(func=_cmd_bench_plans)
 
 
 def _add_overhead(sub: Subparsers) -> None:

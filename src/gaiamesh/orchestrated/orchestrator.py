@@ -110,6 +110,9 @@ def dispatcher(ctx: ToolContext, packet: DocInitPacket) -> Dispatch:
     return dispatch
 
 
+PLAN_TOKENS = 384  # a plan of three steps is about 200 tokens as JSON
+
+
 async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
     settings = ctx.settings
     assert settings is not None and ctx.workspace is not None
@@ -118,12 +121,14 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
     journal = Journal(ctx.workspace / "journal.jsonl")
     cwc = WorkingContext(question)
 
-    async def write(prompt: str) -> str:
-        return await ctx.llm.complete(prompt, ctx.usage, num_predict=256, stop=("\n\n", "\nQuestion:"))
+    async def write(prompt: str, schema: dict[str, Any] | None) -> str:
+        # Held to a schema, the grammar ends the object: no stop string may cut it short.
+        stop = () if schema is not None else ("\n\n", "\nQuestion:")
+        return await ctx.llm.complete(prompt, ctx.usage, num_predict=PLAN_TOKENS, stop=stop, schema=schema)
 
     manager = PlanManager(
         TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE,
-        write if settings.model_plans else None,
+        write if settings.model_plans else None, schema=settings.plan_schema,
     )  # fmt: skip
     plan = None
     if settings.replay_plan is not None:

@@ -87,6 +87,42 @@ class ToolSpec:
 Catalog = Mapping[tuple[str, str], ToolSpec]
 
 
+def plan_schema(catalog: Catalog) -> dict[str, Any]:
+    """The JSON schema a model-written plan is asked to follow (Ollama's ``format``, OpenAI's
+    ``response_format``): the :class:`Plan` model's own, each step narrowed to the catalog's
+    roles, tools and tool inputs. What a schema cannot say (references to earlier steps, one
+    final answer) :func:`validate_plan` still checks."""
+    steps = []
+    for spec in catalog.values():
+        step = Step.model_json_schema(by_alias=True)
+        step.pop("title", None)
+        step["properties"] = {**step["properties"],
+                              "assigned_agent_role": {"const": spec.role}, "tool_name": {"const": spec.name},
+                              "sub_task_input": _inline(spec.input_model.model_json_schema())}  # fmt: skip
+        step["properties"].pop("description", None)
+        step["required"] = ["stepId", "assigned_agent_role", "tool_name", "sub_task_input", "isFinalAnswer"]
+        steps.append(step)
+    stage = {"type": "object", "properties": {"steps": {"type": "array", "items": {"anyOf": steps}, "minItems": 1}},
+             "required": ["steps"], "additionalProperties": False}  # fmt: skip
+    return {"type": "object", "properties": {"stages": {"type": "array", "items": stage, "minItems": 1}},
+            "required": ["stages"], "additionalProperties": False}  # fmt: skip
+
+
+def _inline(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool input's schema without its title and ``$defs`` (inlined), so that every step's
+    alternative stands alone in the plan's schema."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return walk(dict(defs[node["$ref"].rsplit("/", 1)[1]]))
+            return {k: walk(v) for k, v in node.items() if k != "title"}
+        return [walk(v) for v in node] if isinstance(node, list) else node
+
+    return walk(schema)  # type: ignore[no-any-return]
+
+
 def _structure_reasons(raw: Any) -> list[str]:
     if not isinstance(raw, dict):
         return [f"a plan must be a JSON object with 'stages', got {type(raw).__name__}"]

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .executor import Execution
 from .journal import Journal, WorkingContext
-from .plan import Catalog, Plan, PlanError, Template, validate_plan
+from .plan import Catalog, Plan, PlanError, Template, plan_schema, validate_plan
 from .readings.phrases import answer_scale
 from .readings.rephrase import forms
 
-WritePlan = Callable[[str], Awaitable[str]]  # prompt -> the model's completion
+# (prompt, the JSON schema to hold it to or None) -> the model's completion
+WritePlan = Callable[[str, dict[str, Any] | None], Awaitable[str]]
 TRANSIENT = ("WorkerUnavailable", "Timeout")  # error types another attempt may cure
 
 EXAMPLE = {
@@ -46,8 +48,9 @@ EXAMPLE = {
 PLAN_START = '{"stages": [{"steps": [{"stepId": "'
 
 
-def plan_prompt(question: str, catalog: Catalog, revision: str = "") -> str:
-    """The few-shot prompt for a plan as JSON (tools, the reference syntax, one example)."""
+def plan_prompt(question: str, catalog: Catalog, revision: str = "", schema: bool = False) -> str:
+    """The few-shot prompt for a plan as JSON (tools, the reference syntax, one example). Held to
+    a schema, the model writes the whole object; free, it continues one already begun."""
     tools = "\n".join(f"- {s.role}/{s.name}: {' '.join(s.description.split())}" for s in catalog.values())
     return (
         "Write a plan as JSON: stages of steps. Steps of one stage run at the same time; a step "
@@ -56,7 +59,7 @@ def plan_prompt(question: str, catalog: Catalog, revision: str = "") -> str:
         f"Tools:\n{tools}\n\n"
         "Question: How many years after the bridge opened did it close?\n"
         f"Plan: {json.dumps(EXAMPLE)}\n\n"
-        f"{revision}Question: {question}\nPlan: {PLAN_START}"
+        f"{revision}Question: {question}\nPlan: {'' if schema else PLAN_START}"
     )
 
 
@@ -71,6 +74,17 @@ def _first_json(text: str) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class Written:
+    """A plan the model wrote: its text, whether it parsed as JSON, the plan when it is valid,
+    and the reasons when it is not (``gaiamesh bench-plans`` counts them)."""
+
+    text: str
+    parsed: bool
+    plan: Plan | None
+    reasons: list[str]
+
+
 class PlanManager:
     """Chooses, writes, validates and revises plans."""
 
@@ -81,6 +95,7 @@ class PlanManager:
         default: str,
         write: WritePlan | None = None,
         num_predict: int = 256,
+        schema: bool = False,
     ) -> None:
         self.catalog = catalog
         self.templates = templates
@@ -90,6 +105,7 @@ class PlanManager:
         self.default = by_name[default]
         self.write = write
         self.num_predict = num_predict
+        self.schema = plan_schema(catalog) if schema else None
 
     def from_template(self, template: Template, slots: dict[str, str], question: str = "") -> Plan:
         raw = template.fill(slots)
@@ -132,7 +148,7 @@ class PlanManager:
         if chosen is not None:
             return chosen
         if self.write is not None:
-            written = await self._from_model(plan_prompt(question, self.catalog), journal)
+            written = await self._from_model(question, journal)
             if written is not None:
                 return written
         plan = self._default_plan(question)
@@ -152,7 +168,7 @@ class PlanManager:
                 f"Failed step: {json.dumps(failed.failed.__dict__)}\n"
                 f"Working context:\n{cwc.render()}\nWrite a corrected plan.\n"
             )
-            revised = await self._from_model(plan_prompt(question, self.catalog, context), journal)
+            revised = await self._from_model(question, journal, context)
             if revised is not None:
                 return revised
         error = failed.failed.error
@@ -169,13 +185,25 @@ class PlanManager:
             return revised
         return None
 
-    async def _from_model(self, prompt: str, journal: Journal) -> Plan | None:
+    async def write_plan(self, question: str, revision: str = "") -> Written:
+        """One plan written by the model for ``question``, parsed and validated."""
         assert self.write is not None
-        text = PLAN_START + await self.write(prompt)
+        prompt = plan_prompt(question, self.catalog, revision, schema=self.schema is not None)
+        written = await self.write(prompt, self.schema)
+        text = written if self.schema is not None else PLAN_START + written
         try:
-            plan = validate_plan(_first_json(text), self.catalog, source="model")
+            raw = _first_json(text)
         except PlanError as exc:
-            journal.add("plan_rejected", source="model", reasons=exc.reasons, text=text[:2000])
+            return Written(text, False, None, exc.reasons)
+        try:
+            return Written(text, True, validate_plan(raw, self.catalog, source="model"), [])
+        except PlanError as exc:
+            return Written(text, True, None, exc.reasons)
+
+    async def _from_model(self, question: str, journal: Journal, revision: str = "") -> Plan | None:
+        got = await self.write_plan(question, revision)
+        if got.plan is None:
+            journal.add("plan_rejected", source="model", reasons=got.reasons, text=got.text[:2000])
             return None
         journal.add("plan_chosen", source="model")
-        return plan
+        return got.plan

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from gaiamesh.orchestrated.catalog import TOOLS
 from gaiamesh.orchestrated.executor import execute
 from gaiamesh.orchestrated.journal import Journal, WorkingContext
 from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, templates
-from gaiamesh.orchestrated.plan import Step, StepOutput, validate_plan
+from gaiamesh.orchestrated.plan import Step, StepOutput, plan_schema, validate_plan
 from gaiamesh.orchestrated.planner import PlanManager
 from gaiamesh.orchestrated.task import run_task
 
@@ -115,7 +116,8 @@ async def test_the_last_revision_allowed_goes_to_the_default_plan() -> None:
 
 
 async def test_an_invalid_model_plan_is_rejected_with_reasons_and_replaced() -> None:
-    async def write(prompt: str) -> str:
+    async def write(prompt: str, schema: dict[str, Any] | None) -> str:
+        assert schema is None  # free text: no schema asked for
         assert "Question: Who built it?" in prompt and "@{outputs.STEP_ID.result_data}" in prompt
         assert prompt.endswith('Plan: {"stages": [{"steps": [{"stepId": "')  # the model continues a plan
         return 'x", "assigned_agent_role": "research", "tool_name": "nope", "sub_task_input": {}}]}]}'
@@ -137,6 +139,24 @@ async def test_a_template_is_chosen_by_the_question_and_its_slots_filled() -> No
     assert [s.sub_task_input["query"] for s in finds] == ["the mill opening", "the fire"]
     assert finds[1].sub_task_input["exclude"] == ["@{outputs.a.processed_result_data}"]  # a second, different year
     assert journal.entries[0]["event"] == "plan_chosen"
+
+
+async def test_a_plan_held_to_the_schema_is_written_whole_and_the_schema_names_the_catalog() -> None:
+    asked: list[tuple[str, dict[str, Any] | None]] = []
+
+    async def write(prompt: str, schema: dict[str, Any] | None) -> str:
+        asked.append((prompt, schema))
+        return json.dumps({"stages": [{"steps": [step("only", final=True)]}]})
+
+    m = PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE, write, schema=True)
+    plan = await m.plan("Who built it?", Journal())
+    assert plan.source == "model" and asked[0][0].endswith("Plan: ")  # the model writes the whole object
+    schema = asked[0][1]
+    assert schema is not None and schema == plan_schema(TOOLS)
+    alternatives = schema["properties"]["stages"]["items"]["properties"]["steps"]["items"]["anyOf"]
+    assert {(a["properties"]["assigned_agent_role"]["const"], a["properties"]["tool_name"]["const"])
+            for a in alternatives} == set(TOOLS)  # fmt: skip
+    assert "$ref" not in json.dumps(schema)  # every tool input inlined
 
 
 def test_step_helper_builds_valid_steps() -> None:
