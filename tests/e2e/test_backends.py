@@ -118,6 +118,10 @@ def test_a_backend_that_cannot_serve_the_configuration_stops_the_agent_in_one_li
         refused = agent(**env)
         assert refused.returncode != 0 and "does not serve MODEL='llama3.1:8b'" in refused.stderr, refused.stderr
         assert "Traceback" not in refused.stderr
+    # a feature the configuration asks for: plans held to a schema, from a base model on /v1/completions
+    planner = agent(**openai_env(openai_server, "base"), TOOL="orchestrator", MODEL_PLANS="true")
+    assert planner.returncode == 2 and "holds no output to a JSON schema" in planner.stderr, planner.stderr
+    assert len(planner.stderr.strip().splitlines()) == 1  # one line, no traceback
 
 
 def _openai(url: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import httpx
 import ollama
@@ -146,3 +147,22 @@ def test_score_errors(model_server: str) -> None:
     assert none.status_code == 400 and "continuations" in none.json()["error"]
     huge = httpx.post(url, json={"model": MODEL, "prompt": "word " * 5000, "continuations": ["x"]}, timeout=60)
     assert huge.status_code == 400 and "the context holds" in huge.json()["error"]
+
+
+def test_format_holds_generate_and_chat_to_a_schema_and_refuses_what_would_crash(model_server: str) -> None:
+    """Ollama's ``format`` through the official client: JSON that follows the schema, on both
+    routes; a schema whose grammar llama.cpp cannot hold is a 400 in our words, and the server
+    goes on answering."""
+    schema = {"type": "object", "properties": {"year": {"type": "integer", "minimum": 1000, "maximum": 2100}},
+              "required": ["year"], "additionalProperties": False}  # fmt: skip
+    c = ollama.Client(host=model_server)
+    got = c.generate(model=MODEL, prompt="The bridge opened in 1931. As JSON:", format=schema, raw=True,
+                     options={"temperature": 0, "num_predict": 24})  # fmt: skip
+    assert set(json.loads(got.response)) == {"year"}
+    chat = c.chat(model=MODEL, messages=[{"role": "user", "content": "When did the bridge open? (1931)"}],
+                  format=schema, options={"temperature": 0, "num_predict": 24})  # fmt: skip
+    assert isinstance(json.loads(chat.message.content or "")["year"], int)
+    with pytest.raises(ollama.ResponseError) as err:
+        c.generate(model=MODEL, prompt="x", format={"type": "string", "maxLength": 200_000}, raw=True)
+    assert err.value.status_code == 400 and "a length bound of 200000" in str(err.value)
+    assert c.generate(model=MODEL, prompt="Hello", raw=True, options={"num_predict": 2}).done  # still serving

@@ -35,7 +35,7 @@ async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
             "mode": "baseline",
             **RunMetrics.describing(task, settings.model, settings.scorer),
             "prediction": prediction,
-            "token_sum": None if usage.uncounted else usage.tokens,
+            "token_sum": usage.reported,
             "backend": llm.backend.name,
             "model_kind": kind,
             "llm_ms": round(usage.llm_ms, 3),

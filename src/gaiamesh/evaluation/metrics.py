@@ -50,7 +50,7 @@ class FrameRecord:
     b64: str
     type: str | None = None
     tag: str | None = None
-    token_used: int = 0
+    token_used: int | None = 0  # null: the model server gave no counts for this step
     llm_ms: float = 0.0
     error: str | None = None
 
@@ -71,7 +71,7 @@ class FrameRecord:
         header_size: int = 0,
         type: str | None = None,  # noqa: A002 (the frame log's field name)
         tag: str | None = None,
-        token_used: int = 0,
+        token_used: int | None = 0,
         llm_ms: float = 0.0,
         error: str | None = None,
     ) -> FrameRecord:
@@ -110,9 +110,14 @@ class AgentMetrics:
     pkts_received: int = 0
     bytes_received: int = 0
     rejected: int = 0
-    token_used: int = 0
+    token_used: int | None = 0  # None: its model server gave no counts
     llm_ms: float = 0.0
     note: str = ""
+
+
+def _plus(total: int | None, more: int | None) -> int | None:
+    """A token sum: unknown (None) as soon as one part is."""
+    return None if total is None or more is None else total + more
 
 
 @dataclass(slots=True)
@@ -124,7 +129,7 @@ class Totals:
     bytes_rx: int = 0
     pkt_cnt: int = 0
     header_overhead: int = 0
-    token_sum: int = 0
+    token_sum: int | None = 0  # None once a step's server gave no counts: the sum is unknown, not short
     llm_ms: float = 0.0
     rejected_cnt: int = 0
     frames: int = 0
@@ -152,10 +157,10 @@ class Totals:
         self.header_overhead += r.header_size * ((1 if r.rx_bytes else 0) + len(r.dst))
         if r.status == "redelivered":
             return  # a redelivery repeats a packet whose tokens were already counted
-        self.token_sum += r.token_used
+        self.token_sum = _plus(self.token_sum, r.token_used)
         self.llm_ms += r.llm_ms  # rounded where it is written out (same order, same float)
         if sender is not None:
-            sender.token_used += r.token_used
+            sender.token_used = _plus(sender.token_used, r.token_used)
             sender.llm_ms += r.llm_ms
 
     # Every counter but the model time, which is a float, summed in order and rounded where it

@@ -99,11 +99,17 @@ class MeshAgent:
         ANSWER_CHOICE=likelihood asks it to. Raises ModelError (or ConfigError) in one line; the
         handshake then announces the backend and kind, which ``metrics.json`` records."""
         need_scores = self.settings.answer_choice == "likelihood"
-        profile = await self.llm.profile(need_scores=need_scores)
+        need_schemas = self.tool.needs_schemas is not None and self.tool.needs_schemas(self.settings)
+        profile = await self.llm.profile(need_scores=need_scores, need_schemas=need_schemas)
         if need_scores and not profile.scores:
             raise ConfigError(
                 f"ANSWER_CHOICE=likelihood, but the {profile.backend} server at {self.llm.host} gives no "
                 "log-probabilities of a continuation (ANSWER_CHOICE=auto falls back to weights)"
+            )
+        if need_schemas and not profile.schemas:
+            raise ConfigError(
+                f"MODEL_PLANS with PLAN_SCHEMA=true, but the {profile.backend} server at {self.llm.host} holds no "
+                f"output to a JSON schema for this model (MODEL_KIND={profile.kind}); set PLAN_SCHEMA=false"
             )
         self.announcement = self.announcement.model_copy(update={"backend": profile.backend, "model_kind": profile.kind})
         log.info("agent %s: model %s via %s (%s)", self.node_id, profile.model, profile.backend, profile.kind)
@@ -210,7 +216,7 @@ class MeshAgent:
             envelope["question"] = ctx.question
             envelope["seq"] = state.next_seq()
             reply = make_packet(
-                self.tool.emits, payload, tag=self.tool.tag, token_used=usage.tokens,
+                self.tool.emits, payload, tag=self.tool.tag, token_used=usage.reported,
                 llm_ms=round(usage.llm_ms, 3), **envelope,
             )  # fmt: skip
         except (ModelError, ValueError, KeyError, TypeError) as exc:
@@ -221,7 +227,7 @@ class MeshAgent:
             )  # fmt: skip
             envelope["seq"] = state.next_seq()
             reply = make_packet(
-                PacketType.ERROR, failure, token_used=usage.tokens, llm_ms=round(usage.llm_ms, 3), **envelope
+                PacketType.ERROR, failure, token_used=usage.reported, llm_ms=round(usage.llm_ms, 3), **envelope
             )
         state.memory.setdefault("steps", []).append(
             {

@@ -167,7 +167,8 @@ class Envelope(BaseModel):
     seq: int = Field(ge=0)
     tag: str | None = None
     question: str = ""
-    token_used: int = Field(default=0, ge=0)
+    # The model server's own token counts for this step; null when it gave none (not 0).
+    token_used: int | None = Field(default=0, ge=0)
     llm_ms: float = Field(default=0.0, ge=0)
 
     def to_dict(self) -> dict[str, Any]:

@@ -120,7 +120,7 @@ def describe(r: FrameRecord) -> str:
         return f"{at} REJECTED frame from agent {r.src}: {r.error}"
     if r.status == "redelivered":
         return f"{at} redelivered {r.type} to {','.join(r.dst) or '-'}"
-    return f"{at} {r.type:<10} {r.src} -> {','.join(r.dst) or '-'} ({r.size} B, {r.token_used} tokens)"
+    return f"{at} {r.type:<10} {r.src} -> {','.join(r.dst) or '-'} ({r.size} B, {'?' if r.token_used is None else r.token_used} tokens)"
 
 
 class MeshNetwork:

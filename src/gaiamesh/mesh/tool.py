@@ -49,6 +49,9 @@ class Tool:
     # Checks the tool's own configuration when its agent starts (e.g. plan templates), so a
     # broken one stops the agent at once with the reason instead of failing its first run.
     setup: Callable[[ToolSettings], None] | None = None
+    # Whether, so configured, the tool asks its model for output held to a JSON schema: the
+    # agent then checks at start-up that its backend can (one line, before any run).
+    needs_schemas: Callable[[ToolSettings], bool] | None = None
     # Ablation (ABLATE): the tool's output made from its input with no work, e.g. the facts
     # handed on without triples. None: the tool cannot be left out (it makes the answer).
     passthrough: Callable[[Any], Body] | None = None

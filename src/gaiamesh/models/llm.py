@@ -27,6 +27,7 @@ RETRY_FIRST_S = 0.25
 RETRY_CAP_S = 2.0
 
 __all__ = ["LLMClient", "LLMUsage", "ModelError", "ModelUnreachable", "Profile"]
+PROBE_SCHEMA: dict[str, Any] = {"type": "object"}  # the smallest schema: is one taken at all?
 
 
 @dataclass
@@ -44,6 +45,11 @@ class LLMUsage:
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.eval_tokens
+
+    @property
+    def reported(self) -> int | None:
+        """The tokens to report: None when a call's server gave no counts (unknown, not 0)."""
+        return None if self.uncounted else self.tokens
 
     def count(self, started: float, prompt_tokens: int | None, eval_tokens: int | None) -> None:
         elapsed = (time.perf_counter() - started) * 1000
@@ -63,6 +69,7 @@ class Profile:
     model: str
     kind: ModelKind
     scores: bool | None  # None: not asked (no configuration needs to know)
+    schemas: bool | None = None
 
 
 def make_backend(settings: ModelSettings) -> Backend:
@@ -127,15 +134,24 @@ class LLMClient:
             return found
         return self._kind
 
-    async def profile(self, need_scores: bool = False) -> Profile:
-        """Check the backend before any run: it answers, serves the model, and can score when
-        the configuration needs scores. Raises ModelError naming what is missing."""
+    async def profile(self, need_scores: bool = False, need_schemas: bool = False) -> Profile:
+        """Check the backend before any run: it answers and serves the model; where the
+        configuration needs them, whether it can score continuations and hold output to a JSON
+        schema (a small probe of each). Raises ModelError when the server cannot be used."""
         await self._retrying(self.backend.check)
         kind = await self.kind()
-        scores = None
+        scores = schemas = None
         if need_scores:
             scores = await self._retrying(lambda: self.backend.score("The sky is", [" blue"])) is not None
-        return Profile(self.backend.name, getattr(self.backend, "model", ""), kind, scores)
+        if need_schemas:
+            try:
+                await self.complete("Reply with a JSON object: ", LLMUsage(), num_predict=8, stop=(), schema=PROBE_SCHEMA)
+                schemas = True
+            except ModelUnreachable:
+                raise
+            except ModelError:
+                schemas = False
+        return Profile(self.backend.name, getattr(self.backend, "model", ""), kind, scores, schemas)
 
     async def complete(
         self, prompt: Prompt | str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",),

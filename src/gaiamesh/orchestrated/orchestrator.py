@@ -167,4 +167,5 @@ TOOL = Tool(
     "orchestrator", PacketType.DOC_INIT, PacketType.DATA_EVENT, run, tag=FINAL_ANSWER_TAG,
     description="plans, hands sub-tasks to workers, replans, answers",
     reads=frozenset({PacketType.RESULT}), setup=setup,
+    needs_schemas=lambda s: s.model_plans and s.plan_schema,  # plans the model writes, held to the Plan schema
 )  # fmt: skip

@@ -108,16 +108,26 @@ def plan_schema(catalog: Catalog) -> dict[str, Any]:
             "required": ["stages"], "additionalProperties": False}  # fmt: skip
 
 
+# What a grammar built from the schema need not carry: words for people, and defaults.
+_LEFT_OUT = frozenset({"title", "description", "default"})
+GRAMMAR_MAX_LENGTH = 100  # a longer bound unrolls into a grammar llama.cpp cannot hold
+
+
+def _too_long(key: str, value: Any) -> bool:
+    """A length bound too long to unroll; validate_plan still checks it."""
+    return key in ("maxLength", "maxItems") and isinstance(value, int) and value > GRAMMAR_MAX_LENGTH
+
+
 def _inline(schema: dict[str, Any]) -> dict[str, Any]:
-    """A tool input's schema without its title and ``$defs`` (inlined), so that every step's
-    alternative stands alone in the plan's schema."""
+    """A tool input's schema without titles, descriptions, defaults, long length bounds and
+    ``$defs`` (inlined), so that every step's alternative stands alone and a grammar can hold it."""
     defs = schema.pop("$defs", {})
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
             if "$ref" in node:
                 return walk(dict(defs[node["$ref"].rsplit("/", 1)[1]]))
-            return {k: walk(v) for k, v in node.items() if k != "title"}
+            return {k: walk(v) for k, v in node.items() if k not in _LEFT_OUT and not _too_long(k, v)}
         return [walk(v) for v in node] if isinstance(node, list) else node
 
     return walk(schema)  # type: ignore[no-any-return]

@@ -106,7 +106,7 @@ class FrameEvent(BaseModel):
     tag: str | None
     bytes: int
     header_bytes: int
-    token_used: int
+    token_used: int | None  # null: the model server gave no counts
     status: str
     error: str | None
 

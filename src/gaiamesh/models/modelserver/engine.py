@@ -21,6 +21,18 @@ import llama_cpp
 import numpy as np
 from llama_cpp import llama_grammar
 
+GRAMMAR_MAX_BOUND = 256  # longest maxLength / maxItems a schema's grammar may unroll
+
+
+def _longest_bound(node: Any) -> int:
+    """The largest ``maxLength`` or ``maxItems`` anywhere in a JSON schema (0 if none)."""
+    if isinstance(node, dict):
+        own = [v for k, v in node.items() if k in ("maxLength", "maxItems") and isinstance(v, int)]
+        return max([*own, *(_longest_bound(v) for v in node.values())], default=0)
+    if isinstance(node, list):
+        return max((_longest_bound(v) for v in node), default=0)
+    return 0
+
 
 @dataclass
 class GenOptions:
@@ -172,6 +184,12 @@ class Engine:
         A schema llama.cpp cannot turn into a grammar raises ValueError (a 400)."""
         if not format:
             return None
+        longest = _longest_bound(format)
+        if longest > GRAMMAR_MAX_BOUND:
+            # llama-cpp-python unrolls a bound into nested optionals, and a deep one crashes
+            # llama.cpp's grammar parser: refuse it rather than lose the server.
+            raise ValueError(f"format: a length bound of {longest} is more than a grammar here can hold "
+                             f"(at most {GRAMMAR_MAX_BOUND}); leave it out and check the output after")  # fmt: skip
         key = format if isinstance(format, str) else json.dumps(format, sort_keys=True)
         if key not in self._grammars:
             try:
@@ -181,7 +199,7 @@ class Engine:
                     self._grammars[key] = llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
                 else:
                     raise ValueError(f"format must be \"json\" or a JSON schema, not {format!r}")
-            except (RuntimeError, KeyError, TypeError) as exc:
+            except (RuntimeError, KeyError, TypeError, IndexError) as exc:
                 raise ValueError(f"format: llama.cpp cannot build a grammar from this schema: {exc}") from exc
         return self._grammars[key]
 

@@ -157,7 +157,7 @@
       this.count.textContent = String(this.frames);
       if (f.src !== "network") {
         const a = this.agent(f.src);
-        if (f.status !== "redelivered") { a.sent += 1; a.bytes += f.bytes; a.tokens += f.token_used; }
+        if (f.status !== "redelivered") { a.sent += 1; a.bytes += f.bytes; a.tokens += f.token_used ?? 0; }
         this.paint(f.src);
       }
       for (const d of f.dst) {
