@@ -55,3 +55,16 @@ def test_bench_groups_runs_by_the_stages_left_out() -> None:
     ablated = {"protocol": "json", "strategy": "pipeline", "ablated": "extract,triple"}
     assert label(full, 1, 2) == "all stages · json" and label(ablated, 1, 2) == "without extract, triple · json"
     assert label(ablated, 1, 1) == "json" and label({"protocol": "baseline"}, 2, 2) == "baseline"
+
+
+def test_a_step_whose_server_gave_no_counts_makes_the_sum_unknown_not_short(tmp_path: Path) -> None:
+    agents = {"0": AgentMetrics(node_id="0", tool="search"), "1": AgentMetrics(node_id="1", tool="extract")}
+    totals = Totals()
+    totals.add(rec(0, src="0", dst=["1"], blob=b"ab", received=True, status="accepted", token_used=9), agents)
+    totals.add(rec(1, src="1", dst=["0"], blob=b"cd", received=True, status="accepted", token_used=None), agents)
+    assert totals.token_sum is None and agents["0"].token_used == 9 and agents["1"].token_used is None
+    log = FrameLog(tmp_path / "frames.jsonl")
+    log.write([rec(0, src="1", dst=[], blob=b"x", received=True, status="accepted", token_used=None)])
+    log.close()
+    assert read_log(tmp_path / "frames.jsonl")[0].token_used is None  # written and read back as null
+    assert totals_from_log(tmp_path / "frames.jsonl")["token_sum"] is None

@@ -196,7 +196,8 @@ class Engine:
                 if format == "json":
                     self._grammars[key] = llama_cpp.LlamaGrammar.from_string(llama_grammar.JSON_GBNF, verbose=False)
                 elif isinstance(format, dict):
-                    self._grammars[key] = llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
+                    # the schema as written: its property order is the order the model writes them in
+                    self._grammars[key] = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(format), verbose=False)
                 else:
                     raise ValueError(f"format must be \"json\" or a JSON schema, not {format!r}")
             except (RuntimeError, KeyError, TypeError, IndexError) as exc:
