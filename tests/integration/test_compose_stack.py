@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
+import socket
+import struct
 import subprocess
 import tarfile
 import time
@@ -290,11 +293,18 @@ def test_a_restarted_network_container_keeps_sessions_and_finished_runs(stack: S
     assert types[:2] == ["system", "question"] and types[-2:] == ["answer", "metrics"]
 
 
+def host_gateway() -> str:
+    """The address ``host-gateway`` names: docker0's (Docker 20.10 leaves the bridge's IPAM
+    gateway empty, so it is read from the interface)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        packed = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", b"docker0"))  # SIOCGIFADDR
+    return socket.inet_ntoa(packed[20:24])
+
+
 def test_the_agents_reach_an_openai_compatible_server_on_the_host(stack: Stack, tmp_path: Path) -> None:
     """`.env`'s backend lines on compose: the agents ask llama-cpp-python's server on the host
     (host.docker.internal), and the run records the backend and kind they announced."""
-    bridge = subprocess.run(["docker", "network", "inspect", "bridge", "-f", "{{(index .IPAM.Config 0).Gateway}}"],
-                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    bridge = host_gateway()
     agents = ["agent-search", "agent-extract", "agent-triple", "agent-reason"]
     with llama_cpp_server(bridge, tmp_path / "server.log") as url:
         port = url.rsplit(":", 1)[1].split("/")[0]
