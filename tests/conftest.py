@@ -30,35 +30,6 @@ def dev_task(ref: str, task_id: str) -> Task:
     return {t.task_id: t for t in read_set(DEV / ref)}[task_id]
 
 
-@pytest.fixture(scope="session")
-def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The real bundled model server with the real Gemma 3 270M, on a free port."""
-    port = free_port()
-    log = tmp_path_factory.mktemp("model-server") / "server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gaiamesh", "serve-model", "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    url = f"http://127.0.0.1:{port}"
-
-    def alive() -> None:
-        if proc.poll() is not None:
-            raise RuntimeError(f"model server exited: {log.read_text()}")
-
-    try:
-        wait_until_answers(f"{url}/api/version", alive, 120, "model server")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
 @contextlib.contextmanager
 def _server(argv: list[str], log: Path, ready: str, name: str) -> Iterator[None]:
     """A server process of the tests' own, until the block ends; ``ready``: a URL that answers 200."""
@@ -78,6 +49,16 @@ def _server(argv: list[str], log: Path, ready: str, name: str) -> Iterator[None]
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The real bundled model server with the real Gemma 3 270M, on a free port."""
+    port = free_port()
+    argv = [sys.executable, "-m", "gaiamesh", "serve-model", "--host", "127.0.0.1", "--port", str(port)]
+    url = f"http://127.0.0.1:{port}"
+    with _server(argv, tmp_path_factory.mktemp("model-server") / "server.log", f"{url}/api/version", "model server"):
+        yield url
 
 
 @contextlib.contextmanager

@@ -16,9 +16,10 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
-from ..models.llm import LLMClient, LLMUsage
+from ..mesh.tool import ToolContext
+from ..models.llm import LLMClient
 from ..orchestrated.catalog import TOOLS
-from ..orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, PLAN_TOKENS, templates
+from ..orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, plan_writer, templates
 from ..orchestrated.planner import PlanManager
 from ..tasks import Task
 
@@ -29,12 +30,8 @@ MODES = ("free", "schema")
 async def measure(llm: LLMClient, tasks: list[Task]) -> list[dict[str, Any]]:
     """Every question's plan in both modes, the modes taking turns question by question."""
     rows: list[dict[str, Any]] = []
-    usage = LLMUsage()
-
-    async def write(prompt: str, schema: dict[str, Any] | None) -> str:
-        stop = () if schema is not None else ("\n\n", "\nQuestion:")
-        return await llm.complete(prompt, usage, num_predict=PLAN_TOKENS, stop=stop, schema=schema)
-
+    ctx = ToolContext(llm=llm)
+    usage, write = ctx.usage, plan_writer(ctx)
     managers = {m: PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE, write, schema=m == "schema")
                 for m in MODES}  # fmt: skip
     with Progress(console=console, transient=True) as progress:

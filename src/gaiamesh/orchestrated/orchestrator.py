@@ -30,7 +30,7 @@ from .executor import Dispatch
 from .files import Files, WorkspaceError
 from .journal import Journal, WorkingContext, load_state, save_state
 from .plan import PlanError, Step, StepOutput, Template, load_templates, validate_plan
-from .planner import PlanManager
+from .planner import PlanManager, WritePlan
 from .task import run_task
 
 BUNDLED_TEMPLATES = Path(__file__).parent / "templates"
@@ -113,6 +113,18 @@ def dispatcher(ctx: ToolContext, packet: DocInitPacket) -> Dispatch:
 PLAN_TOKENS = 384  # a plan of three steps is about 200 tokens as JSON
 
 
+def plan_writer(ctx: ToolContext) -> WritePlan:
+    """How the orchestrator asks its model for a plan, counted in ``ctx.usage``
+    (``gaiamesh bench-plans`` asks the same)."""
+
+    async def write(prompt: str, schema: dict[str, Any] | None) -> str:
+        # Held to a schema, the grammar ends the object: no stop string may cut it short.
+        stop = () if schema is not None else ("\n\n", "\nQuestion:")
+        return await ctx.llm.complete(prompt, ctx.usage, num_predict=PLAN_TOKENS, stop=stop, schema=schema)
+
+    return write
+
+
 async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
     settings = ctx.settings
     assert settings is not None and ctx.workspace is not None
@@ -121,14 +133,9 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
     journal = Journal(ctx.workspace / "journal.jsonl")
     cwc = WorkingContext(question)
 
-    async def write(prompt: str, schema: dict[str, Any] | None) -> str:
-        # Held to a schema, the grammar ends the object: no stop string may cut it short.
-        stop = () if schema is not None else ("\n\n", "\nQuestion:")
-        return await ctx.llm.complete(prompt, ctx.usage, num_predict=PLAN_TOKENS, stop=stop, schema=schema)
-
     manager = PlanManager(
         TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE,
-        write if settings.model_plans else None, schema=settings.plan_schema,
+        plan_writer(ctx) if settings.model_plans else None, schema=settings.plan_schema,
     )  # fmt: skip
     plan = None
     if settings.replay_plan is not None:
