@@ -182,9 +182,11 @@ class ToolSettings(BaseModel):
     # Let the model write a plan when no template matches. Off by default: the bundled 270M model
     # writes valid plans that answer worse than the default template (docs/strategies.md).
     model_plans: bool = False
-    # A plan the model writes is held to the Plan schema (Ollama's `format`, OpenAI's
-    # `response_format`), or written as free text and parsed (false).
-    plan_schema: bool = True
+    # What the agents parse (typed answers, triples, the plans the model writes) is asked for
+    # under a JSON schema (Ollama's `format`, OpenAI's `response_format`, our server's grammar):
+    # `auto` where the backend takes one (probed at start-up), `on` always (an agent whose
+    # backend cannot stops at start-up), `off` never (free text, parsed).
+    schemas: Literal["auto", "on", "off"] = "auto"
     # Tools whose agents pass their input through unchanged instead of working (comma-separated):
     # `gaiamesh bench --ablate` measures what each pipeline stage adds.
     ablate: str = ""

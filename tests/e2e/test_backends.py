@@ -50,8 +50,10 @@ def test_each_strategy_and_model_kind_through_a_server_nobody_here_wrote(tmp_pat
     base = run(TASKS / "solar-farm", tmp_path / "base", **openai_env(openai_server, "base"))
     assert (base["backend"], base["model_kind"], base["status"]) == ("openai", "base", "ok")
     assert base["token_sum"] > 0 and base["prediction"]
+    assert base["schemas"] == []  # /v1/completions takes no schema: SCHEMAS=auto reads free text
     chat = run(TASKS / "solar-farm", tmp_path / "chat", **openai_env(openai_server, "chat"))
     assert (chat["backend"], chat["model_kind"]) == ("openai", "chat") and chat["token_sum"] > 0
+    assert chat["schemas"] == ["extract", "reason", "triple"]  # response_format, found at start-up
     task = dev_task("arithmetic.jsonl#arithmetic", "lighthouse-keepers").path
     team = run(task, tmp_path / "orchestrated", STRATEGY="orchestrated", **openai_env(openai_server, "base"))
     assert (team["strategy"], team["backend"]) == ("orchestrated", "openai")
@@ -69,6 +71,9 @@ def test_our_server_in_chat_mode_through_the_ollama_client(tmp_path: Path, model
     assert (m["backend"], m["model_kind"], m["status"]) == ("ollama", "chat", "ok") and m["token_sum"] > 0
     plain = run(TASKS / "solar-farm", tmp_path / "base", OLLAMA_HOST=model_server)
     assert plain["model_kind"] == "base"  # decided from /api/show's template: our server's is raw
+    assert m["schemas"] == plain["schemas"] == ["extract", "reason", "triple"]  # our server's grammar
+    free = run(TASKS / "solar-farm", tmp_path / "free", OLLAMA_HOST=model_server, SCHEMAS="off")
+    assert free["schemas"] == [] and free["status"] == "ok"
 
 
 async def test_both_servers_score_a_continuation_alike(model_server: str, openai_server: str) -> None:
@@ -119,8 +124,8 @@ def test_a_backend_that_cannot_serve_the_configuration_stops_the_agent_in_one_li
         assert refused.returncode != 0 and "does not serve MODEL='llama3.1:8b'" in refused.stderr, refused.stderr
         assert "Traceback" not in refused.stderr
     # a feature the configuration asks for: plans held to a schema, from a base model on /v1/completions
-    planner = agent(**openai_env(openai_server, "base"), TOOL="orchestrator", MODEL_PLANS="true")
-    assert planner.returncode == 2 and "holds no output to a JSON schema" in planner.stderr, planner.stderr
+    planner = agent(**openai_env(openai_server, "base"), TOOL="orchestrator", MODEL_PLANS="true", SCHEMAS="on")
+    assert planner.returncode == 2 and "SCHEMAS=on" in planner.stderr and "holds no output to a JSON schema" in planner.stderr, planner.stderr
     assert len(planner.stderr.strip().splitlines()) == 1  # one line, no traceback
 
 

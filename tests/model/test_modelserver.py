@@ -166,3 +166,34 @@ def test_format_holds_generate_and_chat_to_a_schema_and_refuses_what_would_crash
         c.generate(model=MODEL, prompt="x", format={"type": "string", "maxLength": 200_000}, raw=True)
     assert err.value.status_code == 400 and "a length bound of 200000" in str(err.value)
     assert c.generate(model=MODEL, prompt="Hello", raw=True, options={"num_predict": 2}).done  # still serving
+
+
+def test_held_output_is_what_llama_cpp_python_writes_under_the_same_grammar(model_server: str) -> None:
+    """The server draws a held token as llama.cpp's own server does (the grammar asked only
+    about the token drawn, the whole vocabulary filtered where it refuses it): under greedy
+    decoding that is the very output of llama-cpp-python's grammar in the sampler chain. The
+    prompts make the grammar refuse the model's first choice (a space before the brace) and
+    choose among given values."""
+    import llama_cpp
+
+    from gaiamesh.models.modelserver import bundled_model_path
+    from gaiamesh.models.modelserver.constrained import schema_grammar
+
+    schemas = [
+        {"type": "object", "properties": {"subject": {"type": "string", "maxLength": 40},
+                                          "object": {"type": "string", "maxLength": 40}},
+         "required": ["subject", "object"]},
+        {"type": "object", "properties": {"answer": {"enum": ["41,000 homes", "148 megawatts", "11 kilometres"]}},
+         "required": ["answer"]},
+    ]  # fmt: skip
+    prompt = ("The plant can deliver 148 megawatts, enough for about 41,000 homes, 11 kilometres from town.\n"
+              "Question: How much power can the plant deliver?\nAs JSON:")  # fmt: skip
+    theirs = llama_cpp.Llama(model_path=str(bundled_model_path()), n_ctx=1024, n_threads=2, verbose=False)
+    c = ollama.Client(host=model_server)
+    for schema in schemas:
+        ours = c.generate(model=MODEL, prompt=prompt, format=schema, raw=True,
+                          options={"temperature": 0, "num_predict": 40, "repeat_penalty": 1.1})  # fmt: skip
+        grammar = llama_cpp.LlamaGrammar.from_string(schema_grammar(schema), verbose=False)
+        done = theirs.create_completion(prompt, max_tokens=40, temperature=0, repeat_penalty=1.1, grammar=grammar)
+        assert ours.response == done["choices"][0]["text"]  # type: ignore[index]
+        json.loads(ours.response)

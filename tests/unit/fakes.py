@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from typing import Any
 
 from gaiamesh.models.llm import LLMUsage
 from gaiamesh.models.prompts import Prompt
@@ -16,9 +18,11 @@ class FakeLLM:
         self.delay = delay  # seconds each call takes, for tests that act while a run is in flight
         self.prompts: list[str] = []
         self.scored: list[str] = []  # prompts whose continuations were asked to be scored
+        self.schemas: list[dict[str, Any]] = []  # the schemas output was asked under
 
     async def complete(
-        self, asked: Prompt | str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",)
+        self, asked: Prompt | str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",),
+        schema: dict[str, Any] | None = None,
     ) -> str:
         prompt = asked.text if isinstance(asked, Prompt) else asked
         self.prompts.append(prompt)
@@ -28,9 +32,20 @@ class FakeLLM:
         usage.prompt_tokens += len(prompt.split())
         usage.eval_tokens += 3
         usage.llm_ms += 1.0
+        if schema is not None:
+            return self._held(schema)
         if prompt.rstrip().endswith("Triple: ("):
             return "farm | has capacity | 148 megawatts)\n"
         return f" {self.answer}\n"
+
+    def _held(self, schema: dict[str, Any]) -> str:
+        """What a grammar lets through: ``answer`` where the schema allows it, else the first
+        value it allows; a triple for the triple schema."""
+        self.schemas.append(schema)
+        if "subject" in schema["properties"]:
+            return json.dumps({"subject": "farm", "relation": "has capacity", "object": "148 megawatts"})
+        allowed = schema["properties"]["answer"].get("enum")
+        return json.dumps({"answer": self.answer if not allowed or self.answer in allowed else allowed[0]})
 
     async def score(self, asked: Prompt | str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
         """Like an official Ollama: no ``/api/score``, so callers use their fallback."""

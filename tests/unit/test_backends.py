@@ -44,11 +44,12 @@ def test_a_call_without_counts_is_counted_as_unknown_not_as_zero() -> None:
 
 
 def test_the_announcement_carries_the_backend_and_kind() -> None:
-    said = Announcement(node_id="3", tool="reason", consumes=frozenset({"triples"}), backend="openai", model_kind="chat")
+    said = Announcement(node_id="3", tool="reason", consumes=frozenset({"triples"}), backend="openai", model_kind="chat",
+                        schemas=True)  # fmt: skip
     back = Announcement.from_headers(said.headers())
-    assert back is not None and (back.backend, back.model_kind) == ("openai", "chat")
+    assert back is not None and (back.backend, back.model_kind, back.schemas) == ("openai", "chat", True)
     plain = Announcement.from_headers(Announcement(node_id="3", tool="reason", consumes=frozenset()).headers())
-    assert plain is not None and plain.backend == ""
+    assert plain is not None and plain.backend == "" and not plain.schemas
 
 
 def test_the_openai_backend_needs_its_url_and_keeps_its_key_out_of_the_archive() -> None:

@@ -2,7 +2,15 @@ import pytest
 
 from gaiamesh.mesh.frames import Packet, PacketType, chunk_document, make_packet
 from gaiamesh.models.llm import LLMUsage
-from gaiamesh.models.prompts import Prompt, clean_answer, parse_triple
+from gaiamesh.models.prompts import (
+    AnswerReply,
+    Prompt,
+    answer_prompt,
+    answer_schema,
+    clean_answer,
+    parse_reply,
+    parse_triple,
+)
 from gaiamesh.pipeline import ToolContext
 from gaiamesh.pipeline.reason import choose, valid
 from gaiamesh.pipeline.text import rank, sentences, terms
@@ -23,8 +31,8 @@ def ctx(answer: str = "148 megawatts") -> ToolContext:
     return ToolContext(llm=FakeLLM(answer), usage=LLMUsage())  # type: ignore[arg-type]
 
 
-def pkt(ptype: PacketType, payload: dict) -> Packet:
-    return make_packet(ptype, payload, run_id="r", src="x", seq=1, question=Q)
+def pkt(ptype: PacketType, payload: dict, question: str = Q) -> Packet:
+    return make_packet(ptype, payload, run_id="r", src="x", seq=1, question=question)
 
 
 async def call(tool: str, c: ToolContext, packet: Packet) -> dict:
@@ -70,6 +78,33 @@ async def test_extract_triple_reason_chain() -> None:
     final = await call("reason", c, pkt(PacketType.TRIPLES, triples))
     assert final["answer"] == "148 megawatts"
     assert c.usage.calls == 2 + 3 + 1 and c.usage.tokens > 0
+
+
+async def test_typed_answers_and_triples_under_a_schema() -> None:
+    """Where the backend holds output to a schema, each reading is one of the typed candidates
+    the facts offer, and the triples are JSON objects: the chain answers as it does in free text."""
+    c = ToolContext(llm=FakeLLM("148 megawatts"), usage=LLMUsage(), schemas=True)  # type: ignore[arg-type]
+    q = "How much capacity does the farm have?"  # a number: its typed spans are the choices
+    passages = [{"chunk": 0, "score": 1.0, "text": DOC}]
+    events = await call("extract", c, pkt(PacketType.SEARCH_DOCS, {"passages": passages, "n_chunks": 1}, q))
+    triples = await call("triple", c, pkt(PacketType.EVENTS, events, q))
+    assert triples["triples"][0] == {"subject": "farm", "relation": "has capacity", "object": "148 megawatts",
+                                     "fact": events["facts"][0]["text"]}  # fmt: skip
+    final = await call("reason", c, pkt(PacketType.TRIPLES, triples, q))
+    assert final["answer"] == final["reading"] == "148 megawatts"
+    fake = c.llm
+    assert isinstance(fake, FakeLLM)
+    offered = [s["properties"]["answer"].get("enum") for s in fake.schemas if "answer" in s["properties"]]
+    assert offered[-1] is not None and "148 megawatts" in offered[-1] and "41,000 homes" in offered[-1]
+    assert all('{"answer":' in p for p in fake.prompts if p.rstrip().endswith("Answer:"))
+
+
+def test_a_reply_cut_short_is_no_reply() -> None:
+    assert parse_reply(AnswerReply, '{"answer": "412 me') is None
+    assert parse_reply(AnswerReply, ' {"answer": "412 metres"}\n') == AnswerReply(answer="412 metres")
+    assert answer_schema(["1931", "412 metres"])["properties"]["answer"] == {"enum": ["1931", "412 metres"]}
+    assert answer_schema()["properties"]["answer"]["type"] == "string"
+    assert answer_prompt("c", "q?", structured=True).text != answer_prompt("c", "q?").text
 
 
 async def test_tools_reject_empty_input() -> None:

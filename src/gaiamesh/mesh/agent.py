@@ -93,25 +93,30 @@ class MeshAgent:
         # Sub-tasks this agent handed out, with the connection they went out on.
         self._waiting: dict[str, tuple[ServerConnection, asyncio.Future[SubTaskResult]]] = {}
         self.listening = asyncio.Event()  # set once the WebSocket server accepts connections
+        self.schemas = False  # whether the tool's model output is held to JSON schemas (check_model)
 
     async def check_model(self) -> None:
         """Before serving: the model server answers, serves MODEL and can score where
         ANSWER_CHOICE=likelihood asks it to. Raises ModelError (or ConfigError) in one line; the
         handshake then announces the backend and kind, which ``metrics.json`` records."""
         need_scores = self.settings.answer_choice == "likelihood"
-        need_schemas = self.tool.needs_schemas is not None and self.tool.needs_schemas(self.settings)
+        uses = self.tool.uses_schemas is not None and self.tool.uses_schemas(self.settings)
+        need_schemas = uses and self.settings.schemas != "off"
         profile = await self.llm.profile(need_scores=need_scores, need_schemas=need_schemas)
         if need_scores and not profile.scores:
             raise ConfigError(
                 f"ANSWER_CHOICE=likelihood, but the {profile.backend} server at {self.llm.host} gives no "
                 "log-probabilities of a continuation (ANSWER_CHOICE=auto falls back to weights)"
             )
-        if need_schemas and not profile.schemas:
+        if need_schemas and self.settings.schemas == "on" and not profile.schemas:
             raise ConfigError(
-                f"MODEL_PLANS with PLAN_SCHEMA=true, but the {profile.backend} server at {self.llm.host} holds no "
-                f"output to a JSON schema for this model (MODEL_KIND={profile.kind}); set PLAN_SCHEMA=false"
+                f"SCHEMAS=on, but the {profile.backend} server at {self.llm.host} holds no output to a JSON "
+                f"schema for this model (MODEL_KIND={profile.kind}); set SCHEMAS=auto or off"
             )
-        self.announcement = self.announcement.model_copy(update={"backend": profile.backend, "model_kind": profile.kind})
+        self.schemas = bool(need_schemas and profile.schemas)
+        self.announcement = self.announcement.model_copy(
+            update={"backend": profile.backend, "model_kind": profile.kind, "schemas": self.schemas}
+        )
         log.info("agent %s: model %s via %s (%s)", self.node_id, profile.model, profile.backend, profile.kind)
 
     # --- runs ------------------------------------------------------------------------------
@@ -203,7 +208,7 @@ class MeshAgent:
         usage = LLMUsage()
         ctx = ToolContext(
             llm=self.llm, usage=usage, memory=state.memory, question=packet.question, doc=state.doc,
-            workspace=state.folder, settings=self.settings,
+            workspace=state.folder, settings=self.settings, schemas=self.schemas,
             ask=lambda task: self.ask(ws, state, packet, task),
         )  # fmt: skip
         started = time.perf_counter()

@@ -300,13 +300,15 @@ HEADER_CONSUMES = "X-Gaiamesh-Consumes"
 HEADER_READS = "X-Gaiamesh-Reads"
 HEADER_BACKEND = "X-Gaiamesh-Backend"
 HEADER_MODEL_KIND = "X-Gaiamesh-Model-Kind"
+HEADER_SCHEMAS = "X-Gaiamesh-Schemas"
 
 
 class Announcement(BaseModel):
     """What an agent announces when the relay connects: its node id, its tool, the packet types
     it works on (``consumes``: one replica of a tool gets each) and those it only reads
     (``reads``: every replica gets them, e.g. a worker reads ``doc_init``); and the model it
-    asks: its backend and kind, as found when the agent started (empty when not yet known)."""
+    asks: its backend and kind, as found when the agent started (empty when not yet known),
+    and whether the output it parses is held to JSON schemas."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -316,6 +318,7 @@ class Announcement(BaseModel):
     reads: frozenset[str] = frozenset()
     backend: str = ""
     model_kind: str = ""
+    schemas: bool = False
 
     def headers(self) -> dict[str, str]:
         headers = {
@@ -327,6 +330,8 @@ class Announcement(BaseModel):
             headers[HEADER_READS] = ",".join(sorted(self.reads))
         if self.backend:
             headers[HEADER_BACKEND], headers[HEADER_MODEL_KIND] = self.backend, self.model_kind
+        if self.schemas:
+            headers[HEADER_SCHEMAS] = "true"
         return headers
 
     @classmethod
@@ -344,4 +349,5 @@ class Announcement(BaseModel):
             reads=frozenset(t for t in reads.split(",") if t),
             backend=headers.get(HEADER_BACKEND, ""),
             model_kind=headers.get(HEADER_MODEL_KIND, ""),
+            schemas=headers.get(HEADER_SCHEMAS) == "true",
         )

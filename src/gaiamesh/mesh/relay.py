@@ -149,6 +149,7 @@ class MeshNetwork:
         self.run_id = run_id or uuid.uuid4().hex[:16]
         self.conns: dict[str, ClientConnection] = {}
         self.models: dict[str, tuple[str, str]] = {}  # node -> (backend, model kind) it announced
+        self.schema_tools: set[str] = set()  # tools whose agents hold their model's output to JSON schemas
         self.core: RelayCore | None = None
         self.framelog: FrameLog | None = None
         self._done = asyncio.Event()
@@ -214,6 +215,8 @@ class MeshNetwork:
                 self.conns[spec.node_id] = ws
                 if said is not None and said.backend:
                     self.models[spec.node_id] = (said.backend, said.model_kind)
+                if said is not None and said.schemas:
+                    self.schema_tools.add(said.tool)
                 core.register(spec.node_id, said.consumes if said else None, said.reads if said else frozenset())
         self._show_team()
         if failures:
@@ -440,6 +443,7 @@ class MeshNetwork:
                 "routing": core.router.mode.value,
                 "backend": ",".join(sorted({b for b, _ in self.models.values()})) or None,
                 "model_kind": ",".join(sorted({k for _, k in self.models.values()})) or None,
+                "schemas": sorted(self.schema_tools),
                 **totals.fields(),
                 "elapsed_ms": round(elapsed_ms, 3),
                 "wall_ms": round((now - self._wall0) * 1000, 3),

@@ -26,6 +26,9 @@ class ToolContext:
     doc: DocInit | None = None  # the run's document, for tools that read it besides their input
     workspace: Path | None = None  # this agent's folder for the run (journals, files)
     settings: ToolSettings | None = None
+    # Whether to ask the model for output held to a JSON schema (typed answers, triples, plans):
+    # SCHEMAS allows it and the agent found at start-up that its backend can.
+    schemas: bool = False
     # Hands a sub-task to a worker through the relay and returns its result (orchestrator only).
     ask: Callable[[SubTask], Awaitable[SubTaskResult]] | None = None
 
@@ -49,9 +52,10 @@ class Tool:
     # Checks the tool's own configuration when its agent starts (e.g. plan templates), so a
     # broken one stops the agent at once with the reason instead of failing its first run.
     setup: Callable[[ToolSettings], None] | None = None
-    # Whether, so configured, the tool asks its model for output held to a JSON schema: the
-    # agent then checks at start-up that its backend can (one line, before any run).
-    needs_schemas: Callable[[ToolSettings], bool] | None = None
+    # Whether, so configured, the tool asks its model for output it parses (typed answers,
+    # triples, plans): the agent then asks at start-up whether its backend holds output to a
+    # JSON schema, and SCHEMAS decides (see ToolContext.schemas).
+    uses_schemas: Callable[[ToolSettings], bool] | None = None
     # Ablation (ABLATE): the tool's output made from its input with no work, e.g. the facts
     # handed on without triples. None: the tool cannot be left out (it makes the answer).
     passthrough: Callable[[Any], Body] | None = None

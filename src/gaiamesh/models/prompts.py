@@ -8,8 +8,18 @@ continuation always reads the text form (as lm-evaluation-harness does), whateve
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError
+
+R = TypeVar("R", bound=BaseModel)
+# The longest part of a JSON reply, in characters: short answers and triple parts are phrases,
+# and a bound keeps a 270M model from running on inside a string.
+REPLY_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -28,32 +38,59 @@ class Prompt:
         """A prompt written once: a chat model gets the text as its user message."""
         return cls(text, "", text)
 
-ANSWER_SHOTS = """Answer each question with a short phrase copied from the context.
+# The worked examples, written once and shown in both answer forms: a bare phrase (the text the
+# model's likelihood scores) and a JSON object (for output held to a schema).
+ANSWER_EXAMPLES = (
+    ("The Halden Bridge opened to traffic on 3 May 1931. It spans 412 metres across the river Tolva.",
+     "How long is the Halden Bridge?", "412 metres"),
+    ("Marta Ivers founded the Greystone Choir in Ambridge. The choir first performed in 1978.",
+     "Who founded the Greystone Choir?", "Marta Ivers"),
+    ("The expedition left Porto Vell in March. It reached the summit of Mount Keri after 19 days.",
+     "Where did the expedition start?", "Porto Vell"),
+)  # fmt: skip
+TRIPLE_EXAMPLES = (
+    ("The Halden Bridge opened to traffic on 3 May 1931.", ("Halden Bridge", "opened on", "3 May 1931")),
+    ("Marta Ivers founded the Greystone Choir in Ambridge.", ("Marta Ivers", "founded", "Greystone Choir")),
+)
+ANSWER_LEAD = "Answer each question with a short phrase copied from the context.\n\n"
+ANSWER_JSON_LEAD = "Answer each question with a short phrase copied from the context, as JSON.\n\n"
+TRIPLE_LEAD = "Write one (subject | relation | object) triple for each sentence.\n\n"
+TRIPLE_JSON_LEAD = "Write one subject-relation-object triple for each sentence, as JSON.\n\n"
 
-Context: The Halden Bridge opened to traffic on 3 May 1931. It spans 412 metres across the river Tolva.
-Question: How long is the Halden Bridge?
-Answer: 412 metres
 
-Context: Marta Ivers founded the Greystone Choir in Ambridge. The choir first performed in 1978.
-Question: Who founded the Greystone Choir?
-Answer: Marta Ivers
+class AnswerReply(BaseModel):
+    """A typed answer, as the model writes it under :func:`answer_schema`."""
 
-Context: The expedition left Porto Vell in March. It reached the summit of Mount Keri after 19 days.
-Question: Where did the expedition start?
-Answer: Porto Vell
+    answer: str
 
-"""
 
-TRIPLE_SHOTS = """Write one (subject | relation | object) triple for each sentence.
+class TripleReply(BaseModel):
+    """A triple, as the model writes it under :data:`TRIPLE_SCHEMA`."""
 
-Sentence: The Halden Bridge opened to traffic on 3 May 1931.
-Triple: (Halden Bridge | opened on | 3 May 1931)
+    subject: str = Field(max_length=REPLY_CHARS)
+    relation: str = Field(max_length=REPLY_CHARS)
+    object: str = Field(max_length=REPLY_CHARS)
 
-Sentence: Marta Ivers founded the Greystone Choir in Ambridge.
-Triple: (Marta Ivers | founded | Greystone Choir)
 
-"""
+def _answer_shots(structured: bool) -> str:
+    def said(answer: str) -> str:
+        return AnswerReply(answer=answer).model_dump_json() if structured else answer
 
+    lead = ANSWER_JSON_LEAD if structured else ANSWER_LEAD
+    return lead + "".join(f"Context: {c}\nQuestion: {q}\nAnswer: {said(a)}\n\n" for c, q, a in ANSWER_EXAMPLES)
+
+
+def _triple_shots(structured: bool) -> str:
+    if structured:
+        return TRIPLE_JSON_LEAD + "".join(
+            f"Sentence: {s}\nTriple: {TripleReply(subject=a, relation=r, object=b).model_dump_json()}\n\n"
+            for s, (a, r, b) in TRIPLE_EXAMPLES
+        )
+    return TRIPLE_LEAD + "".join(f"Sentence: {s}\nTriple: ({a} | {r} | {b})\n\n" for s, (a, r, b) in TRIPLE_EXAMPLES)
+
+
+ANSWER_SHOTS = _answer_shots(structured=False)
+TRIPLE_SHOTS = _triple_shots(structured=False)
 
 ANSWER_SYSTEM = (
     "Answer the question with a short phrase copied from the context: a name, a number, a date "
@@ -63,16 +100,47 @@ TRIPLE_SYSTEM = (
     "Write one (subject | relation | object) triple for the sentence, in that form, "
     "with nothing before or after it."
 )
+JSON_REPLY = " Reply with a JSON object of the form {}."
+TRIPLE_JSON_SYSTEM = (
+    "Write one subject-relation-object triple for the sentence, its parts copied from it."
+    + JSON_REPLY.format('{"subject": "...", "relation": "...", "object": "..."}')
+)
 
-
-def answer_prompt(context: str, question: str) -> Prompt:
+def answer_prompt(context: str, question: str, structured: bool = False) -> Prompt:
+    """The answer prompt; ``structured``: the answer asked for as JSON (:func:`answer_schema`)."""
     asked = f"Context: {' '.join(context.split())}\nQuestion: {question.strip()}"
+    if structured:
+        system = ANSWER_SYSTEM + JSON_REPLY.format('{"answer": "..."}')
+        return Prompt(f"{_answer_shots(True)}{asked}\nAnswer:", system, asked)
     return Prompt(f"{ANSWER_SHOTS}{asked}\nAnswer:", ANSWER_SYSTEM, asked)
 
 
-def triple_prompt(sentence: str) -> Prompt:
+def triple_prompt(sentence: str, structured: bool = False) -> Prompt:
+    """The triple prompt; ``structured``: the triple asked for as JSON (:data:`TRIPLE_SCHEMA`)."""
     said = f"Sentence: {' '.join(sentence.split())}"
+    if structured:
+        return Prompt(f"{_triple_shots(True)}{said}\nTriple:", TRIPLE_JSON_SYSTEM, said)
     return Prompt(f"{TRIPLE_SHOTS}{said}\nTriple: (", TRIPLE_SYSTEM, said)
+
+
+TRIPLE_SCHEMA: dict[str, Any] = TripleReply.model_json_schema()
+
+
+def answer_schema(choices: Sequence[str] | None = None) -> dict[str, Any]:
+    """The schema of a typed answer: one of ``choices`` (the typed candidates the context
+    offers) when given, else a short string."""
+    field: dict[str, Any] = {"enum": list(choices)} if choices else {"type": "string", "maxLength": REPLY_CHARS}
+    return {"type": "object", "properties": {"answer": field}, "required": ["answer"], "additionalProperties": False}
+
+
+def parse_reply(model: type[R], text: str) -> R | None:
+    """The model's JSON reply validated as ``model``; None when it is not one (cut short by
+    the token limit, or a server that ignored the schema)."""
+    try:
+        # strict=False: a raw newline inside a string (servers whose grammar lets one through)
+        return model.model_validate(json.loads(text, strict=False))
+    except (ValueError, ValidationError):
+        return None
 
 
 _TRIPLE = re.compile(r"^\s*\(?\s*([^|()]+?)\s*\|\s*([^|()]+?)\s*\|\s*([^|()]+?)\s*\)?\s*$")

@@ -135,7 +135,7 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
 
     manager = PlanManager(
         TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE,
-        plan_writer(ctx) if settings.model_plans else None, schema=settings.plan_schema,
+        plan_writer(ctx) if settings.model_plans else None, schema=ctx.schemas,
     )  # fmt: skip
     plan = None
     if settings.replay_plan is not None:
@@ -174,5 +174,5 @@ TOOL = Tool(
     "orchestrator", PacketType.DOC_INIT, PacketType.DATA_EVENT, run, tag=FINAL_ANSWER_TAG,
     description="plans, hands sub-tasks to workers, replans, answers",
     reads=frozenset({PacketType.RESULT}), setup=setup,
-    needs_schemas=lambda s: s.model_plans and s.plan_schema,  # plans the model writes, held to the Plan schema
+    uses_schemas=lambda s: s.model_plans,  # the plans the model writes, held to the Plan schema
 )  # fmt: skip

@@ -24,9 +24,10 @@ from lemminflect import getAllLemmas
 from ..evaluation.scoring import normalize
 from ..mesh.frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
 from ..mesh.tool import Tool, ToolContext
-from ..models.prompts import answer_prompt, clean_answer
+from ..models.prompts import answer_prompt
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
 from .hops import about_bridge
+from .read import read_answer
 from .text import paraphrases, terms
 
 _DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
@@ -249,8 +250,10 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
         # The outer question is about the bridge: what the facts say about it is the context
         # (a date in the same sentence about a rival firm is not an answer).
         facts = about_bridge(facts, body.hops[-1].answer)
-    prompt = answer_prompt(" ".join(facts), question)
-    reading = clean_answer(await ctx.llm.complete(prompt, ctx.usage))
+    # The typed candidates before the model reads: under a schema, its reading is one of them.
+    typed = eligible(question, facts, options(question, facts, "", candidates, body.triples))
+    reading = await read_answer(ctx, " ".join(facts), question, [o.text for o in typed])
+    prompt = answer_prompt(" ".join(facts), question)  # the text form the likelihood is read from
     opts = options(question, facts, reading, candidates, body.triples)
     fit = eligible(question, facts, opts)
     weigh = len(fit) > 1 and (ctx.settings is None or ctx.settings.answer_choice != "weights")
@@ -281,4 +284,5 @@ TOOL = Tool(
     run,
     tag=FINAL_ANSWER_TAG,
     description="final short answer",
+    uses_schemas=lambda _s: True,  # typed answers under a schema where the backend takes one
 )

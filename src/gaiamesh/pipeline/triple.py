@@ -4,7 +4,23 @@ from __future__ import annotations
 
 from ..mesh.frames import EventsPacket, PacketType, Triple, Triples
 from ..mesh.tool import Tool, ToolContext
-from ..models.prompts import parse_triple, triple_prompt
+from ..models.prompts import TRIPLE_SCHEMA, TripleReply, parse_reply, parse_triple, triple_prompt
+
+# Tokens for a JSON triple: three short phrases and the keys around them.
+TRIPLE_TOKENS = 64
+
+
+async def read_triple(ctx: ToolContext, sentence: str) -> tuple[str, str, str] | None:
+    """The model's triple for ``sentence``: held to the triple schema where the backend takes
+    one, else written as ``(subject | relation | object)`` and parsed. None if there is none."""
+    if not ctx.schemas:
+        return parse_triple(await ctx.llm.complete(triple_prompt(sentence), ctx.usage, num_predict=40))
+    raw = await ctx.llm.complete(
+        triple_prompt(sentence, structured=True), ctx.usage, num_predict=TRIPLE_TOKENS, stop=(), schema=TRIPLE_SCHEMA
+    )
+    reply = parse_reply(TripleReply, raw)
+    parts = (reply.subject.strip(), reply.relation.strip(), reply.object.strip()) if reply else ("", "", "")
+    return parts if all(parts) else None
 
 
 async def run(ctx: ToolContext, packet: EventsPacket) -> Triples:
@@ -13,8 +29,7 @@ async def run(ctx: ToolContext, packet: EventsPacket) -> Triples:
         raise ValueError("events carries no facts")
     triples: list[Triple] = []
     for fact in facts:
-        raw = await ctx.llm.complete(triple_prompt(fact.text), ctx.usage, num_predict=40)
-        parsed = parse_triple(raw)
+        parsed = await read_triple(ctx, fact.text)
         if parsed:
             s, r, o = parsed
             triples.append(Triple(subject=s, relation=r, object=o, fact=fact.text))
@@ -33,4 +48,5 @@ def passthrough(packet: EventsPacket) -> Triples:
 TOOL = Tool(
     "triple", PacketType.EVENTS, PacketType.TRIPLES, run, description="subject-relation-object triples",
     passthrough=passthrough,
+    uses_schemas=lambda _s: True,  # triples under a schema where the backend takes one
 )

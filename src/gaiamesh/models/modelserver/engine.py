@@ -12,7 +12,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,8 @@ from typing import Any
 import llama_cpp
 import numpy as np
 from llama_cpp import llama_grammar
+
+from .constrained import GrammarSampler, schema_grammar
 
 GRAMMAR_MAX_BOUND = 256  # longest maxLength / maxItems a schema's grammar may unroll
 
@@ -132,16 +134,7 @@ class Engine:
         first_ns: int | None = None
         hold = max((len(s) for s in opts.stop), default=0)
         if limit > 0:
-            for tok in self.llm.generate(
-                tokens,
-                top_k=opts.top_k,
-                top_p=opts.top_p,
-                min_p=opts.min_p,
-                temp=opts.temperature,
-                repeat_penalty=opts.repeat_penalty,
-                reset=True,
-                grammar=self._grammar(opts.format),
-            ):
+            for tok in self._tokens(tokens, opts):
                 if first_ns is None:
                     first_ns = time.perf_counter_ns()
                 if llama_cpp.llama_vocab_is_eog(vocab, tok):
@@ -179,6 +172,21 @@ class Engine:
             )
         )
 
+    def _tokens(self, tokens: list[int], opts: GenOptions) -> Iterator[int]:
+        """The completion's tokens: llama-cpp-python's own generation, or, held to a grammar,
+        drawn as llama.cpp's server draws them (see ``constrained``)."""
+        sampling: dict[str, Any] = {"top_k": opts.top_k, "top_p": opts.top_p, "min_p": opts.min_p, "temp": opts.temperature,
+                    "repeat_penalty": opts.repeat_penalty}  # fmt: skip
+        grammar = self._grammar(opts.format)
+        if grammar is None:
+            yield from self.llm.generate(tokens, reset=True, **sampling)
+            return
+        sampler = GrammarSampler(self.llm, grammar, self.llm._init_sampler(**sampling))
+        try:
+            yield from sampler.tokens(tokens)
+        finally:
+            sampler.close()
+
     def _grammar(self, format: str | dict[str, Any] | None) -> llama_cpp.LlamaGrammar | None:
         """The grammar that holds output to ``format`` (built once per schema; None: free text).
         A schema llama.cpp cannot turn into a grammar raises ValueError (a 400)."""
@@ -197,7 +205,7 @@ class Engine:
                     self._grammars[key] = llama_cpp.LlamaGrammar.from_string(llama_grammar.JSON_GBNF, verbose=False)
                 elif isinstance(format, dict):
                     # the schema as written: its property order is the order the model writes them in
-                    self._grammars[key] = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(format), verbose=False)
+                    self._grammars[key] = llama_cpp.LlamaGrammar.from_string(schema_grammar(format), verbose=False)
                 else:
                     raise ValueError(f"format must be \"json\" or a JSON schema, not {format!r}")
             except (RuntimeError, KeyError, TypeError, IndexError) as exc:
