@@ -71,7 +71,7 @@ def test_a_plain_jsonl_file_without_manifest_still_imports(tmp_path: Path) -> No
 
 def test_the_development_sets_are_whole() -> None:
     counts = {p.name: len(read_entries(p)) for p in sorted((ROOT / "tasks-dev").glob("*.jsonl"))}
-    assert sum(counts.values()) == 979 and len(counts) == 5
+    assert sum(counts.values()) == 1003 and len(counts) == 6
 
 
 def test_the_tasks_command_lists_and_exports(two_sets: Path, tmp_path: Path) -> None:
