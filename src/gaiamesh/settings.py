@@ -184,8 +184,9 @@ class ToolSettings(BaseModel):
     model_plans: bool = False
     # What the agents parse (typed answers, triples, the plans the model writes) is asked for
     # under a JSON schema (Ollama's `format`, OpenAI's `response_format`, our server's grammar):
-    # `auto` where the backend takes one (probed at start-up), `on` always (an agent whose
-    # backend cannot stops at start-up), `off` never (free text, parsed).
+    # `auto`: JSON (plans) where the backend takes a schema (probed at start-up), triples and
+    # typed answers too on a chat model; `on`: all of it (an agent whose backend cannot stops
+    # at start-up); `off`: none (free text, parsed).
     schemas: Literal["auto", "on", "off"] = "auto"
     # Tools whose agents pass their input through unchanged instead of working (comma-separated):
     # `gaiamesh bench --ablate` measures what each pipeline stage adds.

@@ -249,6 +249,26 @@ def _add_plans(sub: Subparsers) -> None:
     plans.add_argument("--out", default="bench/plans-validity")
     common_options(plans)
     plans.set_defaults(func=_cmd_bench_plans)
+    grammar = sub.add_parser(
+        "bench-grammar", help="output held to a schema: the grammar in the sampler chain against draw-first"
+    )
+    grammar.add_argument("--repeat", type=int, default=3, help="completions per case and way (medians)")
+    grammar.add_argument("--out", default="bench/grammar")
+    grammar.set_defaults(func=_cmd_bench_grammar)
+
+
+def _cmd_bench_grammar(args: argparse.Namespace) -> int:
+    from ..bench.grammar import run_grammar_bench
+
+    rows = run_grammar_bench(Path(args.out), args.repeat, progress=console.print)
+    table = Table(title="held output: llama-cpp-python's grammar in the chain against the bundled server's draw-first")
+    for col in rows[0]:
+        table.add_column(col, justify="left" if col == "case" else "right")
+    for row in rows:
+        table.add_row(*(str(v) for v in row.values()))
+    console.print(table)
+    console.print(f"wrote {args.out}/grammar.json")
+    return 0
 
 
 def _add_overhead(sub: Subparsers) -> None:

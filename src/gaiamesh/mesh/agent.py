@@ -100,8 +100,8 @@ class MeshAgent:
         ANSWER_CHOICE=likelihood asks it to. Raises ModelError (or ConfigError) in one line; the
         handshake then announces the backend and kind, which ``metrics.json`` records."""
         need_scores = self.settings.answer_choice == "likelihood"
-        uses = self.tool.uses_schemas is not None and self.tool.uses_schemas(self.settings)
-        need_schemas = uses and self.settings.schemas != "off"
+        parses = self.tool.uses_schemas(self.settings) if self.tool.uses_schemas is not None else None
+        need_schemas = parses is not None and self.settings.schemas != "off"
         profile = await self.llm.profile(need_scores=need_scores, need_schemas=need_schemas)
         if need_scores and not profile.scores:
             raise ConfigError(
@@ -113,7 +113,11 @@ class MeshAgent:
                 f"SCHEMAS=on, but the {profile.backend} server at {self.llm.host} holds no output to a JSON "
                 f"schema for this model (MODEL_KIND={profile.kind}); set SCHEMAS=auto or off"
             )
-        self.schemas = bool(need_schemas and profile.schemas)
+        # auto: JSON (plans, splits) wherever the backend holds it; triples and typed answers on a
+        # chat model only: a base model's few-shot pattern already fixes their form, and holding
+        # them cost it time for no gain (docs/results/2026-11-26-structured-output.md)
+        wanted = self.settings.schemas == "on" or parses == "json" or profile.kind == "chat"
+        self.schemas = bool(need_schemas and profile.schemas and wanted)
         self.announcement = self.announcement.model_copy(
             update={"backend": profile.backend, "model_kind": profile.kind, "schemas": self.schemas}
         )

@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..models.llm import LLMClient, LLMUsage
 from ..settings import ToolSettings
 from .frames import Body, DocInit, PacketType, SubTask, SubTaskResult
+
+Parsed = Literal["json", "phrases"]
 
 
 @dataclass
@@ -52,10 +54,10 @@ class Tool:
     # Checks the tool's own configuration when its agent starts (e.g. plan templates), so a
     # broken one stops the agent at once with the reason instead of failing its first run.
     setup: Callable[[ToolSettings], None] | None = None
-    # Whether, so configured, the tool asks its model for output it parses (typed answers,
-    # triples, plans): the agent then asks at start-up whether its backend holds output to a
-    # JSON schema, and SCHEMAS decides (see ToolContext.schemas).
-    uses_schemas: Callable[[ToolSettings], bool] | None = None
+    # What, so configured, the tool asks its model for and parses: "json" (a plan, a split) or
+    # "phrases" (triples, typed answers); None: nothing. The agent asks at start-up whether its
+    # backend holds output to a JSON schema, and SCHEMAS decides (see MeshAgent.check_model).
+    uses_schemas: Callable[[ToolSettings], Parsed | None] | None = None
     # Ablation (ABLATE): the tool's output made from its input with no work, e.g. the facts
     # handed on without triples. None: the tool cannot be left out (it makes the answer).
     passthrough: Callable[[Any], Body] | None = None

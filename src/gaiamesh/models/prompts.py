@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -126,10 +125,9 @@ def triple_prompt(sentence: str, structured: bool = False) -> Prompt:
 TRIPLE_SCHEMA: dict[str, Any] = TripleReply.model_json_schema()
 
 
-def answer_schema(choices: Sequence[str] | None = None) -> dict[str, Any]:
-    """The schema of a typed answer: one of ``choices`` (the typed candidates the context
-    offers) when given, else a short string."""
-    field: dict[str, Any] = {"enum": list(choices)} if choices else {"type": "string", "maxLength": REPLY_CHARS}
+def answer_schema() -> dict[str, Any]:
+    """The schema of a typed answer: a short string."""
+    field = {"type": "string", "maxLength": REPLY_CHARS}
     return {"type": "object", "properties": {"answer": field}, "required": ["answer"], "additionalProperties": False}
 
 

@@ -174,5 +174,5 @@ TOOL = Tool(
     "orchestrator", PacketType.DOC_INIT, PacketType.DATA_EVENT, run, tag=FINAL_ANSWER_TAG,
     description="plans, hands sub-tasks to workers, replans, answers",
     reads=frozenset({PacketType.RESULT}), setup=setup,
-    uses_schemas=lambda s: s.model_plans,  # the plans the model writes, held to the Plan schema
+    uses_schemas=lambda s: "json" if s.model_plans else None,  # the plans the model writes
 )  # fmt: skip

@@ -12,7 +12,7 @@ import re
 
 from ..mesh.frames import Events, Fact, Hop, PacketType, SearchDocsPacket
 from ..mesh.tool import Tool, ToolContext
-from .answer_type import AnswerType, expected_type, matches, prefer, spans, typed_rank, valid
+from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
 from .hops import CLAUSE, POINTS_BACK, Decomposition, about, decompose
 from .read import read_answer
 from .rerank import rerank
@@ -27,7 +27,7 @@ async def find_bridge(ctx: ToolContext, hop: Decomposition, pool: list[str]) -> 
     stands in when the reading is not a name found there. None when the sentence has no name."""
     best = typed_rank(hop.inner, pool, AnswerType.PERSON)[0][0]
     fact = pool[best]
-    reading = await read_answer(ctx, fact, hop.inner, spans(fact, expected_type(hop.inner), hop.inner))
+    reading = await read_answer(ctx, fact, hop.inner)
     reading = reading[4:] if reading.lower().startswith("the ") else reading
     if matches(reading, AnswerType.PERSON) and valid(reading, [fact], hop.inner):
         return Hop(question=hop.inner, fact=fact, answer=reading, method="reading")
@@ -102,7 +102,7 @@ async def run(ctx: ToolContext, packet: SearchDocsPacket) -> Events:
         candidate = None
         if len(facts) < READ_FACTS:
             context = about(pool[i], bridge) if bridge else pool[i]
-            candidate = await read_answer(ctx, context, question, spans(context, expected_type(question), question))
+            candidate = await read_answer(ctx, context, question)
         facts.append(Fact(text=pool[i], score=round(score, 4), candidate=candidate))
     ctx.memory["facts"] = [f.text for f in facts]
     return Events(facts=facts, resolved_question=question if hops else None, hops=hops)
@@ -116,5 +116,5 @@ def passthrough(packet: SearchDocsPacket) -> Events:
 TOOL = Tool(
     "extract", PacketType.SEARCH_DOCS, PacketType.EVENTS, run, description="question-relevant facts",
     passthrough=passthrough,
-    uses_schemas=lambda _s: True,  # typed answers under a schema where the backend takes one
+    uses_schemas=lambda _s: "phrases",  # typed answers
 )

@@ -250,9 +250,7 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
         # The outer question is about the bridge: what the facts say about it is the context
         # (a date in the same sentence about a rival firm is not an answer).
         facts = about_bridge(facts, body.hops[-1].answer)
-    # The typed candidates before the model reads: under a schema, its reading is one of them.
-    typed = eligible(question, facts, options(question, facts, "", candidates, body.triples))
-    reading = await read_answer(ctx, " ".join(facts), question, [o.text for o in typed])
+    reading = await read_answer(ctx, " ".join(facts), question)
     prompt = answer_prompt(" ".join(facts), question)  # the text form the likelihood is read from
     opts = options(question, facts, reading, candidates, body.triples)
     fit = eligible(question, facts, opts)
@@ -284,5 +282,5 @@ TOOL = Tool(
     run,
     tag=FINAL_ANSWER_TAG,
     description="final short answer",
-    uses_schemas=lambda _s: True,  # typed answers under a schema where the backend takes one
+    uses_schemas=lambda _s: "phrases",  # typed answers
 )

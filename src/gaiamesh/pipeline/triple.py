@@ -48,5 +48,5 @@ def passthrough(packet: EventsPacket) -> Triples:
 TOOL = Tool(
     "triple", PacketType.EVENTS, PacketType.TRIPLES, run, description="subject-relation-object triples",
     passthrough=passthrough,
-    uses_schemas=lambda _s: True,  # triples under a schema where the backend takes one
+    uses_schemas=lambda _s: "phrases",  # triples
 )
