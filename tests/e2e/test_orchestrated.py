@@ -8,8 +8,10 @@ import base64
 import contextlib
 import io
 import json
+import os
 import signal
 import subprocess
+import sys
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,3 +177,26 @@ def test_a_saved_task_state_runs_its_plan_again(tmp_path: Path, model_server: st
     assert journal[0]["event"] == "plan_loaded" and journal[1]["source"] == "replay:task_state.json"
     assert "plan_chosen" not in [e["event"] for e in journal]  # no planning: the saved plan ran
     audited(tmp_path / "again")
+
+
+def test_the_dry_run_command_reads_with_the_real_model(tmp_path: Path, model_server: str) -> None:
+    """``gaiamesh plans``: the plans and the workers in-process, the facts chosen by the real
+    model; a table, and every outcome with the model's tokens in the results file."""
+    doc = ("The Harrow Street chapel was built in 1842 by the Primitive Methodists. It was enlarged in 1871 "
+           "and closed in 1968. Its first minister, Amos Pell, was born in 1815 and died in 1889.\n")  # fmt: skip
+    for name, question in (("enlarged", "How many years after the chapel was built was it enlarged?"),
+                           ("builder", "Who built the Harrow Street chapel?")):  # fmt: skip
+        folder = tmp_path / "set" / name
+        folder.mkdir(parents=True)
+        (folder / "doc.txt").write_text(doc, encoding="utf-8")
+        (folder / "ground_truth.json").write_text(json.dumps({"question": question, "answer": "29"}), encoding="utf-8")
+    out = tmp_path / "plans.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "gaiamesh", "plans", str(tmp_path / "set"), "--out", str(out)],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "OLLAMA_HOST": model_server},
+    )  # fmt: skip
+    assert done.returncode == 0 and "dry run" in done.stdout, done.stdout + done.stderr
+    (row,) = json.loads(out.read_text())["summary"]
+    assert (row["tasks"], row["pipeline"]) == (2, 1) and row["tokens"] > 0  # the facts were the model's choice
+    runs = {t["task_id"]: t for t in json.loads(out.read_text())["tasks"][str(tmp_path / "set")]}
+    assert runs["enlarged"]["plan"] == "template:years_apart" and runs["enlarged"]["tokens"] > 0

@@ -51,3 +51,38 @@ class FakeLLM:
         """Like an official Ollama: no ``/api/score``, so callers use their fallback."""
         self.scored.append(asked.text if isinstance(asked, Prompt) else asked)
         return None
+
+
+class Chooser:
+    """A model that chooses: it likes the continuations holding ``likes`` best (log-probability
+    -1, the rest -5), or, with ``scores=False``, cannot score and picks ``likes`` wherever a
+    schema offers it. Several values are liked in turn, one per call. The real model's choices
+    are tested end to end."""
+
+    def __init__(self, *likes: str, scores: bool = True) -> None:
+        self.queue, self.scores = list(likes), scores
+        self.offered: list[list[str]] = []
+
+    @property
+    def likes(self) -> str:
+        return self.queue[0] if self.queue else ""
+
+    def _next(self) -> None:
+        if len(self.queue) > 1:
+            self.queue.pop(0)
+
+    async def score(self, prompt: Any, continuations: list[str], usage: LLMUsage) -> list[float] | None:
+        self.offered.append([c.strip() for c in continuations])
+        usage.calls += 1
+        liked = [-1.0 if self.likes and self.likes in c else -5.0 for c in continuations]
+        if self.scores:
+            self._next()
+        return liked if self.scores else None
+
+    async def complete(self, prompt: Any, usage: LLMUsage, num_predict: int = 24, stop: Any = (), schema: Any = None) -> str:
+        usage.calls += 1
+        allowed = schema["properties"]["answer"].get("enum", []) if schema else []
+        self.offered.append(list(allowed))
+        reply = json.dumps({"answer": self.likes if self.likes in allowed else allowed[0]}) if schema else f" {self.likes}"
+        self._next()
+        return reply

@@ -128,6 +128,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 def _cmd_plans(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
+    from ..models.llm import LLMClient
     from ..orchestrated.dryrun import dry_run, summarize, write_results
     from ..tasks import discover_tasks
     from ..tasks.sets import expand
@@ -135,13 +136,19 @@ def _cmd_plans(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     sets = {ref: discover_tasks(ref) for given in args.tasks for ref in expand(given)}
     results: dict[str, list[Any]] = {}
-    with Progress(console=console, transient=True) as progress:
-        bar = progress.add_task("plans", total=sum(len(t) for t in sets.values()))
-        for folder, tasks in sets.items():
-            results[folder] = []
-            for task in tasks:
-                results[folder].append(asyncio.run(dry_run(task, settings)))
-                progress.advance(bar)
+
+    async def run_all() -> None:
+        llm = LLMClient.from_settings(settings)
+        await llm.profile()  # the model server answers and serves MODEL, or one line says why
+        with Progress(console=console, transient=True) as progress:
+            bar = progress.add_task("plans", total=sum(len(t) for t in sets.values()))
+            for folder, tasks in sets.items():
+                results[folder] = []
+                for task in tasks:
+                    results[folder].append(await dry_run(task, settings, llm))
+                    progress.advance(bar)
+
+    asyncio.run(run_all())
     if args.verbose:
         for folder, runs in results.items():
             for r in runs:
@@ -149,14 +156,13 @@ def _cmd_plans(args: argparse.Namespace) -> int:
                 console.print(
                     f"{mark} {folder}/{r.task_id}: {r.outcome} {r.prediction!r} (gold {r.answer!r}; {r.plan})"
                 )
-    table = Table(
-        title="orchestrated plans, dry run (no model: questions left to the pipeline are not scored)"
-    )
-    for col in ("set", "tasks", "exact", "em", "pipeline", "failed"):
+    table = Table(title="orchestrated plans, dry run (no relay; questions left to the pipeline are not scored)")
+    columns = ("set", "tasks", "exact", "em", "pipeline", "failed", "tokens")
+    for col in columns:
         table.add_column(col, justify="left" if col == "set" else "right")
     rows = summarize(results)
     for row in rows:
-        table.add_row(*(str(row[c]) for c in ("set", "tasks", "exact", "em", "pipeline", "failed")))
+        table.add_row(*(str(row[c]) for c in columns))
     console.print(table)
     write_results(results, Path(args.out))
     console.print(f"wrote {args.out}")
@@ -226,7 +232,7 @@ def _add_bench(sub: Subparsers) -> None:
     bench.set_defaults(func=_cmd_bench)
 
     plans = sub.add_parser(
-        "plans", help="orchestrated: run the plans in-process over task sets, without the model"
+        "plans", help="orchestrated: run the plans in-process over task sets, with the model and without the relay"
     )
     plans.add_argument("tasks", nargs="+", help="task folders, folders of them, or .jsonl files (FILE#SET: one set)")
     plans.add_argument("--out", default="bench/plans.json", help="results file (JSON)")

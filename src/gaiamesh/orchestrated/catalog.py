@@ -28,17 +28,9 @@ class FindFact(_Input):
     # What the number counts, where the question says it ("by how many passengers"): a span of
     # that unit first ("612,000 passengers", not "12,000 crossings" of the same sentence).
     unit: str = Field(default="", max_length=100)
-    # Which end of a period the year is ("start": "held the post from 1859", not the end a term's
-    # length implies): a date the document only implies for the other end is no candidate.
-    period: Literal["start", "end", ""] = ""
-
-
-class Derive(_Input):
-    """Read from the run's document a calculation the question only implies (what a sentence
-    leaves uncounted, a change in a count, a year given relative to another); the result is the
-    expression for the calculator, and the step fails where none fits."""
-
-    question: str = Field(min_length=1, max_length=1000)
+    # The fact asked as a question, for the model that chooses among the candidates; default:
+    # the query, asked by the answer's kind ("In what year: the bridge opened?").
+    question: str = Field(default="", max_length=500)
 
 
 class AnswerQuestion(_Input):
@@ -105,7 +97,6 @@ TOOLS: dict[tuple[str, str], ToolSpec] = {
     (s.role, s.name): s
     for s in (
         ToolSpec(RESEARCH, "find_fact", FindFact, FindFact.__doc__ or ""),
-        ToolSpec(RESEARCH, "derive", Derive, Derive.__doc__ or ""),
         ToolSpec(RESEARCH, "answer_question", AnswerQuestion, AnswerQuestion.__doc__ or ""),
         ToolSpec(RESEARCH, "summarize", Summarize, Summarize.__doc__ or ""),
         ToolSpec(RESEARCH, "web_search", WebSearch, WebSearch.__doc__ or ""),

@@ -1,11 +1,12 @@
 """``gaiamesh plans``: the orchestrated strategy's plans, run in-process over task folders.
 
-The same planner, templates, executor, dispatcher and workers as a real run, with the relay
-and the model left out: each sub-task goes straight to the worker function of its role. A
-plan that hands the question to the pipeline (``answer_question``, which needs the model)
-stops there and is reported as ``pipeline``, not scored as an answer. A batch of a few hundred questions takes seconds, so a
-change to the templates, the question forms or the readings can be checked against every task
-set at once; `gaiamesh bench` remains the measure (real frames, real model, real time).
+The same planner, templates, executor, dispatcher, workers and model as a real run, with the
+relay left out: each sub-task goes straight to the worker function of its role, and the
+workers' readings ask the real model. A plan that hands the question to the pipeline
+(``answer_question``) stops there and is reported as ``pipeline``, not scored as an answer,
+which keeps a batch of a few hundred questions to minutes: a change to the templates or the
+readings can be checked against the task sets before `gaiamesh bench` measures it (real
+frames, real time).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..mesh.frames import (
     chunk_document,
 )
 from ..mesh.tool import ToolContext
+from ..models.llm import LLMClient
 from ..settings import ToolSettings
 from ..tasks import Task
 from . import workers
@@ -37,13 +39,6 @@ from .planner import PlanManager
 from .task import run_task
 
 PIPELINE_TOOL = "answer_question"
-
-
-class _NoModel:
-    """Stands where the model client would be: the dry run never calls the model."""
-
-    async def complete(self, *_args: Any, **_kwargs: Any) -> str:
-        raise RuntimeError("the dry run does not call the model")
 
 
 @dataclass(frozen=True)
@@ -58,9 +53,10 @@ class DryRun:
     exact_match: int
     plan: str
     revisions: int
+    tokens: int  # the model's tokens for the plan and the readings (the server's counts)
 
 
-async def dry_run(task: Task, settings: ToolSettings) -> DryRun:
+async def dry_run(task: Task, settings: ToolSettings, llm: LLMClient) -> DryRun:
     """Plan and execute ``task``'s question with the orchestrated strategy, in-process: the
     orchestrator's own dispatcher, with each sub-task handed straight to its worker."""
     doc = DocInitPacket(run_id="dryrun", src="network", seq=0, question=task.question,
@@ -68,8 +64,7 @@ async def dry_run(task: Task, settings: ToolSettings) -> DryRun:
     left_to_pipeline = False
     with tempfile.TemporaryDirectory() as scratch:
         ctx = ToolContext(
-            llm=_NoModel(),  # type: ignore[arg-type]
-            doc=doc.payload, question=task.question, workspace=Path(scratch), settings=settings,
+            llm=llm, doc=doc.payload, question=task.question, workspace=Path(scratch), settings=settings,
         )  # fmt: skip
 
         async def ask(sub: SubTask) -> SubTaskResult:
@@ -97,7 +92,7 @@ async def dry_run(task: Task, settings: ToolSettings) -> DryRun:
     return DryRun(
         task.task_id, task.question, task.answer, kind, prediction,
         exact_match(prediction, list(task.golds)) if prediction else 0,
-        outcome.plan.source if outcome.plan else "", outcome.revisions,
+        outcome.plan.source if outcome.plan else "", outcome.revisions, ctx.usage.tokens,
     )  # fmt: skip
 
 
@@ -109,6 +104,7 @@ def summarize(results: dict[str, list[DryRun]]) -> list[dict[str, Any]]:
         rows.append({
             "set": name, "tasks": len(runs), "exact": hits, "em": round(hits / len(runs), 3) if runs else 0.0,
             "pipeline": sum(r.outcome == "pipeline" for r in runs), "failed": sum(r.outcome == "failed" for r in runs),
+            "tokens": sorted(r.tokens for r in runs)[len(runs) // 2] if runs else 0,
         })  # fmt: skip
     return rows
 

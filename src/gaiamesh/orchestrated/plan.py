@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ToolError
-from .readings.phrases import drop_unit, split_subject, unit_tail
+from .phrases import drop_unit, split_subject, unit_tail
 
 STEP_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 REFERENCE = re.compile(r"@\{outputs\.([A-Za-z][A-Za-z0-9_]{0,63})\.(result_data|processed_result_data)\}")

@@ -19,9 +19,8 @@ from typing import Any
 
 from .executor import Execution
 from .journal import Journal, WorkingContext
+from .phrases import answer_scale
 from .plan import Catalog, Plan, PlanError, Template, plan_schema, validate_plan
-from .readings.phrases import answer_scale
-from .readings.rephrase import forms
 
 # (prompt, the JSON schema to hold it to or None) -> the model's completion
 WritePlan = Callable[[str, dict[str, Any] | None], Awaitable[str]]
@@ -126,12 +125,10 @@ class PlanManager:
         where given) that matches ``question``, the default aside."""
         names = [t.name for t in self.templates]
         start = names.index(after) + 1 if after in names else 0
-        # in the templates' own wording first (see .rephrase), then as asked
-        wordings = forms(question)[::-1]
         for template in self.templates[start:]:
             if template is self.default:
                 continue
-            slots = next((s for s in map(template.match, wordings) if s is not None), None)
+            slots = template.match(question)
             if slots is not None:
                 try:
                     plan = self.from_template(template, slots, question)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, templates
-from gaiamesh.orchestrated.readings.phrases import split_subject
+from gaiamesh.orchestrated.phrases import split_subject
 
 
 @pytest.mark.parametrize(
@@ -27,14 +27,10 @@ def test_split_subject(clause: str, split: tuple[str, str] | None) -> None:
     assert split_subject(clause) == split
 
 
-def test_templates_read_modal_auxiliaries_clauses_and_durations() -> None:
+def test_templates_read_modal_auxiliaries() -> None:
     loaded = {t.name: t for t in templates(BUNDLED_TEMPLATES)}
     assert loaded["how_many_more"].match("How many more seats could the new hall hold than the old one?") == {
         "what": "seats", "a": "the new hall hold", "b": "the old one"}  # fmt: skip
-    assert loaded["percentage_of_clause"].match("What percentage of the members live in the town?") == {
-        "clause": "the members live in the town", "whole": "the members", "part": "live in the town"}  # fmt: skip
-    assert loaded["percentage_of_clause"].match("What percentage of the harbour?") is None
-    assert loaded["years_of_activity"].match("How many years did the foundry operate?") == {"a": "the foundry operate"}
 
 
 def test_comparatives_and_totals_over_two_things() -> None:
@@ -44,13 +40,6 @@ def test_comparatives_and_totals_over_two_things() -> None:
     # the unit the question asks in goes to every number look-up that names none
     steps = [s for st in loaded["comparative"].fill(slots)["stages"] for s in st["steps"]]
     assert [s["sub_task_input"].get("unit") for s in steps if s["tool_name"] == "find_fact"] == ["metres", "metres"]
-    assert loaded["sum_of_the_two"].match("What is the combined height of the two towers?") == {
-        "what": "height", "things": "towers"}  # fmt: skip
-    # two kinds counted apart, each looked up with its own unit
-    slots = loaded["sum_of_two_kinds"].match("How many hymns and carols did Ada Byrne write altogether?")
-    assert slots == {"a": "hymns", "b": "carols", "rest": "Ada Byrne write"}
-    steps = [s for st in loaded["sum_of_two_kinds"].fill(slots)["stages"] for s in st["steps"]]
-    assert [s["sub_task_input"].get("unit") for s in steps if s["tool_name"] == "find_fact"] == ["hymns", "carols"]
 
 
 def test_ages_changes_and_ratios() -> None:
@@ -68,13 +57,13 @@ async def test_a_unit_phrase_leaves_the_slot_and_a_scale_divides_the_answer() ->
     from gaiamesh.orchestrated.catalog import TOOLS
     from gaiamesh.orchestrated.journal import Journal
     from gaiamesh.orchestrated.orchestrator import DEFAULT_TEMPLATE
+    from gaiamesh.orchestrated.phrases import answer_scale, drop_unit
     from gaiamesh.orchestrated.planner import PlanManager
-    from gaiamesh.orchestrated.readings.phrases import answer_scale, drop_unit
 
     assert drop_unit("1950, in tonnes") == "1950" and drop_unit("the lock in the town") == "the lock in the town"
     assert answer_scale("What is the total, in million cubic metres?") == 1_000_000 and answer_scale("How many?") == 1
     manager = PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE)
-    plan = await manager.plan("What is the combined volume of the two tanks in millions of litres?", Journal())
+    plan = await manager.plan("What is the total of the north tank and the south tank, in millions of litres?", Journal())
     final = [s for s in plan.steps() if s.is_final_answer][0]
     assert final.sub_task_input["expression"].endswith(") / 1000000")
 

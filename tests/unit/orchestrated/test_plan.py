@@ -107,7 +107,7 @@ def test_bundled_templates_load_and_match_questions_by_their_form() -> None:
         "who": "Ada Byrne", "event": "she won the prize"}  # fmt: skip
     assert loaded["years_between"].match("Who founded the mill?") is None
     # the main clause's auxiliary is the last one: the first event may be a clause of its own
-    assert loaded["years_after"].match("How many years after the bridge was opened was it widened?") == {
+    assert loaded["years_apart"].match("How many years after the bridge was opened was it widened?") == {
         "a": "the bridge was opened", "b": "the bridge widened"}  # "it": the other clause's subject
 
 
@@ -136,25 +136,15 @@ def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("question", "name", "slots"),
     [
-        ("How long did the pier stay closed before it was rebuilt?", "years_until", {"a": "the pier stay closed", "b": "the pier was rebuilt"}),
         ("How long did the ferry service run?", "how_long", {"a": "the ferry service run"}),
-        ("How many years had Ada Byrne held the post when the hall burned?", "years_until", {"a": "Ada Byrne held the post", "b": "the hall burned"}),
         ("By how many tonnes did the harvest exceed the forecast?", "exceed", {"a": "the harvest", "b": "the forecast"}),
-        ("How many pews were removed between 1890 and 1920?", "change_between", {"what": "pews", "a": "1890", "b": "1920"}),
         ("By how many visitors a day did attendance fall between 1990 and 2000?", "change_from_to", {"unit": "visitors a day", "what": "attendance", "a": "1990", "b": "2000"}),
         ("By how much did the debt fall between 1920 and 1930?", "change_from_to", {"unit": "", "what": "the debt", "a": "1920", "b": "1930"}),
-        ("What age was Ada Byrne when she won the prize?", "age_what_age", {"who": "Ada Byrne", "event": "she won the prize"}),
-        ("At what age did Ada Byrne win the prize?", "age_at_what_age", {"who": "Ada Byrne win the prize"}),
         ("How old was Ada Byrne in 1921?", "age_in_year", {"who": "Ada Byrne", "year": "1921"}),
         ("How many boats did the two yards build in total?", "sum_altogether", None),
         ("How many ships did the north yard and the south yard launch altogether?", "sum_altogether", {"what": "ships", "a": "the north yard", "b": "the south yard"}),
-        ("How many fewer pupils attended in 1950 than in 1930?", "how_many_more_verb", {"what": "pupils", "a": "attended in 1950", "b": "in 1930"}),
         ("How many more books did the library hold in 1900 than in 1850?", "how_many_more", {"what": "books", "a": "the library hold in 1900", "b": "in 1850"}),
-        ("How many more men than women did the mill employ?", "how_many_more_than_of", {"a": "men", "b": "women", "who": "the mill employ"}),
-        ("How many more oak trees than ash trees does the park have?", "how_many_more_than_of", {"a": "oak trees", "b": "ash trees", "who": "the park have"}),
         ("How many more kilns did the works have than in 1815?", "how_many_more", {"what": "kilns", "a": "the works have", "b": "in 1815"}),
-        ("How many of the crew survived?", "implied_arithmetic", {"question": "How many of the crew survived?"}),
-        ("Who built the pier?", "implied_arithmetic", None),
     ],
 )  # fmt: skip
 def test_templates_for_more_question_forms(question: str, name: str, slots: dict[str, str] | None) -> None:
@@ -162,8 +152,7 @@ def test_templates_for_more_question_forms(question: str, name: str, slots: dict
     assert loaded[name].match(question) == slots
     if slots is not None:  # and no template of higher priority reads the question first
         reading = [t.name for t in templates(BUNDLED_TEMPLATES) if t.match(question) is not None]
-        # (but stated_duration, whose failure gives way to the next template: "how long did ...")
-        assert reading[0] == name or (reading[0] == "stated_duration" and reading[1] == name), reading
+        assert reading[0] == name, reading
 
 
 def test_an_elided_noun_after_an_ordinal_is_the_other_slots() -> None:

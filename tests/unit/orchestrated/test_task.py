@@ -92,17 +92,17 @@ async def test_a_step_that_always_fails_ends_with_an_explanation_after_max_revis
 
 async def test_a_non_transient_failure_gives_way_to_the_next_template_then_the_default_plan() -> None:
     answers = years() | {"a": [StepOutput("FAILED", error="NotFound: no year")],
-                         "reading": [StepOutput("FAILED", error="NotFound: no calculation")],
-                         "answer": [StepOutput("COMPLETED", "1931")]}  # fmt: skip
+                         "answer": [StepOutput("COMPLETED", "12")]}  # fmt: skip
     journal = Journal()
-    plan = validate_plan(good(), TOOLS, source="template:years_between")
-    outcome = await run_task("When did it close?", manager(), Workers(answers), journal, WorkingContext("q"), 3, plan)
-    assert outcome.status == "COMPLETED" and outcome.answer == "1931"
+    question = "How many years older is the painter than his brother?"  # years_older, then comparative
+    plan = validate_plan(good(), TOOLS, source="template:years_older")
+    outcome = await run_task(question, manager(), Workers(answers), journal, WorkingContext("q"), 3, plan)
+    assert outcome.status == "COMPLETED" and outcome.answer == "12"
     assert outcome.plan is not None and outcome.plan.source == f"template:{DEFAULT_TEMPLATE}"
-    # the one template after years_between that reads "When did it close?", then the default
+    # the one template after years_older that reads the question, then the default
     chosen = [e for e in journal.entries if e["event"] == "plan_chosen"]
-    assert [e["source"] for e in chosen] == ["template:implied_arithmetic", f"template:{DEFAULT_TEMPLATE}"]
-    assert chosen[0]["why"] == "the next template after years_between"
+    assert [e["source"] for e in chosen] == ["template:comparative", f"template:{DEFAULT_TEMPLATE}"]
+    assert chosen[0]["why"] == "the next template after years_older"
 
 
 async def test_the_last_revision_allowed_goes_to_the_default_plan() -> None:
