@@ -188,6 +188,9 @@ class ToolSettings(BaseModel):
     # typed answers too on a chat model; `on`: all of it (an agent whose backend cannot stops
     # at start-up); `off`: none (free text, parsed).
     schemas: Literal["auto", "on", "off"] = "auto"
+    # How the pipeline splits a two-fact question: the hop splitter's rules over the question's
+    # form, or the model (a split it writes, under a schema where the backend takes one).
+    decompose: Literal["rules", "model"] = "rules"
     # Tools whose agents pass their input through unchanged instead of working (comma-separated):
     # `gaiamesh bench --ablate` measures what each pipeline stage adds.
     ablate: str = ""

@@ -55,9 +55,9 @@ class FakeLLM:
 
 class Chooser:
     """A model that chooses: it likes the continuations holding ``likes`` best (log-probability
-    -1, the rest -5), or, with ``scores=False``, cannot score and picks ``likes`` wherever a
-    schema offers it. Several values are liked in turn, one per call. The real model's choices
-    are tested end to end."""
+    -1, the rest -5), or, with ``scores=False``, cannot score and reads ``likes`` as its answer
+    (as JSON under a schema). Several values are liked in turn, one per call. The real model's
+    choices are tested end to end."""
 
     def __init__(self, *likes: str, scores: bool = True) -> None:
         self.queue, self.scores = list(likes), scores
@@ -83,6 +83,7 @@ class Chooser:
         usage.calls += 1
         allowed = schema["properties"]["answer"].get("enum", []) if schema else []
         self.offered.append(list(allowed))
-        reply = json.dumps({"answer": self.likes if self.likes in allowed else allowed[0]}) if schema else f" {self.likes}"
+        said = self.likes if not allowed or self.likes in allowed else allowed[0]
+        reply = json.dumps({"answer": said}) if schema else f" {said}"
         self._next()
         return reply

@@ -204,6 +204,8 @@ class RunMetrics(BaseModel):
     backend: str | None = None  # how the agents reached the model: ollama | openai (as they announced it)
     model_kind: str | None = None  # base (raw completions) | chat (messages in the model's template)
     schemas: list[str] = Field(default_factory=list)  # tools whose model output was held to JSON schemas
+    # who made each decision behind the answer: the plan, each step (model | template | tool)
+    made_by: dict[str, str] = Field(default_factory=dict)
     scorer: str = "em_rouge"
     bytes_tx: int = 0
     bytes_rx: int = 0

@@ -65,9 +65,20 @@ class Passage(Body):
     text: str
 
 
+class Split(Body):
+    """How ``search`` split the question: ``inner`` names a bridge, ``outer`` asks about it
+    (``{bridge}`` where it goes); both empty when one fact answers it. ``by``: the hop
+    splitter's rules or the model."""
+
+    by: Literal["rules", "model"]
+    inner: str = Field(default="", max_length=1000)
+    outer: str = Field(default="", max_length=1000)
+
+
 class SearchDocs(Body):
     passages: list[Passage]
     n_chunks: int = Field(ge=0)
+    split: Split | None = None  # None: no split was decided (search left out)
 
 
 class Fact(Body):
@@ -105,6 +116,9 @@ class Triples(Body):
     hops: list[Hop] | None = None
 
 
+Maker = Literal["model", "template", "tool"]
+
+
 class FinalAnswer(Body):
     answer: str
     method: str
@@ -113,6 +127,10 @@ class FinalAnswer(Body):
     candidates: list[str]
     facts_used: int = Field(ge=0)
     triples_seen: int = Field(ge=0)
+    # Who made each decision behind the answer (the plan, each step): "model" (the model's
+    # choice), "template" (a plan matched on the question's form), "tool" (a calculation, a
+    # lookup with one candidate, hand-set weights).
+    made_by: dict[str, Maker] = Field(default_factory=dict)
 
 
 class ToolFailure(Body):
@@ -153,6 +171,7 @@ class SubTaskResult(Body):
     processed_result_data: Any = None
     error_details: ErrorDetails | None = None
     evidence: str | None = None  # the text the result was read from (for the working context)
+    made_by: Maker | None = None  # the model (it asked the model to decide) or a tool alone
 
 
 # --- packets ----------------------------------------------------------------------------------

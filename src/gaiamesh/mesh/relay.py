@@ -437,6 +437,7 @@ class MeshNetwork:
                 "run_id": self.run_id,
                 **RunMetrics.describing(self.task, self.settings.model, self.settings.scorer),
                 "prediction": prediction,
+                "made_by": final.payload.made_by if final else {},
                 "strategy": self.settings.strategy,
                 "ablated": ",".join(sorted(self.settings.ablated)),
                 "protocol": self.settings.protocol,

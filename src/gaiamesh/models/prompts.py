@@ -88,6 +88,39 @@ def _triple_shots(structured: bool) -> str:
     return TRIPLE_LEAD + "".join(f"Sentence: {s}\nTriple: ({a} | {r} | {b})\n\n" for s, (a, r, b) in TRIPLE_EXAMPLES)
 
 
+class SplitReply(BaseModel):
+    """A question split in two, as the model writes it under :data:`SPLIT_SCHEMA`: whether it
+    needs two facts, the first question (its answer names the bridge) and the second, with
+    ``{bridge}`` where the bridge's name goes."""
+
+    two_facts: bool
+    first: str = Field(max_length=2 * REPLY_CHARS)
+    second: str = Field(max_length=2 * REPLY_CHARS)
+
+
+SPLIT_EXAMPLES = (
+    ("Who designed the bridge that replaced the old ferry?",
+     SplitReply(two_facts=True, first="Which bridge replaced the old ferry?", second="Who designed {bridge}?")),
+    ("When did the Corran mill open?", SplitReply(two_facts=False, first="", second="")),
+    ("In which town was the founder of the Aske choir born?",
+     SplitReply(two_facts=True, first="Who founded the Aske choir?", second="In which town was {bridge} born?")),
+)  # fmt: skip
+SPLIT_LEAD = (
+    "Split a question that needs two facts into a first question, whose answer names someone or "
+    "something, and a second question about it, with {bridge} where its name goes. A question "
+    "that needs one fact is not split. Answer as JSON.\n\n"
+)
+SPLIT_SHOTS = SPLIT_LEAD + "".join(f"Question: {q}\nSplit: {r.model_dump_json()}\n\n" for q, r in SPLIT_EXAMPLES)
+SPLIT_SCHEMA: dict[str, Any] = SplitReply.model_json_schema()
+
+
+def split_prompt(question: str) -> Prompt:
+    """The prompt for a question's split into two (held to :data:`SPLIT_SCHEMA` where the
+    backend takes one; the examples show the same JSON either way)."""
+    asked = f"Question: {' '.join(question.split())}"
+    return Prompt(f"{SPLIT_SHOTS}{asked}\nSplit:", SPLIT_LEAD.replace("\n\n", ""), asked)
+
+
 ANSWER_SHOTS = _answer_shots(structured=False)
 TRIPLE_SHOTS = _triple_shots(structured=False)
 

@@ -34,7 +34,7 @@ from ..tasks import Task
 from . import workers
 from .catalog import TOOLS
 from .journal import Journal, WorkingContext
-from .orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, dispatcher, templates
+from .orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, dispatcher, made_by, templates
 from .planner import PlanManager
 from .task import run_task
 
@@ -54,6 +54,7 @@ class DryRun:
     plan: str
     revisions: int
     tokens: int  # the model's tokens for the plan and the readings (the server's counts)
+    made_by: dict[str, str]  # who made each decision of the answering plan (see orchestrator.made_by)
 
 
 async def dry_run(task: Task, settings: ToolSettings, llm: LLMClient) -> DryRun:
@@ -93,6 +94,7 @@ async def dry_run(task: Task, settings: ToolSettings, llm: LLMClient) -> DryRun:
         task.task_id, task.question, task.answer, kind, prediction,
         exact_match(prediction, list(task.golds)) if prediction else 0,
         outcome.plan.source if outcome.plan else "", outcome.revisions, ctx.usage.tokens,
+        dict(made_by(outcome)) if kind == "answered" else {},
     )  # fmt: skip
 
 

@@ -19,7 +19,7 @@ import httpx
 from pydantic import ValidationError
 
 from ..errors import ToolError
-from ..mesh.frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, PacketType, SubTask
+from ..mesh.frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, Maker, PacketType, SubTask
 from ..mesh.tool import Tool
 from ..pipeline import ToolContext
 from ..pipeline.followup import resolve as resolve_followup
@@ -31,7 +31,7 @@ from .files import Files, WorkspaceError
 from .journal import Journal, WorkingContext, load_state, save_state
 from .plan import PlanError, Step, StepOutput, Template, load_templates, validate_plan
 from .planner import PlanManager, WritePlan
-from .task import run_task
+from .task import TaskOutcome, run_task
 
 BUNDLED_TEMPLATES = Path(__file__).parent / "templates"
 DEFAULT_TEMPLATE = "ask_the_document"
@@ -102,7 +102,8 @@ def dispatcher(ctx: ToolContext, packet: DocInitPacket) -> Dispatch:
         except TimeoutError:
             return StepOutput("FAILED", error=f"Timeout: no result for {task.sub_task_id} within {timeout:.0f}s")
         if result.status == "COMPLETED":
-            return StepOutput("COMPLETED", result.result_data, result.processed_result_data, evidence=result.evidence)
+            return StepOutput("COMPLETED", result.result_data, result.processed_result_data, evidence=result.evidence,
+                              made_by=result.made_by)  # fmt: skip
         details = result.error_details
         kind = details.type if details and details.type else "Failed"
         return StepOutput("FAILED", error=f"{kind}: {details.message if details else 'no details'}")
@@ -159,7 +160,18 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
         candidates=[],
         facts_used=len(cwc.key_findings),
         triples_seen=0,
+        made_by=made_by(outcome),
     )
+
+
+def made_by(outcome: TaskOutcome) -> dict[str, Maker]:
+    """Who made each decision of the plan that answered: the plan itself (the model, or a
+    template matched on the question's form), then each step (the model, or a tool alone)."""
+    assert outcome.plan is not None and outcome.execution is not None
+    out: dict[str, Maker] = {"plan": "model" if outcome.plan.source == "model" else "template"}
+    for step_id, output in outcome.execution.outputs.items():
+        out[step_id] = "model" if output.made_by == "model" else "tool"
+    return out
 
 
 def setup(settings: ToolSettings) -> None:

@@ -246,6 +246,7 @@ class StepOutput:
     processed_result_data: Any = None
     error: str | None = None
     evidence: str | None = None
+    made_by: str | None = None  # "model" or "tool": who decided the result (None: not said)
 
 
 def resolve(value: Any, outputs: Mapping[str, StepOutput]) -> Any:

@@ -90,14 +90,13 @@ def counts_unit(c: Candidate, unit: str) -> bool:
 
 
 async def choose(ctx: ToolContext, context: str, question: str, cands: list[Candidate], unit: str) -> Candidate:
-    """The model's choice among ``cands`` as the answer to ``question`` over ``context``."""
-    if len(cands) == 1:
-        return cands[0]
+    """The model's choice among ``cands`` as the answer to ``question`` over ``context`` (with
+    one candidate too: the model reads every fact a step finds, so that its cost is counted)."""
     weights = ctx.settings is not None and ctx.settings.answer_choice == "weights"
     prompt = answer_prompt(context, question)
     scores = None if weights else await ctx.llm.score(prompt, [f" {c.span}\n" for c in cands], ctx.usage)
     if scores is None:
-        reading = normalize(await read_answer(ctx, context, question, [c.span for c in cands]))
+        reading = normalize(await read_answer(ctx, context, question))
         return next((c for c in cands if normalize(c.span) == reading), cands[0])
 
     def belief(pair: tuple[Candidate, float]) -> float:

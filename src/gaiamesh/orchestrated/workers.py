@@ -25,6 +25,7 @@ from ..mesh.frames import (
     DocInitPacket,
     ErrorDetails,
     EventsPacket,
+    Maker,
     PacketType,
     SearchDocsPacket,
     SubTaskPacket,
@@ -155,6 +156,7 @@ def worker(role: str) -> Callable[[ToolContext, SubTaskPacket], Awaitable[SubTas
         if task.tool_name not in tools:
             return _failed(reply, f"role {role!r} has no tool {task.tool_name!r} (has: {', '.join(tools)})", "UnknownTool")
         model, handler = tools[task.tool_name]
+        calls = ctx.usage.calls
         try:
             data, value, evidence = await handler(ctx, model.model_validate(task.sub_task_input))
         except ValidationError as exc:
@@ -172,9 +174,11 @@ def worker(role: str) -> Callable[[ToolContext, SubTaskPacket], Awaitable[SubTas
         except ModelError as exc:
             return _failed(reply, f"{task.tool_name}: {exc}", "ModelUnavailable")
         ctx.memory.setdefault("results", []).append({"step": task.sub_task_id, "result": data})
+        made_by: Maker = "model" if ctx.usage.calls > calls else "tool"  # a step that asked the model is its choice
         return SubTaskResult(
-            **reply, status="COMPLETED", result_data=data, processed_result_data=value, evidence=evidence
-        )
+            **reply, status="COMPLETED", result_data=data, processed_result_data=value, evidence=evidence,
+            made_by=made_by,
+        )  # fmt: skip
 
     return run
 

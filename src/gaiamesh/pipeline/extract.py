@@ -13,9 +13,10 @@ import re
 from ..mesh.frames import Events, Fact, Hop, PacketType, SearchDocsPacket
 from ..mesh.tool import Tool, ToolContext
 from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
-from .hops import CLAUSE, POINTS_BACK, Decomposition, about, decompose
+from .hops import CLAUSE, POINTS_BACK, Decomposition, about
 from .read import read_answer
 from .rerank import rerank
+from .split import as_decomposition, split_question
 from .text import sentences, terms
 
 TOP_FACTS = 3
@@ -83,7 +84,9 @@ async def run(ctx: ToolContext, packet: SearchDocsPacket) -> Events:
     if not pool:
         raise ValueError("search_docs carries no passages")
     question, bridge, hops = packet.question, "", None
-    hop = decompose(packet.question)
+    # the split search retrieved for; its own where search was left out
+    split = packet.payload.split or await split_question(ctx, packet.question)
+    hop = as_decomposition(split)
     if hop is not None:
         found = await find_bridge(ctx, hop, pool)
         if found is not None:
@@ -116,5 +119,5 @@ def passthrough(packet: SearchDocsPacket) -> Events:
 TOOL = Tool(
     "extract", PacketType.SEARCH_DOCS, PacketType.EVENTS, run, description="question-relevant facts",
     passthrough=passthrough,
-    uses_schemas=lambda _s: "phrases",  # typed answers
+    uses_schemas=lambda _s: "phrases",  # typed answers (and a split, where search was left out)
 )

@@ -272,6 +272,8 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
         candidates=candidates,
         facts_used=len(facts),
         triples_seen=len(body.triples),
+        # the reading is the model's; the choice is too, unless hand-set weights made it
+        made_by={"reading": "model", "answer": "model" if scores is not None else "tool"},
     )
 
 

@@ -7,8 +7,8 @@ from ..mesh.frames import DocInitPacket, PacketType, Passage, SearchDocs
 from ..mesh.tool import Tool, ToolContext
 from .answer_type import prefer, typed_rank
 from .followup import resolve
-from .hops import decompose
 from .rerank import rerank
+from .split import as_decomposition, split_question
 
 TOP_K = 3
 _REACH = 240  # how far a passage may grow to reach whole sentences across chunk edges
@@ -38,7 +38,8 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> SearchDocs:
     if question != packet.question:
         ctx.question = question
         ctx.memory["followup"] = {"asked": packet.question, "resolved": question}
-    hop = decompose(question)
+    split = await split_question(ctx, question)
+    hop = as_decomposition(split)
     if hop is None:
         # The model reads each candidate grown to whole sentences: a fact cut by the split
         # ("The new wing ... | was opened in May 1901") is only recognisable whole.
@@ -59,7 +60,7 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> SearchDocs:
         for i, score in ranked
     ]
     ctx.memory["retrieved_chunks"] = [p.chunk for p in passages]
-    return SearchDocs(passages=passages, n_chunks=len(chunks))
+    return SearchDocs(passages=passages, n_chunks=len(chunks), split=split)
 
 
 def passthrough(packet: DocInitPacket) -> SearchDocs:
@@ -71,4 +72,5 @@ def passthrough(packet: DocInitPacket) -> SearchDocs:
 TOOL = Tool(
     "search", PacketType.DOC_INIT, PacketType.SEARCH_DOCS, run, description="BM25 over document chunks",
     passthrough=passthrough,
+    uses_schemas=lambda s: "json" if s.decompose == "model" else None,  # the model's split of a question
 )
