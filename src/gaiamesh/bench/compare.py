@@ -25,14 +25,16 @@ from ..settings import Settings, default_agents
 from ..tasks import Task
 from .baseline import run_baseline
 
-COLUMNS = ["repeat", *RunMetrics.columns()]  # one CSV column per field of metrics.json
+# one CSV column per field of metrics.json, and the share of the answer's decisions the model made
+COLUMNS = ["repeat", *RunMetrics.columns(), "model_share"]
 SUMMARY = [
     ("bytes_tx", "median"), ("bytes_rx", "median"), ("header_overhead", "median"), ("pkt_cnt", "median"),
-    ("elapsed_ms", "median"), ("llm_ms", "median"), ("network_share", "median"),
+    ("elapsed_ms", "median"), ("llm_ms", "median"), ("token_sum", "median"), ("model_share", "mean"),
+    ("network_share", "median"),
     ("quality_score", "mean"), ("exact_match", "mean"), ("rouge_l", "mean"), ("gaia_match", "mean"),
     ("squad_em", "mean"), ("squad_f1", "mean"),
 ]  # fmt: skip
-SCORES = ("network_share", "quality_score", "exact_match", "rouge_l", "gaia_match", "squad_em", "squad_f1")
+SCORES = ("model_share", "network_share", "quality_score", "exact_match", "rouge_l", "gaia_match", "squad_em", "squad_f1")
 BASELINE = "baseline"
 _REPEAT = re.compile(r"^.+-(\d{1,4})$")  # <task id>-<repeat>, as `make bench` names a run
 
@@ -57,6 +59,8 @@ def agents_running(settings: Settings, group: ProcessGroup, name: str) -> Iterat
 def _row(repeat: int, m: RunMetrics) -> dict[str, Any]:
     """One CSV row; baseline runs are grouped under the protocol name ``baseline``."""
     row = m.model_dump(exclude={"agents"})
+    made = list(m.made_by.values())
+    row["model_share"] = round(made.count("model") / len(made), 3) if made else None  # which the model made
     protocol = BASELINE if m.mode == BASELINE else m.protocol
     return {c: "" if row.get(c) is None else row[c] for c in COLUMNS} | {"protocol": protocol, "repeat": repeat}
 

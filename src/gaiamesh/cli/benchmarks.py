@@ -139,13 +139,16 @@ def _cmd_plans(args: argparse.Namespace) -> int:
 
     async def run_all() -> None:
         llm = LLMClient.from_settings(settings)
-        await llm.profile()  # the model server answers and serves MODEL, or one line says why
+        # the model server answers and serves MODEL (or one line says why), and holds plans to
+        # the Plan schema where the orchestrator's agent would (SCHEMAS)
+        profile = await llm.profile(need_schemas=settings.model_plans and settings.schemas != "off")
+        schemas = bool(profile.schemas)
         with Progress(console=console, transient=True) as progress:
             bar = progress.add_task("plans", total=sum(len(t) for t in sets.values()))
             for folder, tasks in sets.items():
                 results[folder] = []
                 for task in tasks:
-                    results[folder].append(await dry_run(task, settings, llm))
+                    results[folder].append(await dry_run(task, settings, llm, schemas))
                     progress.advance(bar)
 
     asyncio.run(run_all())

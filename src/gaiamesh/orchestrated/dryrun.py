@@ -34,7 +34,7 @@ from ..tasks import Task
 from . import workers
 from .catalog import TOOLS
 from .journal import Journal, WorkingContext
-from .orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, dispatcher, made_by, templates
+from .orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, dispatcher, made_by, plan_writer, templates
 from .planner import PlanManager
 from .task import run_task
 
@@ -57,15 +57,17 @@ class DryRun:
     made_by: dict[str, str]  # who made each decision of the answering plan (see orchestrator.made_by)
 
 
-async def dry_run(task: Task, settings: ToolSettings, llm: LLMClient) -> DryRun:
+async def dry_run(task: Task, settings: ToolSettings, llm: LLMClient, schemas: bool = False) -> DryRun:
     """Plan and execute ``task``'s question with the orchestrated strategy, in-process: the
-    orchestrator's own dispatcher, with each sub-task handed straight to its worker."""
+    orchestrator's own dispatcher, with each sub-task handed straight to its worker; the model
+    writes plans where ``MODEL_PLANS`` says so (held to the Plan schema with ``schemas``)."""
     doc = DocInitPacket(run_id="dryrun", src="network", seq=0, question=task.question,
                         payload=DocInit(chunks=chunk_document(task.doc)))  # fmt: skip
     left_to_pipeline = False
     with tempfile.TemporaryDirectory() as scratch:
         ctx = ToolContext(
             llm=llm, doc=doc.payload, question=task.question, workspace=Path(scratch), settings=settings,
+            schemas=schemas,
         )  # fmt: skip
 
         async def ask(sub: SubTask) -> SubTaskResult:
@@ -81,7 +83,9 @@ async def dry_run(task: Task, settings: ToolSettings, llm: LLMClient) -> DryRun:
             return await workers.worker(sub.assigned_agent_role)(ctx, packet)
 
         ctx.ask = ask
-        manager = PlanManager(TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE)
+        writer = plan_writer(ctx) if settings.model_plans else None
+        manager = PlanManager(TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE,
+                              writer, schema=schemas)  # fmt: skip
         journal = Journal(Path(scratch) / "journal.jsonl")
         outcome = await run_task(
             task.question, manager, dispatcher(ctx, doc), journal, WorkingContext(task.question), settings.max_revisions

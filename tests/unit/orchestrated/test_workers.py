@@ -12,7 +12,7 @@ from gaiamesh.mesh.frames import DocInit, PacketType, SubTaskPacket, make_packet
 from gaiamesh.models.llm import LLMClient, LLMUsage
 from gaiamesh.orchestrated.calculator import CalculatorError, calculate, format_number, to_number
 from gaiamesh.orchestrated.catalog import FindFact
-from gaiamesh.orchestrated.reading import step_question
+from gaiamesh.orchestrated.reading import Candidate, evidence, nearness, step_question
 from gaiamesh.orchestrated.workers import worker
 from gaiamesh.pipeline import ToolContext
 
@@ -134,3 +134,12 @@ def test_number_words_are_read_whole() -> None:
     assert [to_number(s) for s in ("over eighty", "fourteen boats", "one thousand and forty", "two thousand three hundred and ten")] == [
         80, 14, 1040, 2310]  # fmt: skip
     assert to_number("the third and the fourth") is None
+
+
+def test_the_query_s_words_near_a_span_count_for_it() -> None:
+    said = "Ada Venn, who was born in 1822, took charge of the mill after her father drowned in 1856."
+    born, charge = Candidate("1822", 0, said), Candidate("1856", 0, said)
+    assert nearness(born, "Ada Venn born") > nearness(charge, "Ada Venn born")
+    assert nearness(charge, "her father drowned") == 1.0 and nearness(Candidate("1901", 1, "It closed in 1901."), "father drowned") == 0.0
+    task = FindFact(query="her father drowned", answer_type="year")
+    assert evidence(charge, task) > evidence(Candidate("1901", 1, "It closed in 1901."), task)
