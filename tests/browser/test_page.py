@@ -50,9 +50,11 @@ def metrics_of(service: Service, run_id: str) -> dict[str, Any]:
 
 def same(shown: str, value: object) -> bool:
     """A value of metrics.json as the page prints it (JavaScript writes 1.0 as "1"; a list is
-    joined with commas)."""
+    joined with commas, a mapping as "key: value" pairs)."""
     if isinstance(value, list):
         return shown == ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return shown == ", ".join(f"{k}: {v}" for k, v in value.items())
     if isinstance(value, bool) or not isinstance(value, int | float):
         return shown == ("–" if value is None else str(value))
     return float(shown) == float(value)

@@ -15,7 +15,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -101,23 +101,27 @@ class MeshAgent:
         handshake then announces the backend and kind, which ``metrics.json`` records."""
         need_scores = self.settings.answer_choice == "likelihood"
         parses = self.tool.uses_schemas(self.settings) if self.tool.uses_schemas is not None else None
-        need_schemas = parses is not None and self.settings.schemas != "off"
-        profile = await self.llm.profile(need_scores=need_scores, need_schemas=need_schemas)
+        # auto: JSON (plans, splits) wherever the backend holds it; triples and typed answers on a
+        # chat model only: a base model's few-shot pattern already fixes their form, and holding
+        # them cost it time for no gain (docs/results/2026-11-26-structured-output.md). Only what
+        # would be held is probed, so that a default team starts as fast as before.
+        profile = await self.llm.profile(need_scores=need_scores)
+        wanted = parses is not None and self.settings.schemas != "off" and (
+            self.settings.schemas == "on" or parses == "json" or profile.kind == "chat"
+        )
+        if wanted:
+            profile = replace(profile, schemas=await self.llm.holds_schemas())
         if need_scores and not profile.scores:
             raise ConfigError(
                 f"ANSWER_CHOICE=likelihood, but the {profile.backend} server at {self.llm.host} gives no "
                 "log-probabilities of a continuation (ANSWER_CHOICE=auto falls back to weights)"
             )
-        if need_schemas and self.settings.schemas == "on" and not profile.schemas:
+        if wanted and self.settings.schemas == "on" and not profile.schemas:
             raise ConfigError(
                 f"SCHEMAS=on, but the {profile.backend} server at {self.llm.host} holds no output to a JSON "
                 f"schema for this model (MODEL_KIND={profile.kind}); set SCHEMAS=auto or off"
             )
-        # auto: JSON (plans, splits) wherever the backend holds it; triples and typed answers on a
-        # chat model only: a base model's few-shot pattern already fixes their form, and holding
-        # them cost it time for no gain (docs/results/2026-11-26-structured-output.md)
-        wanted = self.settings.schemas == "on" or parses == "json" or profile.kind == "chat"
-        self.schemas = bool(need_schemas and profile.schemas and wanted)
+        self.schemas = bool(wanted and profile.schemas)
         self.announcement = self.announcement.model_copy(
             update={"backend": profile.backend, "model_kind": profile.kind, "schemas": self.schemas}
         )

@@ -144,14 +144,18 @@ class LLMClient:
         if need_scores:
             scores = await self._retrying(lambda: self.backend.score("The sky is", [" blue"])) is not None
         if need_schemas:
-            try:
-                await self.complete("Reply with a JSON object: ", LLMUsage(), num_predict=8, stop=(), schema=PROBE_SCHEMA)
-                schemas = True
-            except ModelUnreachable:
-                raise
-            except ModelError:
-                schemas = False
+            schemas = await self.holds_schemas()
         return Profile(self.backend.name, getattr(self.backend, "model", ""), kind, scores, schemas)
+
+    async def holds_schemas(self) -> bool:
+        """Whether the backend holds this model's output to a JSON schema (a small probe)."""
+        try:
+            await self.complete("Reply with a JSON object: ", LLMUsage(), num_predict=8, stop=(), schema=PROBE_SCHEMA)
+        except ModelUnreachable:
+            raise
+        except ModelError:
+            return False
+        return True
 
     async def complete(
         self, prompt: Prompt | str, usage: LLMUsage, num_predict: int = 24, stop: tuple[str, ...] = ("\n",),

@@ -390,6 +390,15 @@
     }
   }
 
+  // A value of metrics.json as the table prints it: a list joined with commas, a mapping
+  // (made_by) as "key: value" pairs.
+  function shownValue(v) {
+    if (v === null) return "–";
+    if (Array.isArray(v)) return v.join(", ");
+    if (typeof v === "object") return Object.entries(v).map(([k, x]) => `${k}: ${x}`).join(", ");
+    return String(v);
+  }
+
   function metricsTable(holder, m, runId) {
     holder.replaceChildren();
     const table = html("table", "", "metrics");
@@ -399,7 +408,7 @@
       if (k === "agents") continue;
       const tr = html("tr");
       tr.dataset.key = k;
-      tr.append(html("th", k), html("td", v === null ? "–" : Array.isArray(v) ? v.join(", ") : String(v)));
+      tr.append(html("th", k), html("td", shownValue(v)));
       body.append(tr);
     }
     table.append(body);
