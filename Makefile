@@ -39,7 +39,8 @@ wheelhouse: $(WHEELHOUSE_STAMP)
 
 # The gaiamesh package itself, rebuilt every time (it is small and changes often).
 dist:
-	rm -rf build/dist && SOURCE_DATE_EPOCH=315532800 $(PY) -m pip wheel --no-deps --quiet -w build/dist .
+	# build/lib is setuptools' copy of the package: a file deleted from src/ would stay in it (and in the wheel)
+	rm -rf build/dist build/lib build/bdist.* && SOURCE_DATE_EPOCH=315532800 $(PY) -m pip wheel --no-deps --quiet -w build/dist .
 
 $(BIN)/.stamp: pyproject.toml $(WHEELHOUSE_STAMP)
 	@echo "== [$$(date -u +%T)] venv: installing gaiamesh with dev tools into $(VENV) =="
