@@ -199,4 +199,4 @@ def test_the_dry_run_command_reads_with_the_real_model(tmp_path: Path, model_ser
     (row,) = json.loads(out.read_text())["summary"]
     assert (row["tasks"], row["pipeline"]) == (2, 1) and row["tokens"] > 0  # the facts were the model's choice
     runs = {t["task_id"]: t for t in json.loads(out.read_text())["tasks"][str(tmp_path / "set")]}
-    assert runs["enlarged"]["plan"] == "template:years_apart" and runs["enlarged"]["tokens"] > 0
+    assert runs["enlarged"]["plan"] == "template:duration" and runs["enlarged"]["tokens"] > 0

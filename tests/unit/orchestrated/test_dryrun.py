@@ -31,7 +31,7 @@ async def test_an_arithmetic_question_is_answered_and_scored(tmp_path: Path) -> 
     model = Chooser("1871")  # the model's choice for the second fact (the first has one candidate)
     run = await dry_run(load_task(folder), load_settings(), model)  # type: ignore[arg-type]
     assert (run.outcome, run.prediction, run.exact_match) == ("answered", "29", 1)
-    assert run.plan == "template:years_apart" and model.offered and "1871" in model.offered[-1]
+    assert run.plan == "template:duration" and model.offered and "1871" in model.offered[-1]
 
 
 async def test_a_question_for_the_pipeline_is_reported_as_such_not_scored(tmp_path: Path) -> None:

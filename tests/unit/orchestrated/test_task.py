@@ -95,21 +95,21 @@ async def test_a_non_transient_failure_gives_way_to_the_next_template_then_the_d
                          "answer": [StepOutput("COMPLETED", "12")]}  # fmt: skip
     journal = Journal()
     question = "How many years older is the painter than his brother?"  # years_older, then comparative
-    plan = validate_plan(good(), TOOLS, source="template:years_older")
+    plan = validate_plan(good(), TOOLS, source="template:duration")
     outcome = await run_task(question, manager(), Workers(answers), journal, WorkingContext("q"), 3, plan)
     assert outcome.status == "COMPLETED" and outcome.answer == "12"
     assert outcome.plan is not None and outcome.plan.source == f"template:{DEFAULT_TEMPLATE}"
-    # the one template after years_older that reads the question, then the default
+    # the one template after duration that reads the question, then the default
     chosen = [e for e in journal.entries if e["event"] == "plan_chosen"]
-    assert [e["source"] for e in chosen] == ["template:comparative", f"template:{DEFAULT_TEMPLATE}"]
-    assert chosen[0]["why"] == "the next template after years_older"
+    assert [e["source"] for e in chosen] == ["template:difference", f"template:{DEFAULT_TEMPLATE}"]
+    assert chosen[0]["why"] == "the next template after duration"
 
 
 async def test_the_last_revision_allowed_goes_to_the_default_plan() -> None:
     answers = years() | {"a": [StepOutput("FAILED", error="NotFound: no year")],
                          "answer": [StepOutput("COMPLETED", "1931")]}  # fmt: skip
     journal = Journal()
-    plan = validate_plan(good(), TOOLS, source="template:years_between")
+    plan = validate_plan(good(), TOOLS, source="template:duration")
     outcome = await run_task("When did it close?", manager(), Workers(answers), journal, WorkingContext("q"), 1, plan)
     assert outcome.status == "COMPLETED" and outcome.revisions == 1
     assert outcome.plan is not None and outcome.plan.source == f"template:{DEFAULT_TEMPLATE}"
@@ -134,7 +134,7 @@ async def test_an_invalid_model_plan_is_rejected_with_reasons_and_replaced() -> 
 async def test_a_template_is_chosen_by_the_question_and_its_slots_filled() -> None:
     journal = Journal()
     plan = await manager().plan("How many years passed between the mill opening and the fire?", journal)
-    assert plan.source == "template:years_between"
+    assert plan.source == "template:duration"
     finds = [s for s in plan.steps() if s.tool_name == "find_fact"]
     assert [s.sub_task_input["query"] for s in finds] == ["the mill opening", "the fire"]
     assert finds[1].sub_task_input["exclude"] == ["@{outputs.a.processed_result_data}"]  # a second, different year
