@@ -41,6 +41,20 @@ EXAMPLE = {
         ]},
     ]
 }  # fmt: skip
+# A plan of one look-up: the model sees that a plan need not be a calculation, nor about years.
+ONE_FACT = {
+    "stages": [
+        {"steps": [
+            {"stepId": "a", "assigned_agent_role": "research", "tool_name": "find_fact",
+             "sub_task_input": {"query": "passengers the ferry carried in its first season", "answer_type": "number"},
+             "isFinalAnswer": True},
+        ]},
+    ]
+}  # fmt: skip
+EXAMPLES = [
+    ("How many years after the bridge opened did it close?", EXAMPLE),
+    ("How many passengers did the ferry carry in its first season?", ONE_FACT),
+]
 
 
 # The prompt ends inside the JSON, so a base model continues a plan rather than answering.
@@ -48,7 +62,7 @@ PLAN_START = '{"stages": [{"steps": [{"stepId": "'
 
 
 def plan_prompt(question: str, catalog: Catalog, revision: str = "", schema: bool = False) -> str:
-    """The few-shot prompt for a plan as JSON (tools, the reference syntax, one example). Held to
+    """The few-shot prompt for a plan as JSON (tools, the reference syntax, two examples). Held to
     a schema, the model writes the whole object; free, it continues one already begun."""
     tools = "\n".join(f"- {s.role}/{s.name}: {' '.join(s.description.split())}" for s in catalog.values())
     return (
@@ -56,9 +70,8 @@ def plan_prompt(question: str, catalog: Catalog, revision: str = "", schema: boo
         "may use an earlier stage's output as @{outputs.STEP_ID.result_data} or "
         "@{outputs.STEP_ID.processed_result_data}. Exactly one step has \"isFinalAnswer\": true.\n"
         f"Tools:\n{tools}\n\n"
-        "Question: How many years after the bridge opened did it close?\n"
-        f"Plan: {json.dumps(EXAMPLE)}\n\n"
-        f"{revision}Question: {question}\nPlan: {'' if schema else PLAN_START}"
+        + "".join(f"Question: {q}\nPlan: {json.dumps(plan)}\n\n" for q, plan in EXAMPLES)
+        + f"{revision}Question: {question}\nPlan: {'' if schema else PLAN_START}"
     )
 
 
