@@ -129,6 +129,21 @@ async def choose(ctx: ToolContext, context: str, task: FindFact, cands: list[Can
     return max(zip(cands, scores, strict=True), key=lambda pair: pair[1] + evidence(pair[0], task))[0]
 
 
+SUMMARY_POOL = 2  # sentences retrieval offers the model per sentence of the summary (plus two)
+
+
+async def choose_sentences(ctx: ToolContext, topic: str, pool: list[str], n: int) -> list[int]:
+    """The ``n`` sentences of ``pool`` (retrieval's order) the model chooses for a summary about
+    ``topic``: each sentence's log-likelihood per word as a sentence of that summary, after
+    the pool itself, plus its rank in retrieval; without scores, retrieval's first ``n``."""
+    prompt = f"Text: {' '.join(pool)}\nThe sentence of the text that says most about {topic}:"
+    scores = await ctx.llm.score(prompt, [f" {s}\n" for s in pool], ctx.usage)
+    if scores is None:
+        return list(range(min(n, len(pool))))
+    weight = [v / max(1, len(s.split())) + RANK_PRIOR / (1 + r) for r, (s, v) in enumerate(zip(pool, scores, strict=True))]
+    return sorted(range(len(pool)), key=lambda r: -weight[r])[:n]
+
+
 def document_sentences(ctx: ToolContext) -> list[str]:
     if ctx.doc is None:
         raise LookupError("this worker has not received the run's document (doc_init)")

@@ -68,12 +68,14 @@ def _document(ctx: ToolContext) -> DocInit:
 
 
 async def summarize(ctx: ToolContext, task: Summarize) -> tuple[Any, Any, str | None]:
-    """``(the summary, how many sentences, None)``: the best sentences for the topic (BM25 and
-    proximity, as retrieval ranks them), put back in the document's order."""
+    """``(the summary, how many sentences, None)``: of the sentences retrieval ranks best for
+    the topic (BM25 and proximity), those the model chooses, in the document's order."""
     sents = sentences("".join(_document(ctx).chunks))
-    chosen = sorted(i for i, score in rank(task.topic, sents)[: task.sentences] if score > 0)
-    if not chosen:
+    pool = [i for i, score in rank(task.topic, sents)[: reading.SUMMARY_POOL * task.sentences + 2] if score > 0]
+    if not pool:
         raise LookupError(f"the document says nothing about {task.topic!r}")
+    picked = await reading.choose_sentences(ctx, task.topic, [sents[i] for i in pool], task.sentences)
+    chosen = sorted(pool[r] for r in picked)
     return " ".join(sents[i] for i in chosen), len(chosen), None
 
 

@@ -143,3 +143,17 @@ def test_the_query_s_words_near_a_span_count_for_it() -> None:
     assert nearness(charge, "her father drowned") == 1.0 and nearness(Candidate("1901", 1, "It closed in 1901."), "father drowned") == 0.0
     task = FindFact(query="her father drowned", answer_type="year")
     assert evidence(charge, task) > evidence(Candidate("1901", 1, "It closed in 1901."), task)
+
+
+async def test_a_summary_is_the_sentences_the_model_chooses_in_the_documents_order() -> None:
+    model = Chooser("reopened in 1946")  # retrieval ranks it last of four
+    topic = "the museum's glass hall and its objects"
+    got = await worker("research")(ctx(llm=model), sub("research", "summarize", topic=topic, sentences=2))
+    assert got.status == "COMPLETED" and got.made_by == "model" and got.processed_result_data == 2
+    assert len(model.offered[-1]) == 4 and "reopened in 1946" in got.result_data  # the model's choice
+    # in the document's order, whatever the model's order
+    first, second = got.result_data.split(". ", 1)
+    assert DOC.index(first) < DOC.index(second)
+    cannot = Chooser("x", scores=False)  # a backend that cannot score: retrieval's best, as the tool's choice
+    plain = await worker("research")(ctx(llm=cannot), sub("research", "summarize", topic="glass hall", sentences=1))
+    assert plain.result_data.startswith("Its glass hall opened in 1902")
