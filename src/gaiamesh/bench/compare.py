@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import json
 import re
 import statistics
 from collections import Counter
@@ -23,6 +24,7 @@ from ..mesh.relay import MeshNetwork
 from ..runner import ProcessGroup, model_server, web_server
 from ..settings import Settings, default_agents
 from ..tasks import Task
+from . import stats as ci
 from .baseline import run_baseline
 
 # one CSV column per field of metrics.json, and the share of the answer's decisions the model made
@@ -149,14 +151,20 @@ def label(row: dict[str, Any], strategies: int, ablations: int = 1) -> str:
     return " · ".join([*parts, str(row["protocol"])])
 
 
+def labeler(rows: list[dict[str, Any]]) -> ci.Label:
+    """The group of a row among these ``rows`` (strategy and stages named where they vary)."""
+    strategies = len({r.get("strategy") or "pipeline" for r in rows if r["protocol"] != BASELINE})
+    ablations = len({r.get("ablated") or "" for r in rows if r["protocol"] != BASELINE})
+    return lambda row: label(dict(row), strategies, ablations)
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per protocol (and strategy): medians of the traffic and time columns, means of the
     quality columns."""
     out: dict[str, dict[str, float]] = {}
-    strategies = len({r.get("strategy") or "pipeline" for r in rows if r["protocol"] != BASELINE})
-    ablations = len({r.get("ablated") or "" for r in rows if r["protocol"] != BASELINE})
-    for protocol in dict.fromkeys(label(r, strategies, ablations) for r in rows):
-        group = [r for r in rows if label(r, strategies, ablations) == protocol]
+    group_of = labeler(rows)
+    for protocol in dict.fromkeys(group_of(r) for r in rows):
+        group = [r for r in rows if group_of(r) == protocol]
         stats: dict[str, float] = {"runs": len(group), "ok": sum(r["status"] == "ok" for r in group)}
         for col, how in SUMMARY:
             values = [float(r[col]) for r in group if r.get(col) not in ("", None)]
@@ -193,11 +201,19 @@ def write_reports(rows: list[dict[str, Any]], out: Path) -> None:
         writer.writeheader()
         writer.writerows(rows)
     summary = summarize(rows)
+    group_of = labeler(rows)
+    means, diffs = ci.intervals(rows, group_of), ci.differences(rows, group_of)
+    (out / "stats.json").write_text(json.dumps({
+        "level": ci.LEVEL, "resamples": ci.RESAMPLES, "reference": ci.REFERENCE,
+        "intervals": ci.as_json(means), "differences": ci.as_json(diffs),
+    }, indent=2) + "\n")  # fmt: skip
     (out / "summary.md").write_text(
         "# gaiamesh bench summary\n\nMedians per protocol over all runs (quality: means). "
         "`network_share` = 1 - llm_ms / elapsed_ms.\n\n" + summary_markdown(summary)
+        + INTERVALS_NOTE + ci.markdown(means)
+        + (DIFFERENCES_NOTE + ci.markdown(diffs, signed=True) if diffs else "")
     )
-    plot(summary, out / "comparison.png")
+    plot(summary, out / "comparison.png", means)
     table = Table(title="gaiamesh bench (medians; scores: means)")
     short = [
         "protocol",
@@ -224,8 +240,23 @@ def write_reports(rows: list[dict[str, Any]], out: Path) -> None:
     console.print(table)
 
 
-def plot(summary: dict[str, dict[str, float]], path: Path) -> None:
-    """Four panels: bytes on the wire (header part hatched), time, network share, quality."""
+INTERVALS_NOTE = (
+    "\n## Means with 95% intervals\n\nBootstrap over tasks, then each task's repeats "
+    f"({ci.RESAMPLES} draws; see docs/benchmarks.md). `bytes` = tx + rx per run; "
+    "`header_share` = header bytes / bytes.\n\n"
+)
+DIFFERENCES_NOTE = (
+    f"\n## Difference from `{ci.REFERENCE}`, run by run\n\nEach run minus the same task and "
+    f"repeat under `{ci.REFERENCE}` (same strategy), mean and 95% interval: an interval that "
+    "holds 0 is no difference these runs can tell.\n\n"
+)
+
+
+def plot(
+    summary: dict[str, dict[str, float]], path: Path, means: dict[str, dict[str, ci.Interval]] | None = None
+) -> None:
+    """Four panels: bytes on the wire (header part hatched), time, network share, quality (with
+    its 95% interval where ``means`` has one)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -260,8 +291,14 @@ def plot(summary: dict[str, dict[str, float]], path: Path) -> None:
     qual_names = list(summary)
     ax.bar(qual_names, [summary[p].get("quality_score", 0) for p in qual_names],
            color=["#937860" if p == BASELINE else "#64B5CD" for p in qual_names])  # fmt: skip
+    spans = [(means or {}).get(p, {}).get("quality_score") for p in qual_names]
+    if any(spans):
+        xs = [i for i, sp in enumerate(spans) if sp]
+        ax.errorbar(xs, [sp.mean for sp in spans if sp],
+                    yerr=[[sp.mean - sp.low for sp in spans if sp], [sp.high - sp.mean for sp in spans if sp]],
+                    fmt="none", ecolor="black", capsize=4)  # fmt: skip
     ax.set_ylim(0, 1)
-    ax.set_title("quality_score (mean; baseline = one direct model call)")
+    ax.set_title("quality_score (mean, 95% interval; baseline = one direct model call)")
     for a in axes.flat:
         a.tick_params(axis="x", rotation=20)
     fig.suptitle("Gaia Mesh: " + ("strategy and protocol" if any(" · " in n for n in names) else "protocol") + " comparison")
