@@ -69,3 +69,9 @@ def test_the_bench_report_writes_intervals_and_differences(tmp_path: Path) -> No
     assert "## Means with 95% intervals" in summary and "| a2a | 4 | 1.000 [1.000, 1.000]" in summary
     assert "+300 [300, 300]" in summary
     assert (tmp_path / "comparison.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_printed_table_has_one_header_per_summary_column() -> None:
+    from gaiamesh.bench.compare import SHORT, SUMMARY
+
+    assert [c for c, _ in SUMMARY] == list(SHORT)  # a column added to one must be added to the other

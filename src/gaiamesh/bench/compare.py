@@ -37,6 +37,12 @@ SUMMARY = [
     ("squad_em", "mean"), ("squad_f1", "mean"),
 ]  # fmt: skip
 SCORES = ("model_share", "network_share", "quality_score", "exact_match", "rouge_l", "gaia_match", "squad_em", "squad_f1")
+SHORT = {
+    "bytes_tx": "tx B", "bytes_rx": "rx B", "header_overhead": "hdr B", "pkt_cnt": "pkts", "elapsed_ms": "ms",
+    "llm_ms": "llm ms", "token_sum": "tokens", "model_share": "model", "network_share": "net",
+    "quality_score": "quality", "exact_match": "EM", "rouge_l": "ROUGE-L", "gaia_match": "GAIA",
+    "squad_em": "SQuAD EM", "squad_f1": "SQuAD F1",
+}  # fmt: skip
 BASELINE = "baseline"
 _REPEAT = re.compile(r"^.+-(\d{1,4})$")  # <task id>-<repeat>, as `make bench` names a run
 
@@ -215,29 +221,31 @@ def write_reports(rows: list[dict[str, Any]], out: Path) -> None:
     )
     plot(summary, out / "comparison.png", means)
     table = Table(title="gaiamesh bench (medians; scores: means)")
-    short = [
-        "protocol",
-        "runs",
-        "ok",
-        "tx B",
-        "rx B",
-        "hdr B",
-        "pkts",
-        "ms",
-        "llm ms",
-        "net",
-        "quality",
-        "EM",
-        "ROUGE-L",
-        "GAIA",
-        "SQuAD EM",
-        "SQuAD F1",
-    ]
+    # one short header per summary column, in SUMMARY's order (a list of its own had drifted
+    # from it: tokens and the model's share printed under the network and quality headers)
+    short = ["protocol", "runs", "ok", *(SHORT[c] for c, _ in SUMMARY)]
     for col in short:
         table.add_column(col, justify="right")
     for protocol, stats in summary.items():
         table.add_row(protocol, *(_fmt(c, stats.get(c)) for c in ["runs", "ok"] + [c for c, _ in SUMMARY]))
     console.print(table)
+    console.print(intervals_table(means, diffs))
+
+
+def intervals_table(means: dict[str, dict[str, ci.Interval]], diffs: dict[str, dict[str, ci.Interval]]) -> Table:
+    """Quality and bytes per run, each mean with its 95% interval, and the difference from json."""
+    table = Table(title=f"means with 95% intervals; difference from {ci.REFERENCE}, run by run")
+    for col in ("group", "quality", "bytes", f"quality - {ci.REFERENCE}", f"bytes - {ci.REFERENCE}"):
+        table.add_column(col, justify="right")
+
+    def cell(i: ci.Interval | None, digits: int) -> str:
+        return "–" if i is None else f"{i.mean:,.{digits}f} [{i.low:,.{digits}f}, {i.high:,.{digits}f}]"
+
+    for group, got in means.items():
+        d = diffs.get(group, {})
+        table.add_row(group, cell(got.get("quality_score"), 3), cell(got.get("bytes"), 0),
+                      cell(d.get("quality_score"), 3), cell(d.get("bytes"), 0))  # fmt: skip
+    return table
 
 
 INTERVALS_NOTE = (
