@@ -103,7 +103,9 @@ class ModelSettings(BaseModel):
 
     # ollama: Ollama's native API (our bundled server, or an official Ollama) at OLLAMA_HOST;
     # openai: an OpenAI-compatible server at OPENAI_BASE_URL (vLLM, llama.cpp, LM Studio, hosted).
-    llm_backend: Literal["ollama", "openai"] = "ollama"
+    # replay: the answers recorded in earlier runs under REPLAY_FROM, no model server at all.
+    llm_backend: Literal["ollama", "openai", "replay"] = "ollama"
+    replay_from: Path | None = None
     ollama_host: str = "http://127.0.0.1:11434"
     openai_base_url: str = ""  # as the openai client names it, e.g. http://127.0.0.1:8000/v1
     openai_api_key: str = ""  # a secret: .env only, never in a log, frame, archive or metrics.json

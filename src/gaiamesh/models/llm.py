@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..errors import ConfigError, ModelError, ModelUnreachable
-from .backends.base import Ask, Backend, ModelKind
+from .backends.base import Ask, Backend, ModelKind, completion_request, score_request
 from .backends.ollama import OllamaBackend
 from .prompts import Prompt
 
@@ -51,14 +51,21 @@ class LLMUsage:
         """The tokens to report: None when a call's server gave no counts (unknown, not 0)."""
         return None if self.uncounted else self.tokens
 
-    def count(self, started: float, prompt_tokens: int | None, eval_tokens: int | None) -> None:
-        elapsed = (time.perf_counter() - started) * 1000
+    def count(
+        self, started: float, prompt_tokens: int | None, eval_tokens: int | None, ms: float | None = None,
+        call: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        """Adds one call: its counts, its time (``ms`` where the backend gives it, else measured
+        from ``started``) and, in the log, the request and answer (``call``) a replay reads."""
+        elapsed = (time.perf_counter() - started) * 1000 if ms is None else ms
         self.calls += 1
         self.prompt_tokens += prompt_tokens or 0
         self.eval_tokens += eval_tokens or 0
         self.uncounted += prompt_tokens is None and eval_tokens is None
         self.llm_ms += elapsed
-        self.log.append({"prompt_tokens": prompt_tokens, "eval_tokens": eval_tokens, "ms": round(elapsed, 1)})
+        # the time unrounded: a replay adds the same numbers in the same order, so the llm_ms its
+        # frames carry are the recorded run's to the last digit
+        self.log.append({"prompt_tokens": prompt_tokens, "eval_tokens": eval_tokens, "ms": elapsed, **(call or {})})
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,12 @@ class Profile:
 
 def make_backend(settings: ModelSettings) -> Backend:
     options: dict[str, Any] = {"temperature": settings.llm_temperature, "seed": settings.llm_seed}
+    if settings.llm_backend == "replay":
+        from .backends.replay import ReplayBackend
+
+        if settings.replay_from is None:
+            raise ConfigError("LLM_BACKEND=replay needs REPLAY_FROM: a folder of earlier runs (their run_artifacts.tar.gz)")
+        return ReplayBackend(settings.replay_from, settings.model)
     if settings.llm_backend == "openai":
         from .backends.openai_compat import OpenAIBackend  # the openai client only where it is used
 
@@ -105,6 +118,10 @@ class LLMClient:
     @property
     def host(self) -> str:
         return self.backend.where
+
+    @property
+    def model(self) -> str:
+        return str(getattr(self.backend, "model", ""))
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``, retried with back-off for up to ``retry_for`` seconds while the model
@@ -141,14 +158,18 @@ class LLMClient:
         await self._retrying(self.backend.check)
         kind = await self.kind()
         scores = schemas = None
+        known = getattr(self.backend, "abilities", None)  # a replay says what its records hold
         if need_scores:
-            scores = await self._retrying(lambda: self.backend.score("The sky is", [" blue"])) is not None
+            scores = known.scores if known else await self._retrying(lambda: self.backend.score("The sky is", [" blue"])) is not None
         if need_schemas:
             schemas = await self.holds_schemas()
-        return Profile(self.backend.name, getattr(self.backend, "model", ""), kind, scores, schemas)
+        return Profile(self.backend.name, self.model, kind, scores, schemas)
 
     async def holds_schemas(self) -> bool:
         """Whether the backend holds this model's output to a JSON schema (a small probe)."""
+        known = getattr(self.backend, "abilities", None)
+        if known is not None:
+            return bool(known.schemas)
         try:
             await self.complete("Reply with a JSON object: ", LLMUsage(), num_predict=8, stop=(), schema=PROBE_SCHEMA)
         except ModelUnreachable:
@@ -172,7 +193,8 @@ class LLMClient:
             return await self.backend.complete(ask)
 
         done = await self._retrying(call)
-        usage.count(started, done.prompt_tokens, done.eval_tokens)
+        asked = completion_request(ask, self.model)
+        usage.count(started, done.prompt_tokens, done.eval_tokens, done.ms, asked | {"answer": done.text})
         return str(done.text)
 
     async def score(self, prompt: Prompt | str, continuations: list[str], usage: LLMUsage) -> list[float] | None:
@@ -191,5 +213,6 @@ class LLMClient:
         got = await self._retrying(call)
         if got is None:
             return None
-        usage.count(started, got.prompt_tokens, got.eval_tokens)
+        asked = score_request(text, continuations, self.model)
+        usage.count(started, got.prompt_tokens, got.eval_tokens, got.ms, asked | {"logprobs": list(got.logprobs)})
         return list(got.logprobs)

@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol
 from ..prompts import Prompt
 
 ModelKind = Literal["base", "chat"]
-BACKENDS = ("ollama", "openai")
+BACKENDS = ("ollama", "openai", "replay")
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,7 @@ class Completion:
     text: str
     prompt_tokens: int | None
     eval_tokens: int | None
+    ms: float | None = None  # the call's time where the backend knows it better (a replay)
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Scores:
     logprobs: list[float]
     prompt_tokens: int | None
     eval_tokens: int | None
+    ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,19 @@ class Ask:
     num_predict: int
     stop: tuple[str, ...]
     schema: dict[str, Any] | None = None
+
+
+def completion_request(ask: Ask, model: str) -> dict[str, Any]:
+    """A completion request as recorded with its answer (and looked up by a replay)."""
+    return {
+        "call": "complete", "model": model, "kind": ask.kind, "text": ask.prompt.text, "system": ask.prompt.system,
+        "user": ask.prompt.user, "num_predict": ask.num_predict, "stop": list(ask.stop), "schema": ask.schema,
+    }  # fmt: skip
+
+
+def score_request(prompt: str, continuations: list[str], model: str) -> dict[str, Any]:
+    """A scoring request as recorded with its answer (and looked up by a replay)."""
+    return {"call": "score", "model": model, "text": prompt, "continuations": list(continuations)}
 
 
 class Backend(Protocol):
