@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -38,3 +39,27 @@ def test_a_replayed_run_answers_and_counts_as_the_live_one(tmp_path: Path, model
     other = run(task, tmp_path / "other", "--ollama-host", nowhere, "--protocol", "compressed", env=replay)
     assert other["prediction"] == live["prediction"] and other["token_sum"] == live["token_sum"]
     assert other["bytes_tx"] != live["bytes_tx"]
+
+
+def test_bench_replays_an_earlier_bench_under_every_protocol(tmp_path: Path, model_server: str) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "solar-farm").symlink_to(TASKS / "solar-farm")
+
+    def bench(out: str, *args: str) -> list[dict[str, str]]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tmp_path / "tasks"), "--repeat", "1",
+             "--out", str(tmp_path / out), "--base-port", str(free_port_block(4)), "--workspaces",
+             str(tmp_path / f"ws-{out}"), *args],
+            cwd=ROOT, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return list(csv.DictReader((tmp_path / out / "results.csv").open()))
+
+    (live,) = bench("live", "--protocols", "json", "--ollama-host", model_server)
+    nowhere = f"http://127.0.0.1:{free_port()}"
+    replayed = bench("again", "--protocols", "json,binary", "--replay", str(tmp_path / "live"), "--ollama-host", nowhere)
+    assert [r["backend"] for r in replayed] == ["replay", "replay"]
+    same = replayed[0]
+    for field in ("prediction", "token_sum", "llm_ms", "bytes_tx", "bytes_rx", "pkt_cnt"):
+        assert same[field] == live[field], field
+    assert replayed[1]["prediction"] == live["prediction"] and replayed[1]["bytes_tx"] != live["bytes_tx"]

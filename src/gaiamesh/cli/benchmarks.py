@@ -103,6 +103,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from ..tasks import discover_tasks
 
     settings = settings_from(args)
+    if args.replay:
+        if args.baseline:
+            raise ConfigError("--baseline asks the live model once per task; a replay has no model to ask")
+        settings = settings.model_copy(update={"llm_backend": "replay", "replay_from": Path(args.replay)})
     protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
     unknown = [p for p in protocols if p not in available()]
     if unknown:
@@ -231,6 +235,10 @@ def _add_bench(sub: Subparsers) -> None:
     bench.add_argument("--out", default="bench")
     bench.add_argument("--base-port", type=int, default=9000)
     bench.add_argument("--baseline", action="store_true", help="also score one direct model call per task")
+    bench.add_argument(
+        "--replay", metavar="FROM",
+        help="answer every model call from the runs under FROM (an earlier bench's --out): no model server",
+    )  # fmt: skip
     common_options(bench)
     bench.set_defaults(func=_cmd_bench)
 
