@@ -264,3 +264,14 @@ def test_timeout_and_failure_end_the_run_once() -> None:
     out = c.expire(300.0, 300)
     assert out.end is not None and out.end.error == "no final answer within RUN_TIMEOUT=300s"
     assert c.fail("connect_failed", "late", 301.0).end is None and c.end == out.end
+
+
+def test_each_frame_that_comes_in_carries_the_time_its_decoding_took() -> None:
+    ticks = iter([1.0, 1.000250, 2.0, 2.000040])  # the clock the core reads around each decode
+    c = core(clock=lambda: next(ticks))
+    c.start("The farm has 148 MW.", "q?", 500, now=0.0)
+    good = c.receive("0", frame(c, "0"), now=0.1)
+    bad = c.receive("1", b"{not json", now=0.2)
+    assert [r.decode_us for r in good.records] == [250.0]
+    assert [(r.status, r.decode_us) for r in bad.records] == [("rejected", 40.0)]  # rejecting costs too
+    assert c.start("x", "q?", 500, now=0.3).records[0].decode_us is None  # the relay's own frame

@@ -32,17 +32,21 @@ COLUMNS = ["repeat", *RunMetrics.columns(), "model_share"]
 SUMMARY = [
     ("bytes_tx", "median"), ("bytes_rx", "median"), ("header_overhead", "median"), ("pkt_cnt", "median"),
     ("elapsed_ms", "median"), ("llm_ms", "median"), ("token_sum", "median"), ("model_share", "mean"),
-    ("network_share", "median"),
+    ("network_share", "median"), ("decode_us_p50", "median"), ("decode_us_p95", "median"),
+    ("encode_us_p50", "median"), ("encode_us_p95", "median"), ("bytes_per_msg", "median"), ("header_share", "median"),
     ("quality_score", "mean"), ("exact_match", "mean"), ("rouge_l", "mean"), ("gaia_match", "mean"),
     ("squad_em", "mean"), ("squad_f1", "mean"),
 ]  # fmt: skip
-SCORES = ("model_share", "network_share", "quality_score", "exact_match", "rouge_l", "gaia_match", "squad_em", "squad_f1")
+SCORES = ("model_share", "network_share", "header_share", "quality_score", "exact_match", "rouge_l", "gaia_match", "squad_em", "squad_f1")
 SHORT = {
     "bytes_tx": "tx B", "bytes_rx": "rx B", "header_overhead": "hdr B", "pkt_cnt": "pkts", "elapsed_ms": "ms",
     "llm_ms": "llm ms", "token_sum": "tokens", "model_share": "model", "network_share": "net",
+    "decode_us_p50": "dec µs", "decode_us_p95": "dec p95", "encode_us_p50": "enc µs", "encode_us_p95": "enc p95",
+    "bytes_per_msg": "B/msg", "header_share": "hdr %",
     "quality_score": "quality", "exact_match": "EM", "rouge_l": "ROUGE-L", "gaia_match": "GAIA",
     "squad_em": "SQuAD EM", "squad_f1": "SQuAD F1",
 }  # fmt: skip
+MICROSECONDS = ("decode_us_p50", "decode_us_p95", "encode_us_p50", "encode_us_p95")
 BASELINE = "baseline"
 _REPEAT = re.compile(r"^.+-(\d{1,4})$")  # <task id>-<repeat>, as `make bench` names a run
 
@@ -185,6 +189,8 @@ def _fmt(col: str, v: float | None) -> str:
         return "–"
     if col in SCORES:
         return f"{v:.3f}"
+    if col in MICROSECONDS:
+        return f"{v:,.1f}"
     return f"{v:,.0f}"
 
 

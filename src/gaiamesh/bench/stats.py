@@ -50,6 +50,8 @@ def value(row: Row, measure: str) -> float | None:
         v = row.get(key)
         return None if v in ("", None) else float(v)
 
+    if measure == "header_share" and num("header_share") is not None:
+        return num("header_share")  # metrics.json's own: each message's header bytes over its bytes
     if measure in ("bytes", "header_share"):
         tx, rx, header = num("bytes_tx"), num("bytes_rx"), num("header_overhead")
         if tx is None or rx is None:

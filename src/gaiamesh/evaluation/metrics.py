@@ -53,6 +53,9 @@ class FrameRecord:
     token_used: int | None = 0  # null: the model server gave no counts for this step
     llm_ms: float = 0.0
     error: str | None = None
+    # µs the relay spent decoding, validating and verifying a frame that came in (None: the
+    # relay's own frame, which it encoded)
+    decode_us: float | None = None
 
     def to_json(self) -> bytes:
         return RECORD.dump_json(self)
@@ -74,6 +77,7 @@ class FrameRecord:
         token_used: int | None = 0,
         llm_ms: float = 0.0,
         error: str | None = None,
+        decode_us: float | None = None,
     ) -> FrameRecord:
         """The record of one frame, from the frame's bytes."""
         return cls(
@@ -92,6 +96,7 @@ class FrameRecord:
             status=status,
             error=error,
             b64=base64.b64encode(blob).decode(),
+            decode_us=None if decode_us is None else round(decode_us, 1),
         )
 
 
@@ -227,6 +232,13 @@ class RunMetrics(BaseModel):
     squad_em: int | None = None
     squad_f1: float | None = None
     frames: int = 0
+    # What the protocol itself costs per message, apart from the model (see wirecost.py)
+    decode_us_p50: float | None = None
+    decode_us_p95: float | None = None
+    encode_us_p50: float | None = None
+    encode_us_p95: float | None = None
+    bytes_per_msg: float | None = None
+    header_share: float | None = None
     agents: dict[str, AgentMetrics] = Field(default_factory=dict)
 
     def write(self, path: Path) -> Path:

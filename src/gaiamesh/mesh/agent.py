@@ -173,12 +173,19 @@ class MeshAgent:
 
     async def _emit(self, ws: ServerConnection, state: RunState, packet: Packet) -> None:
         record = packet.to_dict()
+        started = time.perf_counter()
+        blob = self._connection_adapter(ws).encode(record)
+        # The protocol's cost of this message on the sender's side (encoding, signing), kept
+        # with the run before the frame leaves: the relay reads it when the run ends.
+        encode_us = round((time.perf_counter() - started) * 1e6, 1)
+        state.memory.setdefault("encode_us", []).append(encode_us)
+        state.save()
         try:
-            await ws.send(self._connection_adapter(ws).encode(record))
+            await ws.send(blob)
         except ConnectionClosed:
             state.log({"t": time.time(), "event": "undelivered", "packet": record, "error": "relay gone"})
             return
-        state.log({"t": time.time(), "event": "emit", "packet": record})
+        state.log({"t": time.time(), "event": "emit", "packet": record, "encode_us": encode_us})
 
     async def ask(self, ws: ServerConnection, state: RunState, parent: Packet, task: SubTask) -> SubTaskResult:
         """Send ``task`` to the relay's sub-task queue and wait for its result (at most
@@ -253,8 +260,7 @@ class MeshAgent:
                 "tool_ms": round((time.perf_counter() - started) * 1000, 1),
             }
         )
-        state.save()
-        await self._emit(ws, state, reply)
+        await self._emit(ws, state, reply)  # it saves the memory before the frame leaves
 
     def _decode(self, adapter: ProtocolAdapter, blob: bytes) -> Packet | None:
         try:

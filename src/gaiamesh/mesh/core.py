@@ -13,7 +13,8 @@ the same :meth:`Totals.add` that ``gaiamesh audit`` uses on ``frames.jsonl``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..evaluation.metrics import AgentMetrics, FrameRecord, FrameStatus, Totals
@@ -99,8 +100,12 @@ class RelayCore:
         max_frame_bytes: int = 1_048_576,
         origin: float = 0.0,
         rejoin_grace: float = 0.0,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         lineup = list(agents)
+        # Times the decoding of each frame that comes in (the protocol's cost per message);
+        # every other time comes in with the event.
+        self.clock = clock
         # Seconds the run waits for an agent of a tool whose every agent is lost (0: it ends
         # `agent_dead` at once). Work for that tool waits too, and goes to the first that returns.
         self.rejoin_grace = rejoin_grace
@@ -196,17 +201,19 @@ class RelayCore:
             # The run is over: the frame is still on the books, but nobody receives it.
             self._reject(out, src, blob, now, f"run {self.run_id} already ended ({self.end.status})")
             return out
+        started = self.clock()
         try:
             packet = self._validate(src, blob)
         except FrameError as exc:
-            self._reject(out, src, blob, now, str(exc))
+            self._reject(out, src, blob, now, str(exc), (self.clock() - started) * 1e6)
             return out
+        decode_us = (self.clock() - started) * 1e6
         header = self.adapter.header_bytes(blob, packet)
         if isinstance(packet, SubTaskPacket):
             # An orchestrator handing out sub-tasks is still working on its doc_init.
             self._owners[packet.payload.sub_task_id] = src
             dst = self._pick_worker(packet, ())
-            self._deliver(out, src, blob, packet, header, dst, now, received=True)
+            self._deliver(out, src, blob, packet, header, dst, now, received=True, decode_us=decode_us)
             if not dst:
                 role = packet.payload.assigned_agent_role
                 self._fail_subtask(out, packet, f"no live {role!r} agent in this run", now)
@@ -215,11 +222,11 @@ class RelayCore:
             self._assigned.pop(packet.payload.sub_task_id, None)
             owner = self._owners.get(packet.payload.sub_task_id)
             dst = [owner] if owner in self.router.live else self.router.subscribers(packet.type.value, src)
-            self._deliver(out, src, blob, packet, header, dst, now, received=True)
+            self._deliver(out, src, blob, packet, header, dst, now, received=True, decode_us=decode_us)
             return out
         self._in_flight.pop(src, None)  # the agent answered: its work is no longer in flight
         if isinstance(packet, ErrorPacket):
-            self._deliver(out, src, blob, packet, header, [], now, received=True)
+            self._deliver(out, src, blob, packet, header, [], now, received=True, decode_us=decode_us)
             message = f"agent {src} ({self.router.tool_of(src)}) failed: {packet.payload.error}"
             self.agents[src].note = message
             out.notes.append(f"[{self._s(now):7.2f}s] {message}")
@@ -228,7 +235,7 @@ class RelayCore:
             return out
         self._tools_done.add(self.router.tool_of(src))
         dst = self.router.destinations(packet.type.value, src)
-        self._deliver(out, src, blob, packet, header, dst, now, received=True)
+        self._deliver(out, src, blob, packet, header, dst, now, received=True, decode_us=decode_us)
         for tool, (_, pending) in self._waiting.items():
             if self.router.tool_consumes(tool, packet.type.value):
                 pending.append(_Work(blob, packet, header))  # for the first of its agents to return
@@ -378,6 +385,7 @@ class RelayCore:
         now: float,
         received: bool,
         status: FrameStatus = "accepted",
+        decode_us: float | None = None,
     ) -> None:
         ptype = packet.type.value
         if isinstance(packet, SubTaskPacket):
@@ -393,18 +401,20 @@ class RelayCore:
             FrameRecord.of(
                 n=self.totals.frames, t_ms=self._rel(now), src=src, dst=dst, blob=blob, received=received,
                 status=status, header_size=header, type=ptype, tag=packet.tag,
-                token_used=packet.token_used, llm_ms=packet.llm_ms,
+                token_used=packet.token_used, llm_ms=packet.llm_ms, decode_us=decode_us,
             ),
         )  # fmt: skip
         if dst:
             out.sends.append(Send(tuple(dst), blob))
 
-    def _reject(self, out: Outcome, src: str, blob: bytes, now: float, error: str) -> None:
+    def _reject(
+        self, out: Outcome, src: str, blob: bytes, now: float, error: str, decode_us: float | None = None
+    ) -> None:
         self._log(
             out,
             FrameRecord.of(
                 n=self.totals.frames, t_ms=self._rel(now), src=src, dst=[], blob=blob, received=True,
-                status="rejected", error=error,
+                status="rejected", error=error, decode_us=decode_us,
             ),
         )  # fmt: skip
 

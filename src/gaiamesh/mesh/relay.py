@@ -27,8 +27,9 @@ from websockets.typing import Subprotocol
 
 from ..errors import ConfigError, ConnectError, StorageError
 from ..evaluation.archive import write_archive
-from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, fold_log
+from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, fold_log, read_log
 from ..evaluation.scoring import score
+from ..evaluation.wirecost import protocol_cost
 from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
 from ..tasks import Task
 from .core import Outcome, RelayCore
@@ -415,6 +416,19 @@ class MeshNetwork:
         if self.core is not None and self.core.end is None:
             self._apply(self.core.fail(status, reason, time.monotonic()))
 
+    def _protocol_cost(self) -> dict[str, float | None]:
+        """From the frame log as written and the agents' own encode times (their memory.json,
+        in the workspaces this relay archives; an agent it cannot read adds none)."""
+        encode_us: list[float] = []
+        root = Path(self.settings.workspace_root)
+        for spec in self.specs:
+            path = root / spec.node_id / self.run_id / "memory.json"
+            try:
+                encode_us += json.loads(path.read_text(encoding="utf-8")).get("encode_us", [])
+            except (OSError, ValueError):
+                continue  # a remote agent's workspace, or none written: its times are unknown
+        return protocol_cost(read_log(self.out_dir / "frames.jsonl"), encode_us)
+
     def finalize(self, core: RelayCore) -> RunMetrics:
         """Score, write ``metrics.json`` and ``config.json``, and archive the run."""
         now = time.monotonic()
@@ -452,6 +466,7 @@ class MeshNetwork:
                 if elapsed_ms > 0
                 else 0.0,
                 **scores,
+                **self._protocol_cost(),
                 "agents": {n: replace(a, llm_ms=round(a.llm_ms, 3)) for n, a in core.agents.items()},
             }
         )

@@ -1,0 +1,40 @@
+"""What a protocol costs per message, apart from the model: the relay's time to decode,
+validate and verify each frame that comes in (``decode_us`` in the frame log), the agents'
+time to encode (and sign) each frame they send (``encode_us`` in their ``memory.json``), the
+bytes of a message and the share of them that is the protocol's header.
+
+Pure: the records and the agents' times come in as data."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from .metrics import FrameRecord
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile by the nearest rank (a measured value, never an interpolation)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def protocol_cost(records: Iterable[FrameRecord], encode_us: Sequence[float]) -> dict[str, float | None]:
+    """The per-message fields of ``metrics.json`` (rounded to 0.1 µs, 0.1 byte, 0.0001)."""
+    frames = [r for r in records if r.status != "rejected"]
+    decode = [r.decode_us for r in frames if r.decode_us is not None]
+    size = sum(r.size for r in frames)
+
+    def rounded(v: float | None, digits: int = 1) -> float | None:
+        return None if v is None else round(v, digits)
+
+    return {
+        "decode_us_p50": rounded(percentile(decode, 0.5)),
+        "decode_us_p95": rounded(percentile(decode, 0.95)),
+        "encode_us_p50": rounded(percentile(encode_us, 0.5)),
+        "encode_us_p95": rounded(percentile(encode_us, 0.95)),
+        "bytes_per_msg": rounded(size / len(frames)) if frames else None,
+        "header_share": round(sum(r.header_size for r in frames) / size, 4) if size else None,
+    }
