@@ -121,14 +121,14 @@ bench: setup dirs keys
 	scripts/bench-compose.sh
 
 # The fail-storm on the compose stack: eight agents (wide profile), docker kill, restart policy.
-# KILL, EVERY, LIMIT (tasks), GRACE narrow it; results in bench/failstorm-compose/.
+# KILL, EVERY, MAX_KILLS (0: no cap), LIMIT (tasks), GRACE narrow it; results in bench/failstorm-compose/.
 bench-failstorm: env images dirs keys
 	@scripts/check-ports.py --wide
 	scripts/stack-up.sh --profile wide
 	set -a && . ./.env && set +a && $(BIN)/gaiamesh bench-failstorm --compose gaiamesh \
 		--url "http://127.0.0.1:$${SERVICE_PORT:-8080}" --results "$${RESULTS_DIR:-results}" \
 		--kill $${KILL:-3} --every $${EVERY:-15} --grace $${GRACE:-10} --limit $${LIMIT:-0} \
-		--out bench/failstorm-compose
+		--max-kills $${MAX_KILLS:-0} --out bench/failstorm-compose
 
 # The same comparison in local mode, plus the single-call baseline.
 bench-local: venv

@@ -61,6 +61,34 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+# The bundled tasks the wire tests run. Their model calls are recorded once from the real model,
+# and those tests replay them: what they check (frames, routing, redelivery, counters) is the
+# wire's, and a replay takes the model's time out of the suite, not the model's answers.
+RECORDED = ("solar-farm", "glass-museum", "mountain-observatory")
+
+
+@pytest.fixture(scope="session")
+def recorded(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A live bench of :data:`RECORDED` under json with the real model: the folder REPLAY_FROM
+    reads (every model call of those runs is in their archives)."""
+    tmp = tmp_path_factory.mktemp("recorded")
+    (tmp / "tasks").mkdir()
+    for name in RECORDED:
+        (tmp / "tasks" / name).symlink_to(TASKS / name)
+    argv = [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tmp / "tasks"), "--protocols", "json",
+            "--repeat", "1", "--out", str(tmp / "live"), "--base-port", str(free_port_block(4)),
+            "--workspaces", str(tmp / "ws"), "--ollama-host", model_server]  # fmt: skip
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return tmp / "live"
+
+
+def replayed(recorded: Path, pace: str = "instant") -> dict[str, str]:
+    """Settings (environment names) that answer every model call from ``recorded``; no model server."""
+    return {"LLM_BACKEND": "replay", "REPLAY_FROM": str(recorded), "REPLAY_PACE": pace,
+            "OLLAMA_HOST": f"http://127.0.0.1:{free_port()}"}  # fmt: skip
+
+
 @contextlib.contextmanager
 def llama_cpp_server(host: str, log: Path) -> Iterator[str]:
     """A server nobody here wrote: llama-cpp-python's OpenAI-compatible server, serving the same

@@ -106,6 +106,9 @@ class ModelSettings(BaseModel):
     # replay: the answers recorded in earlier runs under REPLAY_FROM, no model server at all.
     llm_backend: Literal["ollama", "openai", "replay"] = "ollama"
     replay_from: Path | None = None
+    # instant: a replayed call answers at once (a comparison of protocols in minutes); recorded:
+    # it takes the time the model took (storms and faults meet runs of their real length).
+    replay_pace: Literal["instant", "recorded"] = "instant"
     ollama_host: str = "http://127.0.0.1:11434"
     openai_base_url: str = ""  # as the openai client names it, e.g. http://127.0.0.1:8000/v1
     openai_api_key: str = ""  # a secret: .env only, never in a log, frame, archive or metrics.json

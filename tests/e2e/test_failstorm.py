@@ -1,5 +1,7 @@
-"""A short fail-storm with the real model: agent processes killed with SIGKILL and restarted
-while a batch runs; every run ends with a status, nothing is lost, the counters agree."""
+"""A short fail-storm on the real model's recorded answers, replayed at the pace they were made
+(so runs last as long as live ones): agent processes killed with SIGKILL and restarted while a
+batch runs; every run ends with a status, nothing is lost, the counters agree, and every storm
+answer is its calm answer."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.bench.failstorm import run_failstorm
+from gaiamesh.bench.failstorm import Storm, run_failstorm
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 
@@ -17,16 +19,18 @@ from ..conftest import TASKS
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
 
-def test_a_short_storm_loses_nothing_and_restarted_agents_come_back(tmp_path: Path, model_server: str) -> None:
-    settings = load_settings(ollama_host=model_server, workspace_root=tmp_path / "ws", run_timeout=120)
+def test_a_short_storm_loses_nothing_and_restarted_agents_come_back(tmp_path: Path, recorded: Path) -> None:
+    settings = load_settings(llm_backend="replay", replay_from=recorded, replay_pace="recorded",
+                             workspace_root=tmp_path / "ws", run_timeout=120)  # fmt: skip
     tasks = [load_task(TASKS / name) for name in ("solar-farm", "glass-museum")]
     # One agent every 2.5 s: a tool's two agents can both be down for a moment, which the grace
     # covers. (Two every 3 s can keep one tool down past the grace; the run then ends
     # agent_dead, saying so: a precise status, but not what this test is about.)
-    result = run_failstorm(settings, tasks, tmp_path / "out", kill=1, every=2.5, down=1.0, seed=3, grace=10.0)
+    result = run_failstorm(settings, tasks, tmp_path / "out", Storm(kill=1, every=2.5, seed=3, grace=10.0), down=1.0)
     s = result["summary"]
     assert s["kills"] >= 2 and s["storm_runs"] == 2
     assert {r["status"] for r in result["runs"]} == {"ok"}, result["runs"]  # none hangs, none fails
+    assert s["answers_changed"] == {}  # the model is deterministic: a storm costs, it never changes answers
     assert s["frames_lost"] == 0 and result["audits_ok"]
     assert s["retention"] is not None and s["retention"] >= 0.99
     killed_in_runs = [k for k in result["kills"] if k["detect_s"] is not None]

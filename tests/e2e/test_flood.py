@@ -1,5 +1,5 @@
 """A frame flood at the relay (bounded: a few seconds) from an agent process, while the other
-agents answer with the real model: every bad frame is rejected with its reason and counted,
+agents answer with the real model's recorded answers, replayed at their recorded pace: every bad frame is rejected with its reason and counted,
 none is lost, the honest run ends ``ok`` and the counters equal the frame log."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
 
 def test_a_flood_of_good_and_bad_frames_is_counted_and_the_honest_run_answers(
-    model_server: str, tmp_path: Path
+    recorded: Path, tmp_path: Path
 ) -> None:
-    settings = load_settings(ollama_host=model_server, run_timeout=120)
+    settings = load_settings(llm_backend="replay", replay_from=recorded, replay_pace="recorded", run_timeout=120)
     result = run_flood(settings, load_task(TASKS / "solar-farm"), tmp_path / "flood", seconds=3.0)
     calm, flood = result["calm"], result["flood"]
     assert calm["status"] == "ok" and calm["rejected_cnt"] == 0 and calm["audit_ok"]

@@ -1,5 +1,6 @@
-"""Two runs at once through the same four agent processes, with the real model: each gets the
-answer and the numbers it gets alone, and nothing of the other run."""
+"""Two runs at once through the same four agent processes, on the real model's recorded answers
+(a replay: a model call one run's agent made for the other run's task would have no record and
+fail): each gets the answer and the numbers it gets alone, and nothing of the other run."""
 
 from __future__ import annotations
 
@@ -46,10 +47,11 @@ def timing_bytes(run_dir: Path) -> int:
     return total
 
 
-def test_two_overlapping_runs_match_their_runs_alone(tmp_path: Path, model_server: str) -> None:
+def test_two_overlapping_runs_match_their_runs_alone(tmp_path: Path, recorded: Path) -> None:
     assert (TASKS / TASK_IDS[1]).is_dir(), "the second bundled task is missing"
     settings = load_settings(
-        ollama_host=model_server, agents=default_agents(free_port_block(4)), workspace_root=tmp_path / "ws"
+        llm_backend="replay", replay_from=recorded, agents=default_agents(free_port_block(4)),
+        workspace_root=tmp_path / "ws",
     )
     tasks = [load_task(TASKS / t) for t in TASK_IDS]
     group = ProcessGroup(tmp_path / "logs")

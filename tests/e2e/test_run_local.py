@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import csv
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -14,7 +16,7 @@ import pytest
 
 from gaiamesh.evaluation.metrics import totals_from_log
 
-from ..conftest import ROOT, TASKS, free_port, free_port_block
+from ..conftest import ROOT, TASKS, free_port, free_port_block, replayed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
@@ -24,10 +26,16 @@ EXTRA_FIELDS = ["status", "task_id", "question", "answer", "prediction", "protoc
                 "gaia_match", "agents", "rejected_cnt", "routing", "run_id"]  # fmt: skip
 
 
-def gaiamesh(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def gaiamesh(*args: str, timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "gaiamesh", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
+        [sys.executable, "-m", "gaiamesh", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def recorded_metrics(recorded: Path, task_id: str) -> dict[str, str]:
+    """The live bench's row of ``task_id`` (see the ``recorded`` fixture)."""
+    return next(r for r in csv.DictReader((recorded / "results.csv").open()) if r["task_id"] == task_id)
 
 
 def test_run_starts_everything_scores_and_archives(tmp_path: Path) -> None:
@@ -100,32 +108,36 @@ def test_unknown_protocol_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "unknown protocol 'smoke-signals'" in proc.stderr
 
 
+# The wire under every protocol, on the real model's recorded answers (a replay): the answer is
+# the live one, only the bytes differ.
 @pytest.mark.parametrize("protocol", ["binary", "compressed", "signed", "a2a"])
-def test_every_protocol_end_to_end(tmp_path: Path, model_server: str, protocol: str) -> None:
+def test_every_protocol_end_to_end(tmp_path: Path, recorded: Path, protocol: str) -> None:
     out = tmp_path / protocol
     proc = gaiamesh(
         "run", str(TASKS / "solar-farm"), "--out", str(out), "--base-port", str(free_port_block(4)),
-        "--ollama-host", model_server, "--protocol", protocol, "--workspaces", str(tmp_path / "ws"),
+        "--protocol", protocol, "--workspaces", str(tmp_path / "ws"), env=replayed(recorded),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     m = json.loads((out / "metrics.json").read_text())
     assert m["status"] == "ok" and m["protocol"] == protocol and m["rejected_cnt"] == 0
+    live = recorded_metrics(recorded, "solar-farm")
+    assert m["backend"] == "replay" and m["prediction"] == live["prediction"]
+    assert m["token_sum"] == int(live["token_sum"]) and m["bytes_tx"] != int(live["bytes_tx"])
     assert m["header_overhead"] > 0
     totals = totals_from_log(out / "frames.jsonl")
     for key, value in totals.items():
         assert m[key] == value, key
 
 
-def test_bench_writes_results_summary_and_plot(tmp_path: Path, model_server: str) -> None:
+def test_bench_writes_results_summary_and_plot(tmp_path: Path, recorded: Path) -> None:
     (tmp_path / "tasks").mkdir()
     (tmp_path / "tasks" / "solar-farm").symlink_to(TASKS / "solar-farm")
     proc = gaiamesh(
         "bench", "--tasks", str(tmp_path / "tasks"), "--protocols", "json,compressed", "--repeat", "1",
-        "--out", str(tmp_path / "bench"), "--base-port", str(free_port_block(4)), "--ollama-host", model_server,
+        "--out", str(tmp_path / "bench"), "--base-port", str(free_port_block(4)), "--replay", str(recorded),
         "--workspaces", str(tmp_path / "ws"),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    import csv
 
     rows = list(csv.DictReader((tmp_path / "bench/results.csv").open()))
     assert [r["protocol"] for r in rows] == ["json", "compressed"]

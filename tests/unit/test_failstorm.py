@@ -3,9 +3,12 @@ detection, recovery, the way back, retention and lost frames out."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from gaiamesh.bench.failstorm import Kill, RunTrace, analyse, frames_lost
+import pytest
+
+from gaiamesh.bench.failstorm import Kill, RunTrace, Storm, _storm, analyse, answers_changed, frames_lost
 from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics
 
 TOOLS = {"0": "search", "1": "extract", "2": "triple", "3": "reason", "4": "search", "5": "extract",
@@ -77,3 +80,44 @@ def test_retention_compares_the_storm_with_the_calm_batch() -> None:
             RunTrace("a", "storm", Path("x"), metrics=metrics(1.0)), RunTrace("b", "storm", Path("x"), metrics=metrics(0.5))]  # fmt: skip
     summary = analyse([], runs, TOOLS)
     assert summary["retention"] == 0.75 and summary["em_retention"] == 0.5 and summary["median_recover_s"] is None
+
+
+def test_a_storm_answer_that_differs_from_its_calm_answer_is_named() -> None:
+    def run(phase: str, task: str, prediction: str) -> RunTrace:
+        m = metrics(1.0).model_copy(update={"prediction": prediction, "task_id": task})
+        return RunTrace(task, phase, Path(phase), metrics=m)
+
+    runs = [run("calm", "a", "1901"), run("calm", "b", "Oslo"), run("storm", "a", "1901"), run("storm", "b", "Bergen")]
+    assert answers_changed(runs) == {"b": ["Oslo", "Bergen"]}
+    assert analyse([], runs, TOOLS)["answers_changed"] == {"b": ["Oslo", "Bergen"]}
+
+
+class Team:
+    """Agents that are all alive and come back at once: only the storm's schedule is tested."""
+
+    def __init__(self) -> None:
+        self.killed: list[str] = []
+        self.ten = asyncio.Event()
+
+    def alive(self) -> list[str]:
+        return list(TOOLS)
+
+    def kill(self, node: str) -> None:
+        self.killed.append(node)
+        if len(self.killed) >= 10:
+            self.ten.set()
+
+    async def back(self, node: str) -> float:
+        return 0.0
+
+
+async def test_a_storm_with_a_limit_stops_after_that_many_kills() -> None:
+    team, kills = Team(), []  # type: ignore[var-annotated]
+    await asyncio.wait_for(_storm(team, TOOLS, kills, Storm(kill=2, every=0.001, seed=1, limit=3), 0.0), 5)
+    assert len(kills) == 3 and len(team.killed) == 3  # two, then the one the limit leaves
+    endless = Team()
+    task = asyncio.create_task(_storm(endless, TOOLS, [], Storm(kill=2, every=0.001), 0.0))
+    await asyncio.wait_for(endless.ten.wait(), 5)  # no limit: it goes on past ten kills
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import tarfile
@@ -85,3 +86,17 @@ def test_the_replay_backend_is_configured_by_its_folder(tmp_path: Path) -> None:
         make_backend(load_settings(llm_backend="replay"))
     with pytest.raises(ModelError, match="does not exist"):
         make_backend(load_settings(llm_backend="replay", replay_from=tmp_path / "nowhere"))
+
+
+async def test_a_replay_at_the_recorded_pace_takes_the_recorded_time(tmp_path: Path) -> None:
+    folder = tmp_path / "ws" / "1" / "run-1"
+    folder.mkdir(parents=True)
+    usage = LLMUsage()
+    await LLMClient(Server()).complete("Q: who built it?\nA:", usage)  # type: ignore[arg-type]
+    usage.log[0]["ms"] = 1500.0  # as if the model had taken 1.5 s
+    (folder / "memory.json").write_text(json.dumps({"steps": [{"llm_calls": usage.log}]}))
+    loop = asyncio.get_running_loop()
+    for paced, at_least, at_most in ((False, 0.0, 1.0), (True, 1.5, 60.0)):
+        started = loop.time()
+        await LLMClient(ReplayBackend(tmp_path, "tiny:1b", paced=paced)).complete("Q: who built it?\nA:", LLMUsage())
+        assert at_least <= loop.time() - started < at_most, paced

@@ -22,7 +22,7 @@ from websockets.asyncio.client import connect
 from ..evaluation.metrics import FrameRecord, RunMetrics
 from ..runner import RunError
 from ..tasks import Task
-from .failstorm import RunOne, RunTrace, failstorm, write_results
+from .failstorm import RunOne, RunTrace, Storm, failstorm, write_results
 
 # The wide profile's agents: node id -> compose service (compose.yaml).
 SERVICES = {"0": "agent-search", "1": "agent-extract", "2": "agent-triple", "3": "agent-reason",
@@ -132,17 +132,16 @@ def _note(trace: RunTrace, event: dict[str, Any], now: float) -> None:
 
 
 def run_compose_failstorm(
-    project: str, url: str, key: str, results: Path, tasks: list[Task], out: Path, kill: int, every: float,
-    seed: int, grace: float,
+    project: str, url: str, key: str, results: Path, tasks: list[Task], out: Path, storm: Storm
 ) -> dict[str, Any]:  # fmt: skip
     """The storm on a running compose stack (``--profile wide``); writes the same results as
     the local storm (``failstorm.json``, ``.md``, ``.png``)."""
     team = ComposeTeam(project)
     config = {"mode": "compose", "project": project, "agents": ",".join(f"{n}={t}" for n, t in TOOLS.items()),
               "routing": "auto (share: two agents per tool)", "down_s": "restart policy",
-              "rejoin_grace_s": grace, "started": datetime.now().isoformat(timespec="seconds")}  # fmt: skip
+              "started": datetime.now().isoformat(timespec="seconds")}  # fmt: skip
     result = asyncio.run(
-        failstorm(api_runner(url, key, results, grace), team, TOOLS, tasks, out, kill, every, seed, config)
+        failstorm(api_runner(url, key, results, storm.grace), team, TOOLS, tasks, out, storm, config)
     )
     write_results(result, out)
     return result

@@ -44,6 +44,19 @@ console = Console()
 TOOLS = ["search", "extract", "triple", "reason"]
 
 
+@dataclass(frozen=True)
+class Storm:
+    """How hard the storm blows: every ``every`` s ``kill`` agents (chosen with ``seed``), at
+    most ``limit`` kills in all (0: until the stormy batch ends); a run waits ``grace`` s
+    (REJOIN_GRACE) when every agent of a tool is down at once."""
+
+    kill: int
+    every: float
+    seed: int = 1
+    grace: float = 10.0
+    limit: int = 0
+
+
 @dataclass
 class Kill:
     t: float  # seconds since the storm began
@@ -113,6 +126,7 @@ def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> d
         return q, statistics.fmean(m.exact_match or 0 for m in scored), len(ms)
 
     calm_q, calm_em, _ = quality("calm")
+    changed = answers_changed(runs)
     storm_q, storm_em, n_storm = quality("storm")
 
     def med(values: list[float | None]) -> float | None:
@@ -136,8 +150,20 @@ def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> d
         "retention": round(storm_q / calm_q, 4) if calm_q else None,
         "em_retention": round(storm_em / calm_em, 4) if calm_em else None,
         "storm_runs": n_storm,
+        "answers_changed": changed,
         "runs_not_ok": {r.task_id: r.metrics.status for r in storm if r.metrics and r.metrics.status != "ok"},
         "frames_lost": sum(frames_lost(r, tools) for r in runs),
+    }
+
+
+def answers_changed(runs: list[RunTrace]) -> dict[str, list[str]]:
+    """Storm runs whose answer differs from the same task's calm answer, as [calm, storm]. The
+    model is deterministic, so a storm may change what a run costs but never what it answers."""
+    calm = {r.task_id: r.metrics.prediction for r in runs if r.phase == "calm" and r.metrics}
+    return {
+        r.task_id: [calm[r.task_id], r.metrics.prediction]
+        for r in runs
+        if r.phase == "storm" and r.metrics and r.task_id in calm and r.metrics.prediction != calm[r.task_id]
     }
 
 
@@ -232,18 +258,20 @@ def local_runner(settings: Settings) -> RunOne:
     return run_one
 
 
-async def _storm(team: Team, tools: dict[str, str], kills: list[Kill], kill: int, every: float, clock0: float,
-                 rng: random.Random) -> None:  # fmt: skip
-    """Every ``every`` s kill ``kill`` live agents; each comes back as the team brings it back."""
+async def _storm(team: Team, tools: dict[str, str], kills: list[Kill], storm: Storm, clock0: float) -> None:
+    """Every ``every`` s kill ``kill`` live agents (until ``limit`` kills); each comes back as the
+    team brings it back."""
+    rng = random.Random(storm.seed)
 
     async def restart(k: Kill) -> None:
         k.restarted = await team.back(k.node) - clock0
 
     async with asyncio.TaskGroup() as restarts:
-        while True:
-            await asyncio.sleep(every)  # the storm's period
+        while not storm.limit or len(kills) < storm.limit:
+            await asyncio.sleep(storm.every)  # the storm's period
             alive = sorted(team.alive())  # asked once: on compose each ask is a `docker inspect`
-            for node in rng.sample(alive, min(kill, len(alive))):
+            left = storm.limit - len(kills) if storm.limit else storm.kill
+            for node in rng.sample(alive, min(storm.kill, left, len(alive))):
                 team.kill(node)
                 k = Kill(round(time.monotonic() - clock0, 3), node, tools[node])
                 kills.append(k)
@@ -251,8 +279,8 @@ async def _storm(team: Team, tools: dict[str, str], kills: list[Kill], kill: int
 
 
 async def failstorm(
-    run_one: RunOne, team: Team, tools: dict[str, str], tasks: list[Task], out: Path, kill: int, every: float,
-    seed: int, config: dict[str, Any],
+    run_one: RunOne, team: Team, tools: dict[str, str], tasks: list[Task], out: Path, storm: Storm,
+    config: dict[str, Any],
 ) -> dict[str, Any]:  # fmt: skip
     """The calm batch, then the same batch in the storm; returns what ``failstorm.json`` holds."""
     clock0 = time.monotonic()
@@ -260,13 +288,13 @@ async def failstorm(
     with Progress(console=console, transient=False) as progress:
         calm = await _batch(run_one, tasks, out, "calm", clock0, progress)
         storm_start = time.monotonic() - clock0
-        storm = asyncio.create_task(_storm(team, tools, kills, kill, every, clock0, random.Random(seed)))
+        blowing = asyncio.create_task(_storm(team, tools, kills, storm, clock0))
         try:
             stormy = await _batch(run_one, tasks, out, "storm", clock0, progress)
         finally:
-            storm.cancel()
+            blowing.cancel()
             try:
-                await storm
+                await blowing
             except asyncio.CancelledError:
                 pass
     for k in kills:
@@ -276,7 +304,8 @@ async def failstorm(
     summary = analyse(kills, runs, tools)
     audits = {f"{r.phase}/{r.task_id}": r.out.is_dir() and all(a == b for _, a, b in audit(r.out)) for r in runs}
     return {
-        "config": {**config, "kill": kill, "every_s": every, "seed": seed, "tasks": [t.task_id for t in tasks],
+        "config": {**config, "kill": storm.kill, "every_s": storm.every, "seed": storm.seed, "limit": storm.limit,
+                   "rejoin_grace_s": storm.grace, "tasks": [t.task_id for t in tasks],
                    "storm_started_s": round(storm_start, 3)},  # fmt: skip
         "summary": summary,
         "audits_ok": all(audits.values()),
@@ -286,6 +315,7 @@ async def failstorm(
             {"phase": r.phase, "task_id": r.task_id, "status": r.metrics.status if r.metrics else "none",
              "quality_score": r.metrics.quality_score if r.metrics else None,
              "exact_match": r.metrics.exact_match if r.metrics else None,
+             "prediction": r.metrics.prediction if r.metrics else None,
              "ended_s": round(r.frames[-1][0], 3) if r.frames else None}
             for r in runs
         ],  # fmt: skip
@@ -346,25 +376,20 @@ def _plot(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def run_failstorm(
-    settings: Settings, tasks: list[Task], out: Path, kill: int, every: float, down: float, seed: int,
-    grace: float,
-) -> dict[str, Any]:  # fmt: skip
+def run_failstorm(settings: Settings, tasks: list[Task], out: Path, storm: Storm, down: float) -> dict[str, Any]:
     """Start the model server and eight agents, run the calm and the stormy batch, write results.
-    ``grace`` is REJOIN_GRACE for these runs: how long a run waits when every agent of a tool is
-    down at once (0: it ends ``agent_dead`` then)."""
+    A killed agent is started again ``down`` s after its kill."""
     port = free_port_block(8)
     line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(TOOLS * 2))
-    settings = settings.model_copy(update={"agents": line, "routing": RoutingMode.SHARE, "rejoin_grace": grace})
+    settings = settings.model_copy(update={"agents": line, "routing": RoutingMode.SHARE, "rejoin_grace": storm.grace})
     group = ProcessGroup(out / "logs")
     try:
         with model_server(settings, group):
             group.start_team(settings)
             team = LocalTeam(group, settings, down)
             tools = {s.node_id: s.tool for s in settings.agent_specs()}
-            config = {"mode": "local", "agents": settings.agents, "routing": settings.routing.value, "down_s": down,
-                      "rejoin_grace_s": settings.rejoin_grace}  # fmt: skip
-            result = asyncio.run(failstorm(local_runner(settings), team, tools, tasks, out, kill, every, seed, config))
+            config = {"mode": "local", "agents": settings.agents, "routing": settings.routing.value, "down_s": down}
+            result = asyncio.run(failstorm(local_runner(settings), team, tools, tasks, out, storm, config))
     finally:
         group.stop_all()
     write_results(result, out)

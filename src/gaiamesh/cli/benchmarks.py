@@ -32,26 +32,24 @@ def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
-    from ..bench.failstorm import run_failstorm
+    from ..bench.failstorm import Storm, run_failstorm
     from ..tasks import discover_tasks
 
     settings = settings_from(args)
     tasks = discover_tasks(args.tasks)[: args.limit or None]
     if not tasks:
         raise TaskError(f"no task folders under {args.tasks}")
+    storm = Storm(args.kill, args.every, args.seed, args.grace, args.max_kills)
     if args.compose:
         from ..bench.compose_storm import run_compose_failstorm
 
         if not settings.access_key:
             raise ConfigError("GAIAMESH_ACCESS_KEY is empty (make setup writes it into .env)")
         result = run_compose_failstorm(
-            args.compose, args.url, settings.access_key, Path(args.results), tasks, Path(args.out), args.kill,
-            args.every, args.seed, args.grace,
-        )  # fmt: skip
-    else:
-        result = run_failstorm(
-            settings, tasks, Path(args.out), args.kill, args.every, args.down, args.seed, args.grace
+            args.compose, args.url, settings.access_key, Path(args.results), tasks, Path(args.out), storm
         )
+    else:
+        result = run_failstorm(settings, tasks, Path(args.out), storm, args.down)
     table = Table(title="fail-storm")
     table.add_column("measure")
     table.add_column("value")
@@ -310,6 +308,7 @@ def _add_failstorm(sub: Subparsers) -> None:
     storm.add_argument("--limit", type=int, default=0, help="use only the first N tasks")
     storm.add_argument("--kill", type=int, default=3, help="agents killed each time (default 3 of 8)")
     storm.add_argument("--every", type=float, default=15.0, help="seconds between kills (default 15)")
+    storm.add_argument("--max-kills", type=int, default=0, help="stop the storm after N kills (default 0: no cap)")
     storm.add_argument("--down", type=float, default=3.0, help="seconds before a killed agent restarts")
     storm.add_argument("--seed", type=int, default=1, help="which agents die (random, seeded)")
     storm.add_argument(

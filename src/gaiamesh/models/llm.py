@@ -86,7 +86,7 @@ def make_backend(settings: ModelSettings) -> Backend:
 
         if settings.replay_from is None:
             raise ConfigError("LLM_BACKEND=replay needs REPLAY_FROM: a folder of earlier runs (their run_artifacts.tar.gz)")
-        return ReplayBackend(settings.replay_from, settings.model)
+        return ReplayBackend(settings.replay_from, settings.model, paced=settings.replay_pace == "recorded")
     if settings.llm_backend == "openai":
         from .backends.openai_compat import OpenAIBackend  # the openai client only where it is used
 

@@ -5,11 +5,13 @@ Every call an agent makes is recorded in its run's ``memory.json`` (``llm_calls`
 the answer, the server's counts and the time taken), and so in ``run_artifacts.tar.gz``. This
 backend reads every record under ``REPLAY_FROM`` (folders of runs, their archives, or agent
 workspaces), keyed by the request itself. A call no record holds is a :class:`ModelError`
-naming it: a replay never makes an answer up. The counts and the time are replayed as well.
+naming it: a replay never makes an answer up. The counts and the time are replayed as well;
+with ``REPLAY_PACE=recorded`` each call also takes that time before it answers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import tarfile
@@ -74,9 +76,10 @@ class ReplayBackend:
 
     name = "replay"
 
-    def __init__(self, root: Path, model: str) -> None:
+    def __init__(self, root: Path, model: str, paced: bool = False) -> None:
         self.where = str(root)
         self.model = model
+        self.paced = paced
         self.records = load_records(root)
         calls = self.records.values()
         self.abilities = Abilities(
@@ -100,12 +103,18 @@ class ReplayBackend:
             raise ModelError(f"replay: no recorded answer for this {request['call']} call under {self.where} (its prompt ends: {start!r})")
         return found
 
+    async def _pace(self, got: Mapping[str, Any]) -> None:
+        if self.paced and got.get("ms"):
+            await asyncio.sleep(float(got["ms"]) / 1000)  # the model's recorded time, imposed
+
     async def complete(self, ask: Ask) -> Completion:
         got = self._find(completion_request(ask, self.model))
+        await self._pace(got)
         return Completion(str(got["answer"]), got.get("prompt_tokens"), got.get("eval_tokens"), got.get("ms"))
 
     async def score(self, prompt: str, continuations: list[str]) -> Scores | None:
         got = self._find(score_request(prompt, continuations, self.model))
+        await self._pace(got)
         return Scores([float(v) for v in got["logprobs"]], got.get("prompt_tokens"), got.get("eval_tokens"), got.get("ms"))
 
     async def aclose(self) -> None:
