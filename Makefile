@@ -115,7 +115,7 @@ test-integration: setup dirs keys
 	$(BIN)/pytest -ra tests/integration
 
 # Protocol comparison on its own compose stack (ports BENCH_SERVICE_PORT=8090, BENCH_HOST_PORT_PREFIX=91):
-# every protocol on every task once (about 11 min on 2 cores); FULL=1 repeats it 3 times;
+# every protocol on every task once (about 18 min on 2 cores); FULL=1 repeats it 3 times;
 # PROTOCOLS=json,a2a LIMIT=N (first N tasks) REPEAT=N OUT=folder set it by hand. Results in bench/compose/.
 bench: setup dirs keys
 	scripts/bench-compose.sh

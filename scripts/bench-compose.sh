@@ -3,12 +3,12 @@
 # The stack comes up once (agents speak every protocol; each run names its own), each task runs
 # REPEAT times per protocol with `gaiamesh submit`, and `gaiamesh report` turns the metrics.json
 # files into results.csv, summary.md and comparison.png.
-#   make bench                     the quick matrix: every protocol, every task, once (~11 min here)
+#   make bench                     the quick matrix: every protocol, every task, once (~18 min here)
 #   make bench FULL=1              the full matrix: every task, REPEAT=3
 #   PROTOCOLS=json,a2a LIMIT=1 REPEAT=2 OUT=bench/mine make bench     any narrower or wider one
 # Its own ports (apart from make up's stack): BENCH_SERVICE_PORT (8090), BENCH_HOST_PORT_PREFIX (91).
 set -euo pipefail
-PROTOCOLS="${PROTOCOLS:-json,binary,compressed,signed,a2a}"
+PROTOCOLS="${PROTOCOLS:-json,binary,compressed,signed,a2a,anp,acp,agora}"
 if [ -n "${FULL:-}" ] && [ "${FULL}" != 0 ]; then REPEAT="${REPEAT:-3}" LIMIT="${LIMIT:-0}"
 else REPEAT="${REPEAT:-1}" LIMIT="${LIMIT:-0}"; fi
 OUT="${OUT:-bench/compose}"

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from .errors import ModelUnreachable, RunError
 from .evaluation.metrics import RunMetrics
-from .mesh.protocols import generate_keys
+from .mesh.protocols import KEYED, generate_keys
 from .settings import AgentSpec, Settings, default_agents
 from .tasks import Task
 
@@ -201,7 +201,7 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunM
         if base_port
         else settings
     )
-    if settings.protocol == "signed":
+    if settings.protocol in KEYED:
         # Fresh key pairs for this run; each process loads only its own private key.
         nodes = ["network", *(a.node_id for a in settings.agent_specs())]
         settings = settings.model_copy(update={"keys_dir": generate_keys(out / "keys", nodes)})

@@ -236,7 +236,7 @@ class PathSettings(BaseModel):
     """Folders: the agents' workspaces, signing keys, results, bundled tasks."""
 
     workspace_root: Path = Path("workspaces")
-    keys_dir: Path = Path("keys")  # Ed25519 keys of the `signed` protocol: <node_id>.pem + public.json
+    keys_dir: Path = Path("keys")  # Ed25519 keys of `signed` and `anp`: <node_id>.pem + public.json
     out_dir: Path = Path("results")  # runs, and the network service's state (SQLite)
     tasks_dir: Path = Path("tasks")  # bundled tasks a run may name
 

@@ -9,12 +9,15 @@ import os
 import subprocess
 import sys
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from gaiamesh.evaluation.metrics import totals_from_log
+from gaiamesh.mesh.protocols import canonical_json
 
 from ..conftest import ROOT, TASKS, free_port, free_port_block, replayed
 
@@ -110,7 +113,7 @@ def test_unknown_protocol_is_a_clear_error(tmp_path: Path) -> None:
 
 # The wire under every protocol, on the real model's recorded answers (a replay): the answer is
 # the live one, only the bytes differ.
-@pytest.mark.parametrize("protocol", ["binary", "compressed", "signed", "a2a"])
+@pytest.mark.parametrize("protocol", ["binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
 def test_every_protocol_end_to_end(tmp_path: Path, recorded: Path, protocol: str) -> None:
     out = tmp_path / protocol
     proc = gaiamesh(
@@ -127,6 +130,65 @@ def test_every_protocol_end_to_end(tmp_path: Path, recorded: Path, protocol: str
     totals = totals_from_log(out / "frames.jsonl")
     for key, value in totals.items():
         assert m[key] == value, key
+    if protocol in SDK_READERS:
+        sdk_reads_every_frame(protocol, out)
+
+
+def _read_anp(blob: bytes, out: Path) -> dict[str, Any]:
+    from anp.proof import Rfc9421OriginProofVerificationOptions, verify_rfc9421_origin_proof
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from gaiamesh.mesh.protocols.anp import did_document
+
+    public = json.loads((out / "keys" / "public.json").read_text())  # the run's keys
+    docs = [did_document(n, Ed25519PublicKey.from_public_bytes(bytes.fromhex(h))) for n, h in public.items()]
+    frame = json.loads(blob)
+    params = frame["params"]
+    (doc,) = [d for d in docs if d["id"] == params["meta"]["sender_did"]]
+    verify_rfc9421_origin_proof(
+        params["auth"]["origin_proof"], frame["method"], params["meta"], params["body"], did_document=doc,
+        options=Rfc9421OriginProofVerificationOptions(expected_signer_did=doc["id"]),
+    )  # fmt: skip
+    return dict(params["body"]["payload"])
+
+
+def _read_acp(blob: bytes, out: Path) -> dict[str, Any]:
+    from acp_sdk.models import RunCreateRequest
+
+    request = RunCreateRequest.model_validate_json(blob)
+    ((part,),) = [m.parts for m in request.input]
+    assert part.content_type == "application/json" and part.content is not None
+    packet: dict[str, Any] = json.loads(part.content)
+    assert request.agent_name == packet["type"]
+    return packet
+
+
+def _read_agora(blob: bytes, out: Path) -> dict[str, Any]:
+    from agora.utils import compute_hash, download_and_verify_protocol
+
+    message = json.loads(blob)
+    (source,) = message["protocolSources"]
+    document = download_and_verify_protocol(message["protocolHash"], source)  # a data: URI
+    assert document is not None and compute_hash(document) == message["protocolHash"]
+    packet: dict[str, Any] = json.loads(message["body"])
+    return packet
+
+
+SDK_READERS: dict[str, Callable[[bytes, Path], dict[str, Any]]] = {
+    "anp": _read_anp, "acp": _read_acp, "agora": _read_agora,
+}  # fmt: skip
+
+
+def sdk_reads_every_frame(protocol: str, out: Path) -> None:
+    """Every frame the run carried, read back with the protocol's own SDK (not our adapter);
+    each frame's header size is its length minus the packet's canonical JSON."""
+    lines = [json.loads(x) for x in (out / "frames.jsonl").read_text().splitlines()]
+    assert len(lines) >= 5
+    for line in lines:
+        blob = base64.b64decode(line["b64"])
+        packet = SDK_READERS[protocol](blob, out)
+        assert (packet["type"], packet["src"]) == (line["type"], line["src"])
+        assert line["header_size"] == len(blob) - len(canonical_json(packet)) > 0
 
 
 def test_bench_writes_results_summary_and_plot(tmp_path: Path, recorded: Path) -> None:

@@ -41,13 +41,13 @@ def packet(**kw: object) -> dict:
     return {**base, **kw}
 
 
-def test_registry_lists_the_five_protocols() -> None:
-    assert available() == ["a2a", "binary", "compressed", "json", "signed"]
+def test_registry_lists_the_eight_protocols() -> None:
+    assert available() == ["a2a", "acp", "agora", "anp", "binary", "compressed", "json", "signed"]
     with pytest.raises(ValueError, match="unknown protocol 'carrier-pigeon'"):
         get_adapter("carrier-pigeon")
 
 
-@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a"])
+@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
 def test_round_trip_and_truthful_header_size(keys: Path, name: str) -> None:
     a = adapters(keys)[name]
     p = packet()
@@ -59,6 +59,9 @@ def test_round_trip_and_truthful_header_size(keys: Path, name: str) -> None:
         "compressed": blob[8:],
         "signed": canonical_json(p),
         "a2a": canonical_json(p),
+        "anp": canonical_json(p),  # the packet rides as a JSON object; all else is ANP's
+        "acp": canonical_json(p),
+        "agora": canonical_json(p),
     }[name]
     assert a.header_size(p) == len(blob) - len(body)
     assert (a.header_size(p) == 0) == (name == "json")
@@ -176,7 +179,7 @@ SETTINGS = settings(
 )
 
 
-@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a"])
+@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
 @SETTINGS
 @given(p=packets)
 def test_property_round_trip(keys: Path, name: str, p: dict) -> None:
@@ -186,7 +189,7 @@ def test_property_round_trip(keys: Path, name: str, p: dict) -> None:
     assert 0 <= a.header_size(p) <= len(blob)
 
 
-@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a"])
+@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
 @SETTINGS
 @given(data=st.binary(max_size=300))
 def test_property_random_bytes_never_crash(keys: Path, name: str, data: bytes) -> None:
@@ -198,7 +201,7 @@ def test_property_random_bytes_never_crash(keys: Path, name: str, data: bytes) -
     assert isinstance(result, dict)
 
 
-@pytest.mark.parametrize("name", ["binary", "compressed", "signed", "a2a"])
+@pytest.mark.parametrize("name", ["binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
 @SETTINGS
 @given(p=packets, pos=st.integers(0, 10**6), flip=st.integers(1, 255), cut=st.booleans())
 def test_property_mutated_frames_end_in_protocol_errors(
@@ -212,7 +215,8 @@ def test_property_mutated_frames_end_in_protocol_errors(
         result = a.decode(mutated)
     except ProtocolError:
         return
-    # A few mutations are harmless (e.g. an a2a id digit, or a byte JSON ignores); never a crash.
+    # A few mutations are harmless (e.g. an a2a or anp id digit, an acp timestamp digit, a
+    # digit of an agora body, which has no checksum); never a crash.
     assert isinstance(result, dict)
     if name in ("binary", "signed"):
         pytest.fail(f"{name}: a mutated frame was accepted")

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..evaluation.metrics import RunMetrics
-from ..mesh.protocols import generate_keys
+from ..mesh.protocols import KEYED, generate_keys
 from ..mesh.relay import MeshNetwork
 from ..runner import ProcessGroup, model_server, web_server
 from ..settings import Settings, default_agents
@@ -106,7 +106,7 @@ def run_bench(
                 proto_settings = settings.model_copy(
                     update={"protocol": protocol, "strategy": strategy, "agents": team, "ablate": ablate}
                 )
-                if protocol == "signed":
+                if protocol in KEYED:
                     nodes = ["network", *(a.node_id for a in proto_settings.agent_specs())]
                     proto_settings = proto_settings.model_copy(
                         update={"keys_dir": generate_keys(out / "keys" / strategy, nodes)}

@@ -222,7 +222,7 @@ def add_commands(sub: Subparsers) -> None:
 def _add_bench(sub: Subparsers) -> None:
     bench = sub.add_parser("bench", help="every task under every protocol, repeated: CSV, summary, plot")
     bench.add_argument("--tasks", default="tasks", help=TASKS_HELP)
-    bench.add_argument("--protocols", default="json,binary,compressed,signed,a2a")
+    bench.add_argument("--protocols", default="json,binary,compressed,signed,a2a,anp,acp,agora")
     bench.add_argument("--strategies", help="comma-separated: pipeline,orchestrated (default: STRATEGY)")
     bench.add_argument(
         "--ablate",

@@ -114,7 +114,7 @@ def add_commands(sub: Subparsers) -> None:
     aud.add_argument("run_dir", help="folder with metrics.json and frames.jsonl (e.g. results/)")
     aud.set_defaults(func=_cmd_audit)
 
-    keygen = sub.add_parser("keygen", help="create Ed25519 key pairs for the signed protocol")
+    keygen = sub.add_parser("keygen", help="create Ed25519 key pairs for the signed and anp protocols")
     keygen.add_argument("--keys-dir", help="output folder (KEYS_DIR, default keys/)")
     keygen.add_argument("--nodes", help="comma-separated node ids (default: network + the AGENTS ids)")
     keygen.add_argument("--force", action="store_true", help="replace existing keys")

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from ...errors import ConfigError
 from .a2a import A2AAdapter
+from .acp import AcpAdapter
+from .agora import AgoraAdapter
 from .base import ProtocolAdapter, ProtocolError, canonical_json
 from .binary import BinaryAdapter
 from .compressed import CompressedAdapter
@@ -16,13 +18,27 @@ from .signed import SignedAdapter, generate_keys
 AdapterFactory = Callable[[str, Path], ProtocolAdapter]
 """Builds an adapter for endpoint ``node_id``; keyed protocols load keys from ``keys_dir``."""
 
+
+def _anp(node_id: str, keys_dir: Path) -> ProtocolAdapter:
+    # Imported on first use: the ANP SDK (aiohttp and more) loads only for runs that speak it.
+    from .anp import AnpAdapter
+
+    return AnpAdapter.from_dir(node_id, keys_dir)
+
+
 _REGISTRY: dict[str, AdapterFactory] = {
     "json": lambda node_id, keys_dir: JsonAdapter(),
     "binary": lambda node_id, keys_dir: BinaryAdapter(),
     "compressed": lambda node_id, keys_dir: CompressedAdapter(),
     "signed": SignedAdapter.from_dir,
     "a2a": lambda node_id, keys_dir: A2AAdapter(),
+    "anp": _anp,
+    "acp": lambda node_id, keys_dir: AcpAdapter(),
+    "agora": lambda node_id, keys_dir: AgoraAdapter(),
 }
+
+KEYED = frozenset({"signed", "anp"})
+"""Protocols whose endpoints sign with the key pairs ``generate_keys`` writes."""
 
 
 def register(name: str, factory: AdapterFactory) -> None:
@@ -44,6 +60,7 @@ def get_adapter(name: str, node_id: str = "network", keys_dir: Path = Path("keys
 
 
 __all__ = [
+    "KEYED",
     "ProtocolAdapter",
     "ProtocolError",
     "available",

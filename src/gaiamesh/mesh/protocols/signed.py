@@ -51,6 +51,25 @@ def generate_keys(keys_dir: Path, node_ids: list[str]) -> Path:
     return keys_dir
 
 
+def load_keys(
+    protocol: str, node_id: str, keys_dir: Path
+) -> tuple[Ed25519PrivateKey, dict[str, Ed25519PublicKey]]:
+    """This node's private key and everyone's public keys, as ``generate_keys`` wrote them
+    (shared by every protocol that signs: ``signed`` and ``anp``)."""
+    try:
+        table = json.loads((keys_dir / "public.json").read_text())
+        public = {n: Ed25519PublicKey.from_public_bytes(bytes.fromhex(h)) for n, h in table.items()}
+        pem = (keys_dir / f"{node_id}.pem").read_bytes()
+        key = serialization.load_pem_private_key(pem, password=None)
+    except (OSError, ValueError, json.JSONDecodeError) as exc:
+        raise SigningKeyError(
+            f"{protocol}: cannot load keys for node {node_id!r} from {keys_dir}: {exc}"
+        ) from exc
+    if not isinstance(key, Ed25519PrivateKey):
+        raise SigningKeyError(f"{protocol}: {keys_dir / (node_id + '.pem')} is not an Ed25519 key")
+    return key, public
+
+
 class SignedAdapter(ProtocolAdapter):
     name = "signed"
 
@@ -67,18 +86,7 @@ class SignedAdapter(ProtocolAdapter):
     @classmethod
     def from_dir(cls, node_id: str, keys_dir: Path) -> SignedAdapter:
         """Load this node's private key and everyone's public keys from ``keys_dir``."""
-        try:
-            table = json.loads((keys_dir / "public.json").read_text())
-            public = {n: Ed25519PublicKey.from_public_bytes(bytes.fromhex(h)) for n, h in table.items()}
-            pem = (keys_dir / f"{node_id}.pem").read_bytes()
-            key = serialization.load_pem_private_key(pem, password=None)
-        except (OSError, ValueError, json.JSONDecodeError) as exc:
-            raise SigningKeyError(
-                f"signed: cannot load keys for node {node_id!r} from {keys_dir}: {exc}"
-            ) from exc
-        if not isinstance(key, Ed25519PrivateKey):
-            raise SigningKeyError(f"signed: {keys_dir / (node_id + '.pem')} is not an Ed25519 key")
-        return cls(node_id, key, public)
+        return cls(node_id, *load_keys("signed", node_id, keys_dir))
 
     def encode(self, packet: dict[str, Any]) -> bytes:
         if self._key is None:
