@@ -107,6 +107,22 @@ def test_one_env_line_switches_to_the_official_ollama_image(tmp_path: Path) -> N
     assert services["agent-search"]["environment"]["OLLAMA_HOST"] == "http://ollama:11434"
 
 
+def test_a_replay_reads_the_recorded_runs_in_every_agent_read_only(tmp_path: Path) -> None:
+    recorded = tmp_path / "recorded"
+    cfg = render(tmp_path, f"LLM_BACKEND=replay\nREPLAY_FROM={recorded}\nREPLAY_PACE=recorded\n", "--profile", "wide",
+                 "--profile", "orchestrated")  # fmt: skip
+    agents = {n: s for n, s in cfg["services"].items() if n.startswith("agent-")}
+    assert len(agents) == 11
+    for name, service in agents.items():
+        env = service["environment"]
+        assert (env["LLM_BACKEND"], env["REPLAY_FROM"], env["REPLAY_PACE"]) == ("replay", "/replay", "recorded"), name
+        (mount,) = [v for v in service["volumes"] if v["target"] == "/replay"]
+        assert mount["source"] == str(recorded) and mount["read_only"], name
+    default = render(tmp_path)["services"]["agent-search"]  # without REPLAY_FROM: the results folder
+    (mount,) = [v for v in default["volumes"] if v["target"] == "/replay"]
+    assert mount["source"] == str(ROOT / "results")
+
+
 def test_make_up_names_a_taken_port_its_holder_and_the_variable_that_moves_it(tmp_path: Path) -> None:
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
