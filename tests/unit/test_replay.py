@@ -100,3 +100,17 @@ async def test_a_replay_at_the_recorded_pace_takes_the_recorded_time(tmp_path: P
         started = loop.time()
         await LLMClient(ReplayBackend(tmp_path, "tiny:1b", paced=paced)).complete("Q: who built it?\nA:", LLMUsage())
         assert at_least <= loop.time() - started < at_most, paced
+
+
+async def test_two_agents_that_asked_the_same_get_each_its_own_recorded_time(tmp_path: Path) -> None:
+    for node, tool, ms in (("0", "search", 700.0), ("1", "extract", 7400.0)):
+        usage = LLMUsage()
+        await LLMClient(Server()).score("Q: when?\nA:", [" 1901"], usage)  # type: ignore[arg-type]
+        usage.log[0]["ms"] = ms  # the same request, answered at another time
+        (tmp_path / node).mkdir()
+        memory = {"tool": tool, "steps": [{"llm_calls": usage.log}]}
+        (tmp_path / node / "memory.json").write_text(json.dumps(memory))
+    for tool, ms in (("search", 700.0), ("extract", 7400.0), ("reason", 700.0)):  # reason asked none: the first
+        usage = LLMUsage()
+        await LLMClient(ReplayBackend(tmp_path, "tiny:1b", tool=tool)).score("Q: when?\nA:", [" 1901"], usage)
+        assert usage.llm_ms == ms, tool

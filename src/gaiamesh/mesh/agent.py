@@ -82,7 +82,7 @@ class MeshAgent:
             self.tool.setup(settings)
         self.adapter = get_adapter(settings.protocol, settings.node_id, settings.keys_dir)
         self._adapters: dict[str, ProtocolAdapter | None] = {settings.protocol: self.adapter}
-        self.llm = llm or LLMClient.from_settings(settings)
+        self.llm = llm or LLMClient.from_settings(settings, tool=tool.name)
         self.workspace = Path(settings.workspace_root) / self.node_id
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.runs: OrderedDict[str, RunState] = OrderedDict()

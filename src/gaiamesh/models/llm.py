@@ -79,14 +79,16 @@ class Profile:
     schemas: bool | None = None
 
 
-def make_backend(settings: ModelSettings) -> Backend:
+def make_backend(settings: ModelSettings, tool: str | None = None) -> Backend:
+    """The backend ``settings`` name; ``tool`` is the asking agent's (a replay answers it with
+    its own tool's records first)."""
     options: dict[str, Any] = {"temperature": settings.llm_temperature, "seed": settings.llm_seed}
     if settings.llm_backend == "replay":
         from .backends.replay import ReplayBackend
 
         if settings.replay_from is None:
             raise ConfigError("LLM_BACKEND=replay needs REPLAY_FROM: a folder of earlier runs (their run_artifacts.tar.gz)")
-        return ReplayBackend(settings.replay_from, settings.model, paced=settings.replay_pace == "recorded")
+        return ReplayBackend(settings.replay_from, settings.model, paced=settings.replay_pace == "recorded", tool=tool)
     if settings.llm_backend == "openai":
         from .backends.openai_compat import OpenAIBackend  # the openai client only where it is used
 
@@ -111,9 +113,9 @@ class LLMClient:
         return cls(OllamaBackend(host, model, {"temperature": 0.0, "seed": 42}, timeout), retry_for)
 
     @classmethod
-    def from_settings(cls, settings: ModelSettings) -> LLMClient:
+    def from_settings(cls, settings: ModelSettings, tool: str | None = None) -> LLMClient:
         """The client every agent and the baseline use, configured from ``settings``."""
-        return cls(make_backend(settings), settings.llm_retry_for, settings.model_kind)
+        return cls(make_backend(settings, tool), settings.llm_retry_for, settings.model_kind)
 
     @property
     def host(self) -> str:

@@ -36,7 +36,7 @@ def _calls(memory: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     for step in memory.get("steps", []):
         for call in step.get("llm_calls", []):
             if isinstance(call, dict) and call.get("call") in ("complete", "score"):
-                yield call
+                yield {**call, "tool": memory.get("tool")}
 
 
 def _memories(root: Path) -> Iterator[dict[str, Any]]:
@@ -52,15 +52,24 @@ def _memories(root: Path) -> Iterator[dict[str, Any]]:
         yield json.loads(path.read_text(encoding="utf-8"))
 
 
-def load_records(root: Path) -> dict[str, dict[str, Any]]:
-    """The recorded calls under ``root``, by request (one answer per request: the model is
-    deterministic, so a request asked twice was answered the same)."""
+Records = dict[str, dict[str | None, dict[str, Any]]]
+
+
+def load_records(root: Path) -> Records:
+    """The recorded calls under ``root``: by request, then by the tool of the agent that asked
+    (the first record of each). The model is deterministic, so a request asked twice was answered
+    the same; but two agents may ask one request (search and extract score the same passage), each
+    at its own time, and a replayed agent gets its own tool's time back."""
     if not root.exists():
         raise ModelError(f"replay: REPLAY_FROM={root} does not exist")
+    records: Records = {}
     try:
-        return {request_key(call): call for memory in _memories(root) for call in _calls(memory)}
+        for memory in _memories(root):
+            for call in _calls(memory):
+                records.setdefault(request_key(call), {}).setdefault(call["tool"], call)
     except (OSError, tarfile.TarError, json.JSONDecodeError) as exc:
         raise ModelError(f"replay: cannot read the records under {root}: {exc}") from exc
+    return records
 
 
 @dataclass(frozen=True)
@@ -76,28 +85,33 @@ class ReplayBackend:
 
     name = "replay"
 
-    def __init__(self, root: Path, model: str, paced: bool = False) -> None:
+    def __init__(self, root: Path, model: str, paced: bool = False, tool: str | None = None) -> None:
         self.where = str(root)
         self.model = model
         self.paced = paced
+        self.tool = tool  # the asking agent's tool: its own record first, where several agents asked
         self.records = load_records(root)
-        calls = self.records.values()
+        calls = list(self._all())
         self.abilities = Abilities(
             scores=any(r["call"] == "score" for r in calls),
             schemas=any(r["call"] == "complete" and r.get("schema") for r in calls),
         )
 
+    def _all(self) -> Iterator[dict[str, Any]]:
+        return (call for by_tool in self.records.values() for call in by_tool.values())
+
     async def kind(self) -> ModelKind:
-        kinds = {r["kind"] for r in self.records.values() if r.get("call") == "complete"}
+        kinds = {r["kind"] for r in self._all() if r.get("call") == "complete"}
         return "chat" if kinds == {"chat"} else "base"
 
     async def check(self) -> None:
-        if not any(r.get("model") == self.model for r in self.records.values()):
-            models = sorted({str(r.get("model")) for r in self.records.values()})
+        if not any(r.get("model") == self.model for r in self._all()):
+            models = sorted({str(r.get("model")) for r in self._all()})
             raise ModelError(f"replay: no recorded call of MODEL={self.model!r} under {self.where} (recorded: {models})")
 
     def _find(self, request: dict[str, Any]) -> dict[str, Any]:
-        found = self.records.get(request_key(request))
+        by_tool = self.records.get(request_key(request))
+        found = None if by_tool is None else by_tool.get(self.tool) or next(iter(by_tool.values()))
         if found is None:
             start = " ".join(str(request.get("text", "")).split())[-120:]
             raise ModelError(f"replay: no recorded answer for this {request['call']} call under {self.where} (its prompt ends: {start!r})")
