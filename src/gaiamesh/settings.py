@@ -177,6 +177,41 @@ class MeshSettings(BaseModel):
         return table
 
 
+class FaultSettings(BaseModel):
+    """Network faults the relay imposes on its links, for benchmarks (``mesh/faults.py``,
+    docs/faults.md). All off by default: the relay then sends exactly what it always did."""
+
+    fault_latency_ms: float = 0.0  # added to every crossing of a link, each way
+    fault_jitter_ms: float = 0.0  # uniform, plus or minus, around FAULT_LATENCY_MS
+    fault_links: str = ""  # node ids whose links get latency and loss, comma-separated ("": all)
+    fault_loss: float = 0.0  # share of the relay's copies to agents lost on the way (0 to 1)
+    fault_redeliver_after: float = 0.5  # seconds before the relay redelivers a lost copy
+    fault_max_redeliveries: int = 8  # lost redeliveries of one copy before the run ends frame_lost
+    fault_partition_agent: str = ""  # the node id whose link is cut ...
+    fault_partition_at: float = 0.0  # ... from this many seconds into the run ...
+    fault_partition_for: float = 0.0  # ... for this many seconds
+    fault_slow_agent: str = ""  # the node id whose link is slow ...
+    fault_slow_ms: float = 0.0  # ... by this much on every crossing, each way
+    fault_seed: int = 1  # the same seed, the same faults
+
+    @field_validator(
+        "fault_latency_ms", "fault_jitter_ms", "fault_redeliver_after", "fault_partition_at",
+        "fault_partition_for", "fault_slow_ms", "fault_max_redeliveries",
+    )  # fmt: skip
+    @classmethod
+    def _not_negative(cls, v: float) -> float:
+        if v < 0:
+            raise ValueError("must not be negative")
+        return v
+
+    @field_validator("fault_loss")
+    @classmethod
+    def _share(cls, v: float) -> float:
+        if not 0 <= v <= 1:
+            raise ValueError("must be between 0 and 1")
+        return v
+
+
 class ToolSettings(BaseModel):
     """What the tools may read: how `reason` chooses, the orchestrated team's plans and limits,
     the offline web and the downloader."""
@@ -284,7 +319,8 @@ def _positive(v: int) -> int:
 
 
 class Settings(
-    BaseSettings, ModelSettings, MeshSettings, ToolSettings, AgentSettings, PathSettings, RunSettings, ServiceSettings
+    BaseSettings, ModelSettings, MeshSettings, ToolSettings, AgentSettings, PathSettings, RunSettings, ServiceSettings,
+    FaultSettings,
 ):
     """Every knob, read once at an entry point; field names map to upper-case environment variables.
 

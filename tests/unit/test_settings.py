@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from gaiamesh.models.llm import LLMClient
 from gaiamesh.settings import (
     AgentSettings,
+    FaultSettings,
     MeshSettings,
     ModelSettings,
     PathSettings,
@@ -18,7 +19,9 @@ from gaiamesh.settings import (
     load_settings,
 )
 
-PARTS = (ModelSettings, MeshSettings, ToolSettings, AgentSettings, PathSettings, RunSettings, ServiceSettings)
+PARTS = (
+    ModelSettings, MeshSettings, ToolSettings, AgentSettings, PathSettings, RunSettings, ServiceSettings, FaultSettings,
+)  # fmt: skip
 
 
 def test_every_knob_belongs_to_exactly_one_part() -> None:
