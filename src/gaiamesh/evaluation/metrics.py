@@ -5,8 +5,10 @@ relay runs and when ``gaiamesh audit`` re-reads ``frames.jsonl``, so "each count
 sum over the frame log" holds by construction. Definitions (also in docs/architecture.md):
 
 - ``bytes_rx``: encoded bytes received from agents (every frame, rejected ones included).
-- ``bytes_tx``: encoded bytes sent to agents, each copy counted (doc_init included).
-- ``pkt_cnt``: packets the relay accepted (doc_init, every valid agent packet, redeliveries).
+- ``bytes_tx``: encoded bytes sent to agents, each copy counted (doc_init included; a copy the
+  network fault model lost on the way, ``dropped_fault``, left the relay and counts too).
+- ``pkt_cnt``: packets the relay accepted (doc_init, every valid agent packet, redeliveries; not
+  the lost copies).
 - ``header_overhead``: protocol header bytes on the wire: ``header_size`` of each accepted
   packet times the number of times it crossed the wire (once in, plus once per copy out).
 - ``token_sum``: sum of ``token_used`` of accepted packets (the model's own counts).
@@ -17,16 +19,27 @@ from __future__ import annotations
 import base64
 import dataclasses
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 if TYPE_CHECKING:  # for annotations only: the books themselves need neither
     from ..tasks import Task
 
-FrameStatus = Literal["accepted", "rejected", "redelivered"]
+FrameStatus = Literal["accepted", "rejected", "redelivered", "dropped_fault"]
+
+
+@dataclass(slots=True)
+class FaultNote:
+    """What the network fault model (``FAULT_*``, ``mesh/faults.py``) did to a frame: the
+    ``fault`` of its line in ``frames.jsonl``, which only frames it touched have."""
+
+    causes: list[str]  # latency, slow, partition, loss, queued (behind an earlier frame)
+    in_ms: float = 0.0  # held on the sender's link before the relay took the frame
+    out_ms: dict[str, float] = field(default_factory=dict)  # per receiver: held on its link
+    attempt: int = 0  # dropped_fault: which copy of it to that receiver was lost (1: the first)
 
 
 @dataclass(slots=True)
@@ -56,6 +69,8 @@ class FrameRecord:
     # µs the relay spent decoding, validating and verifying a frame that came in (None: the
     # relay's own frame, which it encoded)
     decode_us: float | None = None
+    # Only on frames the network fault model touched: a run without faults writes what it always did.
+    fault: Annotated[FaultNote | None, Field(exclude_if=lambda v: v is None)] = None
 
     def to_json(self) -> bytes:
         return RECORD.dump_json(self)
@@ -78,6 +93,7 @@ class FrameRecord:
         llm_ms: float = 0.0,
         error: str | None = None,
         decode_us: float | None = None,
+        fault: FaultNote | None = None,
     ) -> FrameRecord:
         """The record of one frame, from the frame's bytes."""
         return cls(
@@ -97,6 +113,7 @@ class FrameRecord:
             error=error,
             b64=base64.b64encode(blob).decode(),
             decode_us=None if decode_us is None else round(decode_us, 1),
+            fault=fault,
         )
 
 
@@ -144,6 +161,11 @@ class Totals:
         self.frames += 1
         self.bytes_rx += r.rx_bytes
         self.bytes_tx += r.tx_bytes
+        if r.status == "dropped_fault":
+            # a copy the network fault model lost: its bytes and header left the relay, but nobody
+            # received it, and the packet itself is counted where it was accepted
+            self.header_overhead += r.header_size * len(r.dst)
+            return
         sender = agents.get(r.src) if agents is not None and r.rx_bytes else None
         if sender is not None:
             sender.pkts_sent += 1
@@ -182,7 +204,7 @@ Totals.COUNTERS = tuple(f.name for f in dataclasses.fields(Totals) if f.name != 
 
 Status = Literal[
     "ok", "running", "timeout", "agent_dead", "agent_error", "connect_failed", "model_unreachable",
-    "model_error", "failed", "cancelled", "interrupted", "storage_error",
+    "model_error", "failed", "cancelled", "interrupted", "storage_error", "frame_lost",
 ]  # fmt: skip
 
 

@@ -13,11 +13,14 @@ the same :meth:`Totals.add` that ``gaiamesh audit`` uses on ``frames.jsonl``.
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
-from ..evaluation.metrics import AgentMetrics, FrameRecord, FrameStatus, Totals
+from ..evaluation.metrics import AgentMetrics, FaultNote, FrameRecord, FrameStatus, Totals
+from .faults import Fate, FaultModel
 from .frames import (
     FINAL_ANSWER_TAG,
     NETWORK_SRC,
@@ -83,6 +86,35 @@ class _Assigned:
     work: _Work
 
 
+@dataclass(order=True)
+class _Held:
+    """What the network fault model holds until ``due`` (the relay's clock): a copy on its way to
+    agent ``node`` (``send``), a frame from ``node`` on its way in (``arrive``), or the next copy
+    of a lost one to ``node`` (``retry``, its ``attempt``-th: 1 is the first redelivery)."""
+
+    due: float
+    order: int  # of two due at once, the one the model decided first goes first
+    kind: Literal["send", "arrive", "retry"] = field(compare=False)
+    node: str = field(compare=False)
+    blob: bytes = field(compare=False)
+    fate: Fate | None = field(default=None, compare=False)
+    work: _Work | None = field(default=None, compare=False)
+    attempt: int = field(default=0, compare=False)
+
+
+@dataclass
+class _Network:
+    """The core's side of the network fault model: what the links hold, the ticks it asked for."""
+
+    model: FaultModel | None
+    wire: list[_Held] = field(default_factory=list)  # copies to agents: a heap by (due, order)
+    later: list[_Held] = field(default_factory=list)  # arrivals and redeliveries: a heap
+    wakes: set[float] = field(default_factory=set)  # ticks asked of the transport, still to come
+    arriving: _Held | None = None  # the held frame being taken in now
+    retrying: Fate | None = None  # the fate of the redelivery being made now
+
+
+EPS = 0.001  # seconds: a tick releases what is due this close (a timer may fire a hair early)
 SUBTASK = PacketType.SUBTASK.value
 QUEUED = frozenset({PacketType.SUBTASK.value, PacketType.RESULT.value})
 
@@ -101,6 +133,7 @@ class RelayCore:
         origin: float = 0.0,
         rejoin_grace: float = 0.0,
         clock: Callable[[], float] = time.perf_counter,
+        faults: FaultModel | None = None,
     ) -> None:
         lineup = list(agents)
         # Times the decoding of each frame that comes in (the protocol's cost per message);
@@ -127,6 +160,7 @@ class RelayCore:
         self._owners: dict[str, str] = {}  # sub_task_id -> the orchestrator that sent it
         self._assigned: dict[str, _Assigned] = {}  # sub_task_id -> worker working on it
         self._seq = 0  # sequence numbers of the relay's own packets (doc_init is 0)
+        self._net = _Network(faults)  # what the network fault model holds (nothing without faults)
 
     # --- registration ---------------------------------------------------------------------
     def register(
@@ -186,6 +220,7 @@ class RelayCore:
         out = Outcome()
         if self.end is not None:
             return out
+        self._release(out, now)  # network faults: what the links held until now
         for tool, (deadline, _) in list(self._waiting.items()):
             if now >= deadline:
                 self._finish(out, now, "agent_dead",
@@ -196,6 +231,8 @@ class RelayCore:
 
     def receive(self, src: str, blob: bytes, now: float) -> Outcome:
         """One frame from agent ``src``: validate, route, count, detect the final answer."""
+        if (held := self._hold_arrival(src, blob, now)) is not None:
+            return held  # network faults: still on the sender's link; taken in when it arrives
         out = Outcome()
         if self.end is not None:
             # The run is over: the frame is still on the books, but nobody receives it.
@@ -396,16 +433,20 @@ class RelayCore:
             for node_id in dst:
                 if consumes(node_id, ptype):  # work to redeliver if it dies (not what it only reads)
                     self._in_flight[node_id] = _Work(blob, packet, header)
+        dst, fault, lost = self._impose(out, blob, dst, now)  # network faults: copies held, lost
         self._log(
             out,
             FrameRecord.of(
                 n=self.totals.frames, t_ms=self._rel(now), src=src, dst=dst, blob=blob, received=received,
                 status=status, header_size=header, type=ptype, tag=packet.tag,
                 token_used=packet.token_used, llm_ms=packet.llm_ms, decode_us=decode_us,
+                fault=fault,
             ),
         )  # fmt: skip
-        if dst:
+        if dst and self._net.model is None:
             out.sends.append(Send(tuple(dst), blob))
+        for node_id, fate in lost:
+            self._lose(out, src, _Work(blob, packet, header), node_id, fate, 0, now)
 
     def _reject(
         self, out: Outcome, src: str, blob: bytes, now: float, error: str, decode_us: float | None = None
@@ -429,6 +470,7 @@ class RelayCore:
         self.end = RunEnd(status, error)
         self.done_at = now
         out.end = self.end
+        self._let_go(out, now)
         out.notes.append(f"[{self._s(now):7.2f}s] run ends: {status}" + (f" ({error})" if error else ""))
 
     def _rel(self, now: float) -> float:
@@ -445,3 +487,163 @@ class RelayCore:
         start = self.t0 if self.t0 is not None else self.origin
         end = self.done_at if self.done_at is not None else now
         return (end - start) * 1000
+
+    # --- network faults (FAULT_*): faults.py decides each crossing; the core holds, logs and
+    # redelivers by that decision, and asks the transport for a tick when something falls due --
+    def _run_s(self, now: float) -> float:
+        return now - (self.t0 if self.t0 is not None else self.origin)
+
+    def _clock(self, t: float) -> float:
+        return t + (self.t0 if self.t0 is not None else self.origin)
+
+    def _hold_arrival(self, src: str, blob: bytes, now: float) -> Outcome | None:
+        """A frame from ``src`` goes in line on its link; whatever has arrived by ``now`` is taken
+        in, in order (None: no faults, or this is a held frame being taken in)."""
+        net = self._net
+        if net.model is None or net.arriving is not None or self.end is not None:
+            return None
+        fate = net.model.decide(src, NETWORK_SRC, self._run_s(now))
+        out = Outcome()
+        self._hold(out, net.later, _Held(self._clock(fate.at), fate.order, "arrive", src, blob, fate), now)
+        self._release(out, now)
+        return out
+
+    def _impose(
+        self, out: Outcome, blob: bytes, dst: list[str], now: float
+    ) -> tuple[list[str], FaultNote | None, list[tuple[str, Fate]]]:
+        """Each copy's fate: ``dst`` without the lost copies, the frame's :class:`FaultNote`, and
+        the lost copies (logged apart, and redelivered). The copies that go are held until they
+        arrive; whatever is due goes out now, in order."""
+        net = self._net
+        if net.model is None:
+            return dst, None, []
+        arriving, net.arriving = net.arriving, None  # the hold on the way in is this frame's only
+        retrying, net.retrying = net.retrying, None
+        causes: set[str] = set(arriving.fate.causes) if arriving and arriving.fate else set()
+        held: dict[str, float] = {}
+        kept: list[str] = []
+        lost: list[tuple[str, Fate]] = []
+        for node_id in dst:
+            fate = retrying or net.model.decide(NETWORK_SRC, node_id, self._run_s(now))
+            if fate.lost and retrying is None:
+                lost.append((node_id, fate))
+                continue
+            kept.append(node_id)
+            causes.update(fate.causes)
+            if fate.delay_ms > 0:
+                held[node_id] = fate.delay_ms
+            self._hold(out, net.wire, _Held(self._clock(fate.at), fate.order, "send", node_id, blob), now)
+        self._release_wire(out, now)
+        in_ms = arriving.fate.delay_ms if arriving and arriving.fate else 0.0
+        return kept, (FaultNote(sorted(causes), in_ms, held) if causes else None), lost
+
+    def _lose(self, out: Outcome, src: str, work: _Work, node_id: str, fate: Fate, i: int, now: float) -> None:
+        """Copy ``i`` (0: the first) of ``work`` to ``node_id`` was lost on the way: log it, and
+        redeliver it when its fate says, or end the run when every copy was lost."""
+        packet = work.packet
+        self._log(
+            out,
+            FrameRecord.of(
+                n=self.totals.frames, t_ms=self._rel(now), src=src, dst=[node_id], blob=work.blob, received=False,
+                status="dropped_fault", header_size=work.header, type=packet.type.value, tag=packet.tag,
+                token_used=packet.token_used, llm_ms=packet.llm_ms, fault=FaultNote(["loss"], attempt=i + 1),
+            ),
+        )  # fmt: skip
+        if i + 1 < len(fate.lost):
+            due = fate.lost[i + 1]
+        elif fate.gave_up:
+            plan = self._net.model.plan if self._net.model else None
+            self._finish(out, now, "frame_lost",
+                         f"every copy of a {packet.type.value} frame to agent {node_id} was lost ({i + 1} in a row; "
+                         f"FAULT_LOSS={plan.loss if plan else '?'}, FAULT_MAX_REDELIVERIES="
+                         f"{plan.max_redeliveries if plan else '?'})")  # fmt: skip
+            return
+        else:
+            due = fate.sent
+        self._hold(out, self._net.later, _Held(self._clock(due), fate.order, "retry", node_id, work.blob, fate, work, i + 1))
+
+    def _retry(self, out: Outcome, held: _Held, now: float) -> None:
+        """The next copy of a lost one: lost again, or redelivered (through :meth:`_deliver`,
+        like the redelivery of a dead agent's work)."""
+        fate, work = held.fate, held.work
+        assert fate is not None and work is not None
+        if held.node not in self.router.live:
+            return  # the agent is gone: lost() handed its work in flight on, rejoin() re-sends the rest
+        if held.attempt < len(fate.lost):
+            self._lose(out, NETWORK_SRC, work, held.node, fate, held.attempt, now)
+            return
+        self._net.retrying = fate
+        self._deliver(out, NETWORK_SRC, work.blob, work.packet, work.header, [held.node], now, received=False,
+                      status="redelivered")  # fmt: skip
+        out.notes.append(f"[{self._s(now):7.2f}s] redelivered {work.packet.type.value} to {held.node} (lost on the way)")
+
+    def _take_in(self, out: Outcome, held: _Held, now: float) -> None:
+        """A held frame from an agent arrives: the relay receives it now."""
+        self._net.arriving = held
+        try:
+            got = self.receive(held.node, held.blob, now)
+        finally:
+            self._net.arriving = None
+        out.records += got.records
+        out.sends += got.sends
+        out.notes += got.notes
+        out.end = out.end or got.end
+        if got.wake_at is not None:
+            self._net.wakes.discard(got.wake_at)  # asked again below, for this outcome
+            self._wake(out, got.wake_at)
+
+    def _hold(self, out: Outcome, heap: list[_Held], held: _Held, now: float | None = None) -> None:
+        heapq.heappush(heap, held)
+        if now is None or held.due > now + EPS:  # a copy due now goes out with this outcome
+            self._wake(out, held.due)
+
+    def _wake(self, out: Outcome, due: float) -> None:
+        """Ask the transport for a tick at ``due``, unless one comes by then (that tick asks for
+        the next). An outcome carries one: a later one it replaces is forgotten."""
+        net = self._net
+        if any(w <= due for w in net.wakes) or (out.wake_at is not None and out.wake_at <= due):
+            return
+        if out.wake_at is not None:
+            net.wakes.discard(out.wake_at)
+        out.wake_at = due
+        net.wakes.add(due)
+
+    def _release_wire(self, out: Outcome, now: float) -> None:
+        wire = self._net.wire
+        while wire and wire[0].due <= now + EPS:
+            held = heapq.heappop(wire)
+            out.sends.append(Send((held.node,), held.blob))
+
+    def _release(self, out: Outcome, now: float) -> None:
+        """Carry out what the links held until ``now``, in the order it arrives."""
+        net = self._net
+        net.wakes = {w for w in net.wakes if w > now + EPS}
+        while self.end is None:
+            heap = min((h for h in (net.wire, net.later) if h), key=lambda h: h[0], default=None)
+            if heap is None or heap[0].due > now + EPS:
+                break
+            held = heapq.heappop(heap)
+            if held.kind == "send":
+                out.sends.append(Send((held.node,), held.blob))
+            elif held.kind == "arrive":
+                self._take_in(out, held, now)
+            else:
+                self._retry(out, held, now)
+        pending = [h[0].due for h in (net.wire, net.later) if h]
+        if pending and self.end is None:
+            self._wake(out, min(pending))
+
+    def _let_go(self, out: Outcome, now: float) -> None:
+        """The run is over: copies still on their way go out now, agents' frames still on theirs
+        are logged as refused (as any frame after the end), lost copies are not redelivered."""
+        net = self._net
+        for held in sorted(net.wire):
+            out.sends.append(Send((held.node,), held.blob))
+        for held in sorted(net.later):
+            if held.kind == "arrive":
+                ms = held.fate.delay_ms if held.fate else 0.0
+                self._reject(out, held.node, held.blob, now,
+                             f"run {self.run_id} already ended ({self.end.status if self.end else '?'}) while "
+                             f"network faults held this frame ({ms:.0f} ms)")  # fmt: skip
+        net.wire.clear()
+        net.later.clear()

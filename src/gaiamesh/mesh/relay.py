@@ -33,6 +33,7 @@ from ..evaluation.wirecost import protocol_cost
 from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
 from ..tasks import Task
 from .core import Outcome, RelayCore
+from .faults import network_faults
 from .frames import Announcement
 from .protocols import get_adapter
 
@@ -121,6 +122,8 @@ def describe(r: FrameRecord) -> str:
         return f"{at} REJECTED frame from agent {r.src}: {r.error}"
     if r.status == "redelivered":
         return f"{at} redelivered {r.type} to {','.join(r.dst) or '-'}"
+    if r.status == "dropped_fault":
+        return f"{at} LOST {r.type} on the way to {','.join(r.dst)} (network faults; redelivered later)"
     return f"{at} {r.type:<10} {r.src} -> {','.join(r.dst) or '-'} ({r.size} B, {'?' if r.token_used is None else r.token_used} tokens)"
 
 
@@ -370,6 +373,7 @@ class MeshNetwork:
             self.settings.max_frame_bytes,
             origin=self._wall0,
             rejoin_grace=self.settings.rejoin_grace,
+            faults=network_faults(self.settings, [s.node_id for s in self.specs]),
         )
         try:
             try:
