@@ -4,6 +4,7 @@ logging and redelivering by them, time passed in."""
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -317,3 +318,58 @@ def test_the_fault_field_is_written_only_when_there_is_one() -> None:
     out = c.start("doc", "q?", 400, now=0.0)
     assert b'"fault":{"causes":["latency"]' in out.records[0].to_json()
     assert FOUR and b'"fault"' not in core().start("doc", "q?", 400, now=0.0).records[0].to_json()
+
+
+# --- the relay under faults: real sockets, real agents, a fast fake model ------------------
+async def test_a_run_under_every_fault_answers_as_calm_and_its_log_agrees(tmp_path: Path) -> None:
+    from gaiamesh.evaluation.metrics import audit, read_log
+
+    from ..conftest import free_port_block
+    from .test_relay import TOOLS, run, settings_for
+
+    calm = await run(tmp_path / "calm", settings_for(tmp_path / "calm", free_port_block(4), TOOLS))
+    faults = dict(fault_latency_ms=30, fault_jitter_ms=20, fault_loss=0.3, fault_redeliver_after=0.2,
+                  fault_partition_agent="2", fault_partition_for=0.8, fault_slow_agent="3", fault_slow_ms=300,
+                  fault_seed=4)  # fmt: skip
+    s = settings_for(tmp_path / "faults", free_port_block(4), TOOLS, **faults)
+    got = await run(tmp_path / "faults", s)
+    assert got["status"] == "ok" and got["prediction"] == calm["prediction"]
+    assert got["elapsed_ms"] > calm["elapsed_ms"] + 800  # the partition alone holds 0.8 s
+    records = read_log(tmp_path / "faults/out/frames.jsonl")
+    causes = {c for r in records if r.fault for c in r.fault.causes}
+    assert {"latency", "partition", "slow", "loss"} <= causes
+    # each lost copy is redelivered once, when it gets through; but not the final answer's: the
+    # run ended with it (as without faults, nobody waits for its copies)
+    lost = {(r.dst[0], r.b64) for r in records if r.status == "dropped_fault" and r.type != "data_event"}
+    again = [(r.dst[0], r.b64) for r in records if r.status == "redelivered"]
+    assert lost and sorted(again) == sorted(lost)
+    assert all(a == b for _, a, b in audit(tmp_path / "faults/out"))
+
+
+# --- the bench's arithmetic ---------------------------------------------------------------
+def test_the_bench_summary_compares_each_fault_with_the_same_tasks_calm() -> None:
+    from gaiamesh.bench.faults import FaultRun, summarize
+
+    def r(fault: str, task: str, q: float, ms: float, status: str = "ok", again: int = 0) -> FaultRun:
+        return FaultRun("json", fault, task, status, "148 MW" if q else "", q, int(q == 1), ms, again, again, 3,
+                        True, "")  # fmt: skip
+
+    runs = [r("calm", "a", 1.0, 1000), r("calm", "b", 0.5, 2000), r("loss", "a", 1.0, 1600, again=2),
+            r("loss", "b", 0.0, 2200, "frame_lost")]  # fmt: skip
+    calm, loss = summarize(runs)
+    assert (calm["retained"], calm["time_added_ms"], calm["not_ok"]) == (1.0, 0.0, {})
+    assert loss["retained"] == pytest.approx(0.5 / 0.75, abs=1e-4) and loss["time_added_ms"] == 400
+    assert loss["redelivered"] == 2 and loss["not_ok"] == {"b": "frame_lost"} and loss["same_answer"] == 1
+
+
+def test_the_bench_checks_its_faults_before_it_runs_and_starts_each_from_none() -> None:
+    from gaiamesh.bench.faults import checked, grid
+
+    s = load_settings(fault_latency_ms=99, fault_redeliver_after=0.3)  # as if .env set them
+    full = checked(s, grid())
+    assert full["calm"]["fault_latency_ms"] == 0 and full["loss"]["fault_latency_ms"] == 0
+    assert full["latency"]["fault_latency_ms"] == 50 and "fault_redeliver_after" not in full["loss"]
+    with pytest.raises(ConfigError, match="FAULT_SLOW_AGENT names agent"):
+        checked(s, grid(slow_agent="7"))
+    with pytest.raises(ConfigError, match="fault 'loss': fault_loss"):
+        checked(s, grid(loss=2.0))

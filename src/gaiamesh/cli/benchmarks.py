@@ -1,4 +1,4 @@
-"""The benchmark commands: bench, plans, bench-overhead, bench-failstorm, bench-flood,
+"""The benchmark commands: bench, plans, bench-overhead, bench-failstorm, bench-faults, bench-flood,
 bench-concurrency, and report over folders of metrics.json."""
 
 from __future__ import annotations
@@ -59,6 +59,40 @@ def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
     console.print(table)
     console.print(f"wrote {args.out}/failstorm.json, failstorm.md, failstorm.png")
     return 0 if result["audits_ok"] else 1
+
+
+def _cmd_bench_faults(args: argparse.Namespace) -> int:
+    from ..bench.faults import CALM, COLUMNS, cell, grid, run_faults
+    from ..mesh.protocols import available
+    from ..tasks import discover_tasks
+
+    settings = settings_from(args)
+    if args.replay:
+        settings = settings.model_copy(update={"llm_backend": "replay", "replay_from": Path(args.replay)})
+    settings = settings.model_copy(update={"fault_seed": args.seed})
+    protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    unknown = [p for p in protocols if p not in available()]
+    if unknown:
+        raise ConfigError(f"unknown protocol(s) {', '.join(unknown)}; available: {', '.join(available())}")
+    tasks = discover_tasks(args.tasks)[: args.limit or None]
+    if not tasks:
+        raise TaskError(f"no task folders under {args.tasks}")
+    every = grid(args.latency, args.jitter, args.loss, args.partition_agent, args.partition_at,
+                 args.partition_for, args.slow_agent, args.slow_ms)  # fmt: skip
+    chosen = [f.strip() for f in args.faults.split(",") if f.strip()]
+    unknown = [f for f in chosen if f not in every]
+    if unknown:
+        raise ConfigError(f"unknown fault(s) {', '.join(unknown)}; choose from {', '.join(f for f in every if f != CALM)}")
+    faults = {CALM: every[CALM], **{f: every[f] for f in chosen}}
+    result = run_faults(settings, tasks, protocols, faults, Path(args.out), args.base_port)
+    table = Table(title="network faults (quality retained and time added: against the same tasks calm)")
+    for _, head in COLUMNS:
+        table.add_column(head)
+    for row in result["summary"]:
+        table.add_row(*(cell(k, row[k]) for k, _ in COLUMNS))
+    console.print(table)
+    console.print(f"wrote {args.out}/faults.json, faults.md, faults.png")
+    return 0 if all(row["audits_ok"] for row in result["summary"]) else 1
 
 
 def _cmd_bench_flood(args: argparse.Namespace) -> int:
@@ -216,6 +250,7 @@ def add_commands(sub: Subparsers) -> None:
     _add_plans(sub)
     _add_overhead(sub)
     _add_failstorm(sub)
+    _add_faults(sub)
     _add_load(sub)
 
 
@@ -328,6 +363,33 @@ def _add_failstorm(sub: Subparsers) -> None:
     storm.add_argument("--out", default="bench/failstorm")
     common_options(storm)
     storm.set_defaults(func=_cmd_bench_failstorm)
+
+
+def _add_faults(sub: Subparsers) -> None:
+    faults = sub.add_parser(
+        "bench-faults", help="a batch calm, then under network faults (latency, loss, partition, slow agent)"
+    )
+    faults.add_argument("--tasks", default="tasks", help=TASKS_HELP)
+    faults.add_argument("--limit", type=int, default=0, help="use only the first N tasks")
+    faults.add_argument("--protocols", default="json,binary")
+    faults.add_argument("--faults", default="latency,loss,partition,slow", help="which of the grid to run (and calm)")
+    faults.add_argument("--latency", type=float, default=50.0, help="ms on every link, each way (default 50)")
+    faults.add_argument("--jitter", type=float, default=20.0, help="± ms around --latency (default 20)")
+    faults.add_argument("--loss", type=float, default=0.05, help="share of the relay's copies lost (default 0.05)")
+    faults.add_argument("--partition-agent", default="1", help="node id cut off (default 1)")
+    faults.add_argument("--partition-at", type=float, default=0.0, help="seconds into the run (default 0)")
+    faults.add_argument("--partition-for", type=float, default=10.0, help="seconds (default 10)")
+    faults.add_argument("--slow-agent", default="2", help="node id of the slow agent (default 2)")
+    faults.add_argument("--slow-ms", type=float, default=500.0, help="ms more each way (default 500)")
+    faults.add_argument("--seed", type=int, default=1, help="FAULT_SEED: the same seed, the same faults")
+    faults.add_argument("--out", default="bench/faults")
+    faults.add_argument("--base-port", type=int, default=9000)
+    faults.add_argument(
+        "--replay", metavar="FROM",
+        help="answer every model call from the runs under FROM (an earlier bench's --out): no model server",
+    )  # fmt: skip
+    common_options(faults)
+    faults.set_defaults(func=_cmd_bench_faults)
 
 
 def _add_load(sub: Subparsers) -> None:
