@@ -232,7 +232,8 @@ def run_faults(
     base_port: int,
 ) -> dict[str, Any]:  # fmt: skip
     """Run every task calm and under each fault, per protocol (model server unless replaying,
-    agents as processes, relay in-process); write and return what ``faults.json`` holds."""
+    agents as processes, relay in-process; one warm-up run per protocol, not counted); write and
+    return what ``faults.json`` holds. ``faults`` must hold ``calm``."""
     runs: list[FaultRun] = []
     full = checked(settings, faults)
     group = ProcessGroup(out / "logs")
@@ -243,6 +244,11 @@ def run_faults(
             for protocol in protocols:
                 base = _for_protocol(settings, protocol, out, base_port)
                 with web_server(base, group), agents_running(base, group, protocol):
+                    # one untimed run first: the calm runs would otherwise pay for cold agents and
+                    # a cold model server, and every fault would seem to cost less than it does
+                    progress.update(bar, description=f"{protocol:<10} warm-up")
+                    warm = base.model_copy(update=full[CALM])
+                    asyncio.run(MeshNetwork(warm, tasks[0], out / "warm-up" / protocol, quiet=True).run())
                     for name, fault in full.items():
                         run_settings = base.model_copy(update=fault)
                         for task in tasks:
