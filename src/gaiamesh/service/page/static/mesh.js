@@ -157,10 +157,11 @@
       this.count.textContent = String(this.frames);
       if (f.src !== "network") {
         const a = this.agent(f.src);
-        if (f.status !== "redelivered") { a.sent += 1; a.bytes += f.bytes; a.tokens += f.token_used ?? 0; }
+        // a redelivery or a copy network faults lost repeats a frame already counted
+        if (f.status !== "redelivered" && f.status !== "dropped_fault") { a.sent += 1; a.bytes += f.bytes; a.tokens += f.token_used ?? 0; }
         this.paint(f.src);
       }
-      for (const d of f.dst) {
+      for (const d of f.status === "dropped_fault" ? [] : f.dst) {  // a lost copy reached nobody
         const a = this.agent(d);
         a.received += 1;
         a.bytes += f.bytes;
@@ -169,6 +170,7 @@
       this.row(f);
       if (f.status === "rejected") this.note(`rejected a frame from ${f.src}: ${f.error}`, "error");
       if (f.status === "redelivered") this.note(`redelivered ${f.type} to ${f.dst.join(", ")}`, "warn");
+      if (f.status === "dropped_fault") this.note(`lost ${f.type} on the way to ${f.dst.join(", ")} (network faults)`, "warn");
       this.fly(f);
     }
 
