@@ -376,3 +376,11 @@ def test_the_bench_checks_its_faults_before_it_runs_and_starts_each_from_none() 
         checked(s, grid(slow_agent="7"))
     with pytest.raises(ConfigError, match="fault 'loss': fault_loss"):
         checked(s, grid(loss=2.0))
+
+
+def test_the_task_is_mixed_into_the_seed() -> None:
+    def delays(task: str) -> list[float]:
+        m = FaultModel(FaultPlan(latency_ms=50, jitter_ms=20, salt=task))
+        return [m.decide(NET, "1", float(t)).delay_ms for t in range(5)]
+
+    assert delays("a") == delays("a") and delays("a") != delays("b")

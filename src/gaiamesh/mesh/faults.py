@@ -21,9 +21,9 @@ fate; nothing here sleeps, sends or reads a clock, so every rule is tested by pl
 
 Every link delivers in order, as the TCP under a WebSocket does: a frame never overtakes an
 earlier one on the same link (it waits behind it: cause ``queued``). Each link direction draws
-from its own generator, seeded by ``FAULT_SEED`` and the link, so a run's faults depend only on
-the order of the frames on each link, not on how the links interleave: a replayed run meets the
-same faults.
+from its own generator, seeded by ``FAULT_SEED``, the task and the link, so a run's faults depend
+only on the order of the frames on each link, not on how the links interleave: the same task meets
+the same faults again (replayed, or under another protocol), and another task other ones.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class FaultPlan:
     redeliver_after: float = 0.5
     max_redeliveries: int = 8
     seed: int = 1
+    salt: str = ""  # mixed into the seed: the task, so that a batch's tasks do not all meet the same faults
 
     @property
     def active(self) -> bool:
@@ -78,8 +79,8 @@ class FaultPlan:
         return not self.links or node in self.links
 
     @classmethod
-    def from_settings(cls, s: FaultSettings, nodes: Iterable[str]) -> FaultPlan:
-        """The plan ``FAULT_*`` describes for a run of the agents ``nodes``; raises
+    def from_settings(cls, s: FaultSettings, nodes: Iterable[str], salt: str = "") -> FaultPlan:
+        """The plan ``FAULT_*`` describes for a run of the agents ``nodes`` (on the task ``salt``); raises
         :class:`ConfigError` naming a fault that points at an agent the run does not have."""
         known = set(nodes)
         links = frozenset(n.strip() for n in s.fault_links.split(",") if n.strip())
@@ -97,7 +98,7 @@ class FaultPlan:
             latency_ms=s.fault_latency_ms, jitter_ms=s.fault_jitter_ms, links=links, loss=s.fault_loss,
             partition=partition, slow_node=s.fault_slow_agent if s.fault_slow_ms > 0 else "",
             slow_ms=s.fault_slow_ms if s.fault_slow_agent else 0.0, redeliver_after=s.fault_redeliver_after,
-            max_redeliveries=s.fault_max_redeliveries, seed=s.fault_seed,
+            max_redeliveries=s.fault_max_redeliveries, seed=s.fault_seed, salt=salt,
         )  # fmt: skip
 
 
@@ -144,7 +145,7 @@ class FaultModel:
 
     def _rng(self, src: str, dst: str) -> random.Random:
         if (src, dst) not in self._rngs:  # str seeds hash with SHA-512: the same in every process
-            self._rngs[(src, dst)] = random.Random(f"{self.plan.seed}:{src}>{dst}")
+            self._rngs[(src, dst)] = random.Random(f"{self.plan.seed}:{self.plan.salt}:{src}>{dst}")
         return self._rngs[(src, dst)]
 
     def decide(self, src: str, dst: str, t: float) -> Fate:
@@ -183,8 +184,8 @@ class FaultModel:
         return Fate(next(self._order), at, sent, tuple(lost), causes=tuple(causes))
 
 
-def network_faults(settings: FaultSettings, nodes: Iterable[str]) -> FaultModel | None:
-    """The run's fault model, or None when ``FAULT_*`` configures none (the relay then behaves,
-    and writes every byte, exactly as without this module)."""
-    plan = FaultPlan.from_settings(settings, nodes)
+def network_faults(settings: FaultSettings, nodes: Iterable[str], task_id: str = "") -> FaultModel | None:
+    """The fault model of a run of ``task_id``, or None when ``FAULT_*`` configures none (the
+    relay then behaves, and writes every byte, exactly as without this module)."""
+    plan = FaultPlan.from_settings(settings, nodes, task_id)
     return FaultModel(plan) if plan.active else None

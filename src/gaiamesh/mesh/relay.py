@@ -373,7 +373,7 @@ class MeshNetwork:
             self.settings.max_frame_bytes,
             origin=self._wall0,
             rejoin_grace=self.settings.rejoin_grace,
-            faults=network_faults(self.settings, [s.node_id for s in self.specs]),
+            faults=network_faults(self.settings, [s.node_id for s in self.specs], self.task.task_id),
         )
         try:
             try:
