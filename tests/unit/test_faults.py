@@ -362,6 +362,7 @@ def test_the_bench_summary_compares_each_fault_with_the_same_tasks_calm() -> Non
     calm, loss = summarize(runs)
     assert (calm["retained"], calm["time_added_ms"], calm["not_ok"]) == (1.0, 0.0, {})
     assert loss["retained"] == pytest.approx(0.5 / 0.75, abs=1e-4) and loss["time_added_ms"] == 400
+    assert loss["time_added_mean_ms"] == 400
     assert loss["redelivered"] == 2 and loss["not_ok"] == {"b": "frame_lost"} and loss["same_answer"] == 1
 
 
