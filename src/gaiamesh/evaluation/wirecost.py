@@ -23,7 +23,8 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 def protocol_cost(records: Iterable[FrameRecord], encode_us: Sequence[float]) -> dict[str, float | None]:
     """The per-message fields of ``metrics.json`` (rounded to 0.1 µs, 0.1 byte, 0.0001)."""
-    frames = [r for r in records if r.status != "rejected"]
+    # a copy network faults lost (dropped_fault) is no message of its own: it repeats its frame's
+    frames = [r for r in records if r.status not in ("rejected", "dropped_fault")]
     decode = [r.decode_us for r in frames if r.decode_us is not None]
     size = sum(r.size for r in frames)
 
