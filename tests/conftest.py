@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import shutil
 import subprocess
@@ -69,18 +70,24 @@ RECORDED = ("solar-farm", "glass-museum", "mountain-observatory")
 
 @pytest.fixture(scope="session")
 def recorded(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A live bench of :data:`RECORDED` under json with the real model: the folder REPLAY_FROM
-    reads (every model call of those runs is in their archives)."""
+    """A live bench of :data:`RECORDED` under json with the real model, both strategies: the
+    folder REPLAY_FROM reads (every model call of those runs is in their archives)."""
     tmp = tmp_path_factory.mktemp("recorded")
     (tmp / "tasks").mkdir()
     for name in RECORDED:
         (tmp / "tasks" / name).symlink_to(TASKS / name)
     argv = [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tmp / "tasks"), "--protocols", "json",
-            "--repeat", "1", "--out", str(tmp / "live"), "--base-port", str(free_port_block(4)),
+            "--strategies", "pipeline,orchestrated", "--repeat", "1", "--out", str(tmp / "live"), "--base-port", str(free_port_block(4)),
             "--workspaces", str(tmp / "ws"), "--ollama-host", model_server]  # fmt: skip
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return tmp / "live"
+
+
+def recorded_metrics(recorded: Path, task_id: str, strategy: str = "pipeline") -> dict[str, str]:
+    """The live bench's row of ``task_id`` under ``strategy`` (see the ``recorded`` fixture)."""
+    rows = csv.DictReader((recorded / "results.csv").open())
+    return next(r for r in rows if r["task_id"] == task_id and (r["strategy"] or "pipeline") == strategy)
 
 
 def replayed(recorded: Path, pace: str = "instant") -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Network faults end to end: the bundled task under latency and loss, with the model held fixed.
 
-One live run of the real model is recorded; ``gaiamesh bench-faults --replay`` then runs the same
-task calm, under 50 ± 20 ms on every link and under loss, with no model server at all."""
+The real model's answers come from the suite's one live recording (the ``recorded`` fixture);
+``gaiamesh bench-faults --replay`` runs the task calm, under 50 ± 20 ms on every link and under
+loss, with no model server at all."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 from gaiamesh.evaluation.metrics import audit, read_log
 
-from ..conftest import ROOT, TASKS, free_port, free_port_block
+from ..conftest import ROOT, TASKS, free_port, free_port_block, recorded_metrics
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
@@ -27,26 +28,23 @@ def gaiamesh(*args: str, timeout: float = 300) -> None:
 
 
 def test_solar_farm_under_latency_and_loss_answers_as_calm_and_its_log_agrees(
-    tmp_path: Path, model_server: str
+    tmp_path: Path, recorded: Path
 ) -> None:
-    live = tmp_path / "live"
-    gaiamesh("run", str(TASKS / "solar-farm"), "--out", str(live), "--ollama-host", model_server, "--base-port",
-             str(free_port_block(4)), "--workspaces", str(tmp_path / "ws-live"))  # fmt: skip
-    recorded = json.loads((live / "metrics.json").read_text())
-    assert recorded["status"] == "ok"
+    live = recorded_metrics(recorded, "solar-farm")
+    assert live["status"] == "ok"
 
     (tmp_path / "tasks").mkdir()
     (tmp_path / "tasks" / "solar-farm").symlink_to(TASKS / "solar-farm")
     out = tmp_path / "faults"
     # a loss rate high enough that this seeded run surely loses copies (5 % might lose none of ~15)
     gaiamesh("bench-faults", "--tasks", str(tmp_path / "tasks"), "--protocols", "json", "--faults", "latency,loss",
-             "--loss", "0.25", "--seed", "1", "--replay", str(live), "--ollama-host", f"http://127.0.0.1:{free_port()}",
+             "--loss", "0.25", "--seed", "1", "--replay", str(recorded), "--ollama-host", f"http://127.0.0.1:{free_port()}",
              "--out", str(out), "--base-port", str(free_port_block(4)), "--workspaces", str(tmp_path / "ws"))  # fmt: skip
     result = json.loads((out / "faults.json").read_text())
     assert (out / "faults.md").is_file() and (out / "faults.png").stat().st_size > 0
     runs = {r["fault"]: r for r in result["runs"]}
     calm, latency, loss = runs["calm"], runs["latency"], runs["loss"]
-    assert calm["status"] == "ok" and calm["prediction"] == recorded["prediction"]
+    assert calm["status"] == "ok" and calm["prediction"] == live["prediction"]
 
     for run in (calm, latency, loss):
         # ok (the seed is fixed, and 8 redeliveries of one copy all lost would end it frame_lost)
@@ -54,7 +52,7 @@ def test_solar_farm_under_latency_and_loss_answers_as_calm_and_its_log_agrees(
         assert run["prediction"] == calm["prediction"]  # the network changed, the answer did not
         assert run["audit_ok"] and all(a == b for _, a, b in audit(Path(run["out"])))
         metrics = json.loads((Path(run["out"]) / "metrics.json").read_text())
-        assert metrics["backend"] == "replay" and metrics["token_sum"] == recorded["token_sum"]
+        assert metrics["backend"] == "replay" and str(metrics["token_sum"]) == live["token_sum"]
 
     assert not any(r.fault for r in read_log(Path(calm["out"]) / "frames.jsonl"))
     # latency: every frame the relay sent out is on the books with the delay its link added

@@ -19,7 +19,7 @@ import pytest
 from gaiamesh.evaluation.metrics import totals_from_log
 from gaiamesh.mesh.protocols import canonical_json
 
-from ..conftest import ROOT, TASKS, free_port, free_port_block, replayed
+from ..conftest import ROOT, TASKS, free_port, free_port_block, recorded_metrics, replayed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
@@ -35,10 +35,6 @@ def gaiamesh(*args: str, timeout: float = 300, env: dict[str, str] | None = None
         env={**os.environ, **(env or {})},
     )  # fmt: skip
 
-
-def recorded_metrics(recorded: Path, task_id: str) -> dict[str, str]:
-    """The live bench's row of ``task_id`` (see the ``recorded`` fixture)."""
-    return next(r for r in csv.DictReader((recorded / "results.csv").open()) if r["task_id"] == task_id)
 
 
 def test_run_starts_everything_scores_and_archives(tmp_path: Path) -> None:
@@ -113,7 +109,10 @@ def test_unknown_protocol_is_a_clear_error(tmp_path: Path) -> None:
 
 # The wire under every protocol, on the real model's recorded answers (a replay): the answer is
 # the live one, only the bytes differ.
-@pytest.mark.parametrize("protocol", ["binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
+PROTOCOLS = ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS[1:])
 def test_every_protocol_end_to_end(tmp_path: Path, recorded: Path, protocol: str) -> None:
     out = tmp_path / protocol
     proc = gaiamesh(
@@ -189,6 +188,28 @@ def sdk_reads_every_frame(protocol: str, out: Path) -> None:
         packet = SDK_READERS[protocol](blob, out)
         assert (packet["type"], packet["src"]) == (line["type"], line["src"])
         assert line["header_size"] == len(blob) - len(canonical_json(packet)) > 0
+
+
+def test_both_strategies_under_every_protocol_answer_as_the_live_runs(tmp_path: Path, recorded: Path) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "solar-farm").symlink_to(TASKS / "solar-farm")
+    proc = gaiamesh(
+        "bench", "--tasks", str(tmp_path / "tasks"), "--protocols", ",".join(PROTOCOLS), "--repeat", "1",
+        "--strategies", "pipeline,orchestrated", "--out", str(tmp_path / "bench"), "--replay", str(recorded),
+        "--base-port", str(free_port_block(12)), "--workspaces", str(tmp_path / "ws"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = list(csv.DictReader((tmp_path / "bench" / "results.csv").open()))
+    live = {r["strategy"]: r for r in csv.DictReader((recorded / "results.csv").open()) if r["task_id"] == "solar-farm"}
+    assert sorted((r["strategy"], r["protocol"]) for r in rows) == sorted(
+        (s, p) for s in ("pipeline", "orchestrated") for p in PROTOCOLS
+    )
+    for r in rows:
+        assert r["status"] == "ok", r
+        assert (r["prediction"], r["token_sum"]) == (live[r["strategy"]]["prediction"], live[r["strategy"]]["token_sum"]), r
+        assert r["decode_us_p50"] and float(r["decode_us_p50"]) > 0, r  # the relay timed each frame's decoding
+        if r["protocol"] != "json":
+            assert int(r["header_overhead"]) > 0 and float(r["header_share"]) > 0, r
 
 
 def test_bench_writes_results_summary_and_plot(tmp_path: Path, recorded: Path) -> None:
