@@ -338,11 +338,40 @@ class Settings(
         return self.model_dump(mode="json", exclude=set(SECRETS))
 
 
+# The environment variable of each secret setting. ``NAME_FILE`` names a file that holds it
+# instead: swarm hands secrets to a container as files (/run/secrets/...), never as variables.
+SECRET_VARIABLES = {
+    "access_key": "GAIAMESH_ACCESS_KEY",
+    "session_secret": "GAIAMESH_SESSION_SECRET",
+    "openai_api_key": "OPENAI_API_KEY",
+}
+
+
+def secrets_from_files(environ: dict[str, str]) -> dict[str, str]:
+    """Each secret whose ``NAME_FILE`` is set, read from that file (one trailing newline
+    dropped: ``echo`` and editors add one). ``NAME`` and ``NAME_FILE`` together are refused,
+    since either one silently winning would hide a stale value."""
+    found: dict[str, str] = {}
+    for field, name in SECRET_VARIABLES.items():
+        path = environ.get(f"{name}_FILE")
+        if not path:
+            continue
+        if environ.get(name):
+            raise ConfigError(f"{name} and {name}_FILE are both set: keep one")
+        try:
+            found[field] = Path(path).read_text(encoding="utf-8").removesuffix("\n")
+        except OSError as exc:
+            raise ConfigError(f"{name}_FILE: cannot read {path}: {exc.strerror or exc}") from exc
+    return found
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Build the settings once per process: environment, then ``.env``, then defaults.
 
     ``GAIAMESH_ENV_FILE`` names another dotenv file; set it empty to read none (the tests do,
-    so that a developer's ``.env`` cannot change what they check).
+    so that a developer's ``.env`` cannot change what they check). A secret may come from the
+    file its ``NAME_FILE`` variable names (:func:`secrets_from_files`); overrides still win.
     """
     env_file = os.environ.get("GAIAMESH_ENV_FILE", ".env") or None
+    overrides = secrets_from_files(dict(os.environ)) | overrides
     return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
+from gaiamesh.errors import ConfigError
 from gaiamesh.models.llm import LLMClient
 from gaiamesh.settings import (
     AgentSettings,
@@ -17,6 +20,7 @@ from gaiamesh.settings import (
     Settings,
     ToolSettings,
     load_settings,
+    secrets_from_files,
 )
 
 PARTS = (
@@ -64,3 +68,28 @@ def test_the_archived_settings_hold_no_secret() -> None:
     s = load_settings(access_key="a" * 24, session_secret="b" * 32)
     public = s.public_dict()
     assert "access_key" not in public and "session_secret" not in public and public["chunk_size"] == s.chunk_size
+
+
+def test_a_secret_comes_from_the_file_its_FILE_variable_names(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # swarm hands secrets over as files (/run/secrets/...): GAIAMESH_ACCESS_KEY_FILE and the like
+    for name in ("GAIAMESH_ACCESS_KEY", "GAIAMESH_SESSION_SECRET", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "key").write_text("k" * 24 + "\n")  # the newline `echo` adds is not part of it
+    (tmp_path / "secret").write_text("s" * 32)
+    monkeypatch.setenv("GAIAMESH_ACCESS_KEY_FILE", str(tmp_path / "key"))
+    monkeypatch.setenv("GAIAMESH_SESSION_SECRET_FILE", str(tmp_path / "secret"))
+    s = load_settings()
+    assert (s.access_key, s.session_secret, s.openai_api_key) == ("k" * 24, "s" * 32, "")
+    assert load_settings(access_key="o" * 24).access_key == "o" * 24  # the command line still wins
+    assert secrets_from_files({"OPENAI_API_KEY_FILE": str(tmp_path / "secret")}) == {"openai_api_key": "s" * 32}
+
+
+def test_a_secret_file_that_cannot_be_used_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "key").write_text("k" * 24)
+    with pytest.raises(ConfigError, match="GAIAMESH_ACCESS_KEY and GAIAMESH_ACCESS_KEY_FILE are both set"):
+        secrets_from_files({"GAIAMESH_ACCESS_KEY": "x", "GAIAMESH_ACCESS_KEY_FILE": str(tmp_path / "key")})
+    monkeypatch.setenv("GAIAMESH_SESSION_SECRET_FILE", str(tmp_path / "missing"))
+    with pytest.raises(ConfigError, match=r"GAIAMESH_SESSION_SECRET_FILE: cannot read .*missing"):
+        load_settings()
