@@ -1,5 +1,5 @@
 """The ``gaiamesh`` command: its subcommands live with their kind (``runs``, ``benchmarks``,
-``upkeep``); an error of any kind ends a command with that kind's words and exit code
+``upkeep``, ``deploy``); an error of any kind ends a command with that kind's words and exit code
 (``gaiamesh.errors``), here and nowhere else."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import sys
 from pydantic import ValidationError
 
 from ..errors import GaiameshError, exit_code, label
-from . import benchmarks, runs, upkeep
+from . import benchmarks, deploy, runs, upkeep
 from .common import errors
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gaiamesh", description="Benchmark harness for multi-agent LLM meshes")
     sub = p.add_subparsers(dest="command", required=True)
-    for kind in (runs, benchmarks, upkeep):
+    for kind in (runs, benchmarks, upkeep, deploy):
         kind.add_commands(sub)
     return p
 

@@ -1,0 +1,1 @@
+"""Deployments beyond one compose project: the swarm stack derived from ``compose.yaml``."""
