@@ -19,7 +19,7 @@ export TESTCONTAINERS_RYUK_DISABLED := true
 # The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
 export GAIAMESH_USER ?= $(shell scripts/owner.sh)
 
-.PHONY: bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+.PHONY: registry-image swarm-stack bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -59,6 +59,18 @@ images: compose-v2 wheelhouse dist
 	@echo "== [$$(date -u +%T)] images: building gaiamesh-ollama, gaiamesh-agent, gaiamesh-network =="
 	BASE_IMAGE=$$(scripts/base-image.sh) && export BASE_IMAGE && \
 		docker compose --profile wide build --progress plain ollama agent-search network
+
+# The local registry swarm nodes pull our images from (services/registry: Debian's
+# docker-registry package on our base image; docs/swarm.md). Nothing is pushed here.
+registry-image:
+	BASE_IMAGE=$$(scripts/base-image.sh) && \
+		docker build --progress plain --build-arg BASE_IMAGE=$$BASE_IMAGE -t gaiamesh-registry:$(VERSION) services/registry
+
+# The swarm stack file derived from compose.yaml (PROFILES="wide orchestrated", REPLICAS=search=2,
+# REGISTRY=host:port); written to build/swarm/stack.yaml, secrets external (docs/swarm.md).
+swarm-stack: venv
+	$(BIN)/gaiamesh swarm-stack $(foreach p,$(PROFILES),--profile $(p)) $(foreach r,$(REPLICAS),--replicas $(r)) \
+		$(if $(REGISTRY),--registry $(REGISTRY),)
 
 # .env with the network service's access key and token secret (random ones when missing).
 env:
