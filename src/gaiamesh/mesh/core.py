@@ -134,8 +134,12 @@ class RelayCore:
         rejoin_grace: float = 0.0,
         clock: Callable[[], float] = time.perf_counter,
         faults: FaultModel | None = None,
+        sources: Mapping[str, str] | None = None,
     ) -> None:
         lineup = list(agents)
+        # node id -> the src its packets carry, where that is not the node id itself: replicas
+        # found through one dns: entry of AGENTS share its NODE_ID (see discovery.py).
+        self._sources = dict(sources or {})
         # Times the decoding of each frame that comes in (the protocol's cost per message);
         # every other time comes in with the event.
         self.clock = clock
@@ -390,8 +394,9 @@ class RelayCore:
         if len(blob) > self.max_frame_bytes:
             raise FrameError(f"oversized frame: {len(blob)} bytes > MAX_FRAME_BYTES={self.max_frame_bytes}")
         packet = self.adapter.decode_packet(blob)
-        if packet.src != src:
-            raise FrameError(f"packet claims src {packet.src!r} but arrived from agent {src!r}")
+        if packet.src != (stamps := self._sources.get(src, src)):
+            which = f" (which stamps {stamps!r})" if stamps != src else ""
+            raise FrameError(f"packet claims src {packet.src!r} but arrived from agent {src!r}{which}")
         if packet.run_id != self.run_id:
             raise FrameError(f"packet belongs to run {packet.run_id!r}, not the current run {self.run_id!r}")
         if packet.type is PacketType.DOC_INIT:

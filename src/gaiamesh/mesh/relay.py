@@ -33,6 +33,7 @@ from ..evaluation.wirecost import protocol_cost
 from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
 from ..tasks import Task
 from .core import Outcome, RelayCore
+from .discovery import Resolver, discover, resolve_ipv4, unresolved
 from .faults import network_faults
 from .frames import Announcement
 from .protocols import get_adapter
@@ -66,12 +67,14 @@ def subprotocol(protocol: str) -> Subprotocol:
 PRESENCE_TIMEOUT_S = 5.0  # how long a name lookup may take before an optional agent counts as absent
 
 
-async def present(specs: list[AgentSpec]) -> list[AgentSpec]:
-    """The agents a run can use: every required one, and each optional one (``?`` in AGENTS)
-    whose host name resolves, i.e. whose compose profile is on."""
+async def present(specs: list[AgentSpec], wait: float = 0.0, resolve: Resolver = resolve_ipv4) -> list[AgentSpec]:
+    """The agents a run can use: every required one, each optional one (``?`` in AGENTS) whose
+    host name resolves, i.e. whose compose profile is on, and one agent per address of each
+    ``dns:`` entry (:func:`~gaiamesh.mesh.discovery.discover`, which looks a required entry's
+    name up again for up to ``wait`` seconds)."""
 
     async def here(spec: AgentSpec) -> bool:
-        if not spec.optional:
+        if not spec.optional or spec.dns_name is not None:
             return True
         try:
             async with asyncio.timeout(PRESENCE_TIMEOUT_S):
@@ -81,7 +84,7 @@ async def present(specs: list[AgentSpec]) -> list[AgentSpec]:
         return True
 
     found = await asyncio.gather(*(here(s) for s in specs))
-    return [s for s, ok in zip(specs, found, strict=True) if ok]
+    return await discover([s for s, ok in zip(specs, found, strict=True) if ok], wait, resolve)
 
 
 def missing_team(settings: Settings, configured: list[AgentSpec], here: list[AgentSpec]) -> str | None:
@@ -139,6 +142,7 @@ class MeshNetwork:
         run_id: str | None = None,
         quiet: bool = False,
         observer: Observer | None = None,
+        resolve: Resolver = resolve_ipv4,
     ) -> None:
         self.settings = settings
         self.task = task
@@ -146,6 +150,7 @@ class MeshNetwork:
         self.report: Reporter = reporter or (lambda line: print(line, flush=True))
         self.quiet = quiet  # no progress lines at all (benchmarks, batches)
         self.observer = observer  # the service's live event stream
+        self.resolve = resolve  # the addresses of AGENTS' dns: entries (tests pass their own)
         self.adapter = get_adapter(settings.protocol, "network", settings.keys_dir)
         self.specs: list[AgentSpec] = settings.team_specs()
         if not self.specs:
@@ -199,11 +204,13 @@ class MeshNetwork:
                 f"agent {spec.node_id} ({spec.tool}) at {spec.url} does not speak protocol "
                 f"{self.settings.protocol!r}"
             )
-        if said is not None and (said.tool != spec.tool or said.node_id not in ("", spec.node_id)):
+        # A replica found through a dns: entry announces the entry's node id (its NODE_ID,
+        # shared with the other replicas); the relay knows it as the replica's own id.
+        if said is not None and (said.tool != spec.tool or said.node_id not in ("", spec.announces)):
             await ws.close()
             raise ConnectError(
                 f"agent at {spec.url} announces node {said.node_id!r} with tool {said.tool!r}, "
-                f"but AGENTS names node {spec.node_id!r} with tool {spec.tool!r}"
+                f"but AGENTS names node {spec.announces!r} with tool {spec.tool!r}"
             )
         return ws, said
 
@@ -362,8 +369,9 @@ class MeshNetwork:
         except OSError as exc:
             raise StorageError(f"cannot write the run's results in {self.out_dir}: {exc}") from exc
         self._wall0 = time.monotonic()
-        configured, self.specs = self.specs, await present(self.specs)
-        absent = missing_team(self.settings, configured, self.specs)
+        configured = self.specs
+        self.specs = await present(configured, self.settings.connect_timeout, self.resolve)
+        absent = unresolved(configured, self.specs) or missing_team(self.settings, configured, self.specs)
         core = self.core = RelayCore(
             self.run_id,
             self.adapter,
@@ -374,6 +382,7 @@ class MeshNetwork:
             origin=self._wall0,
             rejoin_grace=self.settings.rejoin_grace,
             faults=network_faults(self.settings, [s.node_id for s in self.specs], self.task.task_id),
+            sources={s.node_id: s.announces for s in self.specs if s.entry},
         )
         try:
             try:

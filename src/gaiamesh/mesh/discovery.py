@@ -1,0 +1,103 @@
+"""Agents found through DNS at the start of a run: one agent per address of a ``dns:`` entry.
+
+An ``AGENTS`` entry ``0=search@dns:tasks.agent-search:9000`` names a DNS name with one address per
+replica (swarm's ``tasks.<service>``, or a compose service scaled with ``--scale``). At the start
+of each run the relay resolves it (:func:`resolve_ipv4`, IPv4 only) and :func:`expand` turns each
+address into one agent of the entry's tool, with a node id derived from the entry and the address
+(:func:`replica_id`: ``0.10-0-1-5``), so ``share`` routing spreads the work among them and every
+counter stays per replica. Entries without ``dns:`` pass through unchanged.
+
+The line-up is fixed for the run: replicas that appear later are not used, and one that leaves
+is lost like any agent (issue 36's mid-run discovery is not built yet).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+from ..errors import ConfigError
+from ..settings import AgentSpec
+
+Resolver = Callable[[str, int], Awaitable[list[str]]]  # (name, port) -> IPv4 addresses
+
+RESOLVE_TIMEOUT_S = 5.0  # one lookup of a name
+RESOLVE_RETRY_S = 0.5  # between lookups of a required entry's name that gave no address yet
+
+
+def replica_id(entry: str, address: str) -> str:
+    """The node id of the replica at ``address`` of the AGENTS entry ``entry``: the entry's id, a
+    dot, the address with dashes (``0`` at 10.0.1.5 is ``0.10-0-1-5``). The same replica keeps
+    its id from run to run as long as it keeps its address; it is also a safe folder name."""
+    return f"{entry}.{address.replace('.', '-')}"
+
+
+def expand(specs: Sequence[AgentSpec], addresses: Mapping[str, Sequence[str]]) -> list[AgentSpec]:
+    """``specs`` with each ``dns:`` entry replaced by one agent per address its name resolved to
+    (``addresses``: name -> IPv4 addresses; a name missing or empty gives no agent), sorted by
+    address; other entries unchanged and in their place. Raises ``ConfigError`` when two agents
+    would share a node id (an entry named like another's replica)."""
+    out: list[AgentSpec] = []
+    for spec in specs:
+        name = spec.dns_name
+        if name is None:
+            out.append(spec)
+            continue
+        for address in sorted(set(addresses.get(name, ())), key=ipaddress.IPv4Address):
+            out.append(
+                AgentSpec(replica_id(spec.node_id, address), spec.tool, address, spec.port, spec.optional, spec.node_id)
+            )
+    ids = [s.node_id for s in out]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"duplicate node ids in AGENTS once its dns: entries are resolved: {ids}")
+    return out
+
+
+def unresolved(configured: Sequence[AgentSpec], here: Sequence[AgentSpec]) -> str | None:
+    """Why the run cannot start: a required ``dns:`` entry of ``configured`` has no replica
+    ``here``. None when every required entry has one."""
+    found = {s.entry for s in here if s.entry}
+    missing = [s for s in configured if s.dns_name is not None and not s.optional and s.node_id not in found]
+    if not missing:
+        return None
+    return "; ".join(
+        f"AGENTS entry {s.node_id} ({s.tool}) names {s.host}, which resolves to no IPv4 address "
+        "(is the service running, and is the relay on its network?)"
+        for s in missing
+    )
+
+
+async def resolve_ipv4(name: str, port: int) -> list[str]:
+    """The IPv4 addresses ``name`` resolves to, sorted; none when it does not resolve."""
+    try:
+        async with asyncio.timeout(RESOLVE_TIMEOUT_S):
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                name, port, family=socket.AF_INET, type=socket.SOCK_STREAM
+            )
+    except (OSError, TimeoutError):
+        return []
+    return sorted({str(info[4][0]) for info in infos}, key=ipaddress.IPv4Address)
+
+
+async def discover(specs: Sequence[AgentSpec], wait: float = 0.0, resolve: Resolver = resolve_ipv4) -> list[AgentSpec]:
+    """Resolve every ``dns:`` entry of ``specs`` once and :func:`expand` them. The name of a
+    required entry that gives no address is looked up again for up to ``wait`` seconds (its
+    replicas may still be starting, as the relay waits ``CONNECT_TIMEOUT`` for other agents)."""
+    deadline = time.monotonic() + wait
+
+    async def lookup(spec: AgentSpec, name: str) -> list[str]:
+        while True:
+            found = await resolve(name, spec.port)
+            if found or spec.optional or time.monotonic() >= deadline:
+                return found
+            await asyncio.sleep(RESOLVE_RETRY_S)
+
+    named = [s for s in specs if s.dns_name is not None]
+    found = await asyncio.gather(*(lookup(s, s.dns_name or "") for s in named))
+    addresses: dict[str, list[str]] = {}
+    for spec, addrs in zip(named, found, strict=True):
+        addresses.setdefault(spec.dns_name or "", []).extend(addrs)
+    return expand(specs, addresses)
