@@ -21,11 +21,17 @@ BUILT = ["ollama", "agent-search", "agent-extract", "agent-triple", "agent-reaso
 SECRETS = "GAIAMESH_ACCESS_KEY=k\nGAIAMESH_SESSION_SECRET=s\n"
 
 
+# What `docker compose` itself needs from the environment; nothing that compose.yaml reads.
+DOCKER_ENV = ("PATH", "HOME", "TMPDIR", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "DOCKER_CERT_PATH",
+              "DOCKER_TLS_VERIFY")
+
+
 def render(tmp_path: Path, env_lines: str = "", *args: str) -> dict[str, Any]:
     env_file = tmp_path / "test.env"
     env_file.write_text(SECRETS + env_lines)
-    # The env file decides (make exports GAIAMESH_USER, which would win over it).
-    env = {k: v for k, v in os.environ.items() if k != "GAIAMESH_USER"}
+    # The env file decides: compose would let any variable of this process win over it (make
+    # exports GAIAMESH_USER; tests before this one set RESULTS_DIR, SERVICE_PORT, ...).
+    env = {k: v for k, v in os.environ.items() if k in DOCKER_ENV}
     proc = subprocess.run(
         ["docker", "compose", "--env-file", str(env_file), *args, "config", "--format", "json"],
         cwd=ROOT, capture_output=True, text=True, check=True, env=env,

@@ -36,11 +36,18 @@ SECRET_VARS = ("GAIAMESH_ACCESS_KEY", "GAIAMESH_SESSION_SECRET", "OPENAI_API_KEY
 needs_compose = pytest.mark.skipif(shutil.which("docker") is None, reason="docker compose renders the config")
 
 
+# What `docker compose` itself needs from the environment; nothing that compose.yaml reads.
+DOCKER_ENV = ("PATH", "HOME", "TMPDIR", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "DOCKER_CERT_PATH",
+              "DOCKER_TLS_VERIFY")
+
+
 def render(folder: Path, *profiles: str, env_lines: str = "") -> dict[str, Any]:
     """``docker compose config --format json`` of the repository, secrets from a temp env file."""
     env_file = folder / "test.env"
     env_file.write_text(f"GAIAMESH_ACCESS_KEY={ACCESS_KEY}\nGAIAMESH_SESSION_SECRET={SESSION_SECRET}\n{env_lines}")
-    env = {k: v for k, v in os.environ.items() if k != "GAIAMESH_USER"}  # the env file decides
+    # The env file decides: compose would let any variable of this process win over it (make
+    # exports GAIAMESH_USER; tests before this one set RESULTS_DIR, SERVICE_PORT, ...).
+    env = {k: v for k, v in os.environ.items() if k in DOCKER_ENV}
     argv = ["docker", "compose", "--env-file", str(env_file)]
     argv += [a for p in profiles for a in ("--profile", p)]
     proc = subprocess.run([*argv, "config", "--format", "json"], cwd=ROOT, capture_output=True, text=True,
