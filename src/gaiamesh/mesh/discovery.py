@@ -93,7 +93,7 @@ async def discover(specs: Sequence[AgentSpec], wait: float = 0.0, resolve: Resol
             found = await resolve(name, spec.port)
             if found or spec.optional or time.monotonic() >= deadline:
                 return found
-            await asyncio.sleep(RESOLVE_RETRY_S)
+            await asyncio.sleep(RESOLVE_RETRY_S)  # retry back-off: DNS gives no signal when a replica registers
 
     named = [s for s in specs if s.dns_name is not None]
     found = await asyncio.gather(*(lookup(s, s.dns_name or "") for s in named))
