@@ -19,7 +19,7 @@ export TESTCONTAINERS_RYUK_DISABLED := true
 # The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
 export GAIAMESH_USER ?= $(shell scripts/owner.sh)
 
-.PHONY: registry-image swarm-stack bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+.PHONY: registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -65,6 +65,16 @@ images: compose-v2 wheelhouse dist
 registry-image:
 	BASE_IMAGE=$$(scripts/base-image.sh) && \
 		docker build --progress plain --build-arg BASE_IMAGE=$$BASE_IMAGE -t gaiamesh-registry:$(VERSION) services/registry
+
+# A test swarm of NODES Docker engines in containers on this machine (services/swarm-node;
+# docs/swarm.md); `eval $$(.venv/bin/gaiamesh swarm-cluster env)` points docker at its manager.
+swarm-node-image:
+	BASE_IMAGE=$$(scripts/base-image.sh) && \
+		docker build --progress plain --build-arg BASE_IMAGE=$$BASE_IMAGE -t gaiamesh-swarm-node:$(VERSION) services/swarm-node
+swarm-cluster: venv swarm-node-image
+	$(BIN)/gaiamesh swarm-cluster up --nodes $(or $(NODES),3)
+swarm-cluster-down: venv
+	$(BIN)/gaiamesh swarm-cluster down
 
 # The swarm stack file derived from compose.yaml (PROFILES="wide orchestrated", REPLICAS=search=2,
 # REGISTRY=host:port); written to build/swarm/stack.yaml, secrets external (docs/swarm.md).

@@ -87,3 +87,29 @@ def add_commands(sub: Subparsers) -> None:
     sp.add_argument("--secrets-dir", help="write the secrets' values here as files (default: external secrets)")
     sp.add_argument("--out", default="build/swarm/stack.yaml", help="the stack file (default build/swarm/stack.yaml)")
     sp.set_defaults(func=_cmd_swarm_stack)
+    _add_cluster(sub)
+
+
+def _cmd_swarm_cluster(args: argparse.Namespace) -> int:
+    from ..deploy import cluster
+
+    spec = cluster.ClusterSpec(name=args.name, nodes=args.nodes, subnet=args.subnet, checkout=str(Path.cwd()))
+    if args.action == "up":
+        cluster.up(spec, console.print)
+        if args.load:
+            cluster.load_images(spec, 1, args.load, console.print)
+    elif args.action == "down":
+        cluster.down(spec, console.print)
+    else:  # env: for `eval $(gaiamesh swarm-cluster env)`
+        print(f"export DOCKER_HOST={spec.docker_host(1)}")
+    return 0
+
+
+def _add_cluster(sub: Subparsers) -> None:
+    sp = sub.add_parser("swarm-cluster", help="a test swarm of several Docker engines in containers (docs/swarm.md)")
+    sp.add_argument("action", choices=["up", "down", "env"])
+    sp.add_argument("--name", default="gaiamesh-swarm", help="prefix of its containers, volumes and network")
+    sp.add_argument("--nodes", type=int, default=3, help="engines: 1 manager + workers (default 3)")
+    sp.add_argument("--subnet", default="172.31.250.0/24", help="its network (default 172.31.250.0/24)")
+    sp.add_argument("--load", action="append", default=[], help="image to copy into the manager's engine (repeatable)")
+    sp.set_defaults(func=_cmd_swarm_cluster)
