@@ -405,3 +405,31 @@ def test_an_image_no_make_target_builds_is_refused(tmp_path: Path) -> None:
     docker = FakeDocker(swarm=True, images=("gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0"))
     with pytest.raises(DeployError, match="ollama/ollama:0.6.3 .pull or load"):
         swarm_up(docker, options(tmp_path), config, print)
+
+
+# --- step 8: the bundled task through the API, with gaiamesh submit's code ------------------------
+def test_the_run_is_the_task_make_up_runs_sent_by_submits_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gaiamesh.cli import runs
+    from gaiamesh.settings import load_settings
+
+    from ..conftest import ROOT
+
+    monkeypatch.setenv("GAIAMESH_ENV_FILE", "")
+    sent: list[Any] = []
+    monkeypatch.setattr(runs, "submit_and_report", lambda url, settings, request, out: sent.append(request) or 0)
+    settings = load_settings(task=ROOT / "tasks" / "solar-farm", access_key="k")
+    assert runs.submit_task("http://10.0.0.2:8080", settings, None) == 0
+    assert sent[0].name == "solar-farm" and sent[0].document and sent[0].question
+
+
+def test_submit_refuses_without_an_access_key_and_a_silent_api_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gaiamesh.cli.deploy import _wait_for_api
+    from gaiamesh.cli.runs import submit_and_report
+    from gaiamesh.service.models import RunRequest
+    from gaiamesh.settings import Settings
+
+    monkeypatch.delenv("GAIAMESH_ACCESS_KEY", raising=False)
+    with pytest.raises(ConfigError, match="GAIAMESH_ACCESS_KEY is not set"):
+        submit_and_report("http://127.0.0.1:9", Settings(_env_file=None), RunRequest(task="solar-farm"), None)
+    with pytest.raises(DeployError, match="API_HOST must be an address of the node"):
+        _wait_for_api("http://127.0.0.1:9", 0)

@@ -176,7 +176,8 @@ def _labels(s: _Session) -> None:
     names = {n.id: n.hostname or n.id[:12] for n in nodes}
     for node, label in plan:
         s.docker("node", "update", "--label-add", f"{label}=true", node)
-        s.made.labels.append([node, label])
+        if [node, label] not in s.made.labels:
+            s.made.labels.append([node, label])
         s.save()
     done = ", ".join(f"{names[n]} {label}=true" for n, label in plan) or "every node already labelled"
     s.step(2, f"nodes: {len(nodes)} in the swarm; {done}")
@@ -356,9 +357,12 @@ def swarm_down(docker: Docker, options: UpOptions, say: Say, volumes: bool = Fal
     in_swarm = s.engine.swarm_state == "active" and s.engine.manager
     if in_swarm:
         _remove_stack(s)
-    else:
-        say(f"swarm-down: this engine manages no swarm ({s.engine.swarm_state}): no stack to remove")
+    elif s.engine.swarm_state == "inactive":
+        say("swarm-down: this engine is in no swarm: no stack to remove")
         s.made.cluster, s.made.labels = "", []  # whatever swarm-up made of a swarm has gone with it
+    else:  # a worker, a locked swarm: the record stays for a swarm-down that can act on it
+        say(f"swarm-down: this engine's swarm is {s.engine.swarm_state}"
+            f"{'' if s.engine.manager else ' and it is no manager'}: the stack is left (point DOCKER_HOST at a manager)")  # fmt: skip
     _remove_registry(s, volumes)
     if in_swarm:
         _remove_labels(s)
