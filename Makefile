@@ -19,7 +19,7 @@ export TESTCONTAINERS_RYUK_DISABLED := true
 # The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
 export GAIAMESH_USER ?= $(shell scripts/owner.sh)
 
-.PHONY: registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+.PHONY: registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -81,6 +81,24 @@ swarm-cluster-down: venv
 swarm-stack: venv
 	$(BIN)/gaiamesh swarm-stack $(foreach p,$(PROFILES),--profile $(p)) $(foreach r,$(REPLICAS),--replicas $(r)) \
 		$(if $(REGISTRY),--registry $(REGISTRY),)
+
+# Docker Swarm on the engine the docker CLI talks to (DOCKER_HOST honoured; docs/swarm.md).
+# swarm-up: init a swarm where none is active, label the nodes, build what is missing, run the
+# registry and push to it, deploy the stack, run the bundled task through the API. swarm-down:
+# remove the stack, and the registry, labels and swarm only if swarm-up made them.
+# Variables: STACK, REGISTRY (127.0.0.1:5000), REGISTRY_BIND (127.0.0.1), REGISTRY_START
+# (auto|yes|no), SWARM_TIMEOUT (300 s), PROFILES, REPLICAS, ADVERTISE_ADDR, API_HOST (127.0.0.1),
+# NO_RUN=1 (deploy only); swarm-down: VOLUMES=1 also removes the registry's volume.
+SWARM_FLAGS = $(if $(STACK),--stack $(STACK),) $(if $(REGISTRY),--registry $(REGISTRY),) \
+	$(if $(REGISTRY_BIND),--registry-bind $(REGISTRY_BIND),) $(if $(REGISTRY_START),--registry-start $(REGISTRY_START),) \
+	$(if $(SWARM_TIMEOUT),--timeout $(SWARM_TIMEOUT),)
+swarm-up: env venv dirs
+	$(BIN)/gaiamesh swarm-up $(SWARM_FLAGS) $(foreach p,$(PROFILES),--profile $(p)) \
+		$(foreach r,$(REPLICAS),--replicas $(r)) $(if $(ADVERTISE_ADDR),--advertise-addr $(ADVERTISE_ADDR),) \
+		$(if $(API_HOST),--api-host $(API_HOST),) $(if $(NO_RUN),--no-run,)
+
+swarm-down: venv
+	$(BIN)/gaiamesh swarm-down $(SWARM_FLAGS) $(if $(VOLUMES),--volumes,)
 
 # .env with the network service's access key and token secret (random ones when missing).
 env:

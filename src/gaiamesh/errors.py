@@ -60,6 +60,11 @@ class SubmitError(GaiameshError, RuntimeError):
     """The network service refused a run or could not be reached (``gaiamesh submit``)."""
 
 
+class DeployError(GaiameshError, RuntimeError):
+    """A docker command of ``gaiamesh swarm-up`` / ``swarm-down`` failed, or the swarm did not
+    reach the state asked for in time (the message names the command or the service, and why)."""
+
+
 class ToolError(GaiameshError, ValueError):
     """A tool refused its input or could not do its work (calculator, files, download, plans)."""
 
@@ -132,6 +137,7 @@ LABELS: dict[type[GaiameshError], str] = {
     ConnectError: "cannot reach the agents",
     RunError: "run failed",
     SubmitError: "submit",
+    DeployError: "swarm",
     Refused: "refused",
     ToolError: "tool error",
     FrameError: "bad frame",

@@ -16,13 +16,15 @@ import pytest
 from gaiamesh.cli import main
 from gaiamesh.deploy.swarm import (
     IGNORED,
-    ROLE,
+    ON_AGENT_NODE,
+    ON_NETWORK_NODE,
     Stack,
     StackOptions,
     image_name,
     parse_digests,
     parse_replicas,
     stack_from_compose,
+    swarm_agents,
 )
 from gaiamesh.errors import ConfigError
 
@@ -206,9 +208,9 @@ def test_replicas_and_placement_as_asked(wide: dict[str, Any]) -> None:
     for name, svc in services.items():
         constraints = svc["deploy"].get("placement", {}).get("constraints")
         if name.startswith("agent-"):
-            assert constraints == [f"{ROLE} == agents"], name
+            assert constraints == [ON_AGENT_NODE], name
         elif name in ("network", "web"):  # web reads the checkout's tasks folder through a bind
-            assert constraints == [f"{ROLE} == network"], name
+            assert constraints == [ON_NETWORK_NODE], name
         else:
             assert constraints is None and "replicas" not in svc["deploy"], name
     assert services["network"]["deploy"]["resources"]["limits"] == {"cpus": "1", "memory": "1073741824"}
@@ -218,6 +220,26 @@ def test_replicas_and_placement_as_asked(wide: dict[str, Any]) -> None:
     for bad in (["search"], ["search=0"], ["=2"], ["search=x"]):
         with pytest.raises(ConfigError, match="TOOL=N"):
             parse_replicas(bad)
+
+
+def test_agents_name_every_replica_of_the_stacks_agent_services(wide: dict[str, Any]) -> None:
+    agents = stack(wide)["services"]["network"]["environment"]["AGENTS"]
+    # every agent service of the stack, by tasks.<service> (one address per replica), required
+    assert agents.split(",") == [
+        "0=search@dns:tasks.agent-search:9000", "1=extract@dns:tasks.agent-extract:9001",
+        "2=triple@dns:tasks.agent-triple:9002", "3=reason@dns:tasks.agent-reason:9003",
+        "4=search@dns:tasks.agent-search-2:9004", "5=extract@dns:tasks.agent-extract-2:9005",
+        "6=triple@dns:tasks.agent-triple-2:9006", "7=reason@dns:tasks.agent-reason-2:9007",
+        "8=orchestrator@dns:tasks.agent-orchestrator:9008", "9=research@dns:tasks.agent-research:9009",
+        "10=utility@dns:tasks.agent-utility:9010",
+    ]  # fmt: skip
+    # other entries stay: an agent outside the stack, a profile's agent that is not deployed, a dns: one
+    line = "0=search@agent-search:9000,4=search@agent-search-2:9004?,5=x@10.0.0.9:7,6=y@dns:tasks.z:1?"
+    assert swarm_agents(line, frozenset({"agent-search"})) == (
+        "0=search@dns:tasks.agent-search:9000,4=search@agent-search-2:9004?,5=x@10.0.0.9:7,6=y@dns:tasks.z:1?"
+    )
+    with pytest.raises(ConfigError, match="bad AGENTS entry"):
+        swarm_agents("0=search", frozenset())
 
 
 def test_the_compose_config_is_left_as_it_was(wide: dict[str, Any]) -> None:

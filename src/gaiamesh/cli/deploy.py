@@ -1,4 +1,5 @@
-"""Commands that deploy the project beyond one compose project: the swarm stack file."""
+"""Commands that deploy the project beyond one compose project: the swarm stack file, and
+swarm-up / swarm-down (docs/swarm.md)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DeployError
 from .common import Subparsers, console
 
 
@@ -36,20 +38,9 @@ def _read_config(source: str) -> dict[str, Any]:
         raise ConfigError(f"{source}: not the JSON of `docker compose config --format json`: {exc}") from exc
 
 
-def _write_secrets(folder: Path, values: dict[str, str]) -> None:
-    """The file-based secrets' values, readable by their owner only (docker stack deploy reads
-    them on this machine and hands them to swarm; they never enter the stack file)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o700)
-    for name, value in values.items():
-        path = folder / name
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(value)
-
-
 def _cmd_swarm_stack(args: argparse.Namespace) -> int:
     from ..deploy.swarm import StackOptions, parse_digests, parse_replicas, stack_from_compose
+    from ..deploy.swarmrun import write_secrets
 
     if args.compose_config:
         config = _read_config(args.compose_config)
@@ -60,7 +51,7 @@ def _cmd_swarm_stack(args: argparse.Namespace) -> int:
     options = StackOptions(args.registry, digests, parse_replicas(args.replicas), secrets_dir)
     stack = stack_from_compose(config, options)
     if secrets_dir:
-        _write_secrets(Path(secrets_dir), stack.secret_values)
+        write_secrets(Path(secrets_dir), stack.secret_values)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(stack.render(), encoding="utf-8")
@@ -70,6 +61,88 @@ def _cmd_swarm_stack(args: argparse.Namespace) -> int:
         if external:
             console.print(f"external secrets to create first (docker secret create NAME -): {', '.join(external)}")
     return 0
+
+
+def _up_options(args: argparse.Namespace) -> Any:
+    from ..deploy.swarm import parse_replicas
+    from ..deploy.swarmrun import UpOptions
+
+    version = os.environ.get("GAIAMESH_VERSION") or "0.1.0"  # the Makefile's VERSION, which it exports
+    return UpOptions(
+        stack=args.stack, registry=args.registry, registry_bind=args.registry_bind,
+        registry_start=args.registry_start, registry_image=f"gaiamesh-registry:{version}",
+        advertise_addr=getattr(args, "advertise_addr", None) or None,
+        replicas=parse_replicas(getattr(args, "replicas", [])),
+        timeout=args.timeout,
+    )  # fmt: skip
+
+
+def _cmd_swarm_up(args: argparse.Namespace) -> int:
+    from ..deploy.swarmrun import Docker, api_node, swarm_up
+
+    if args.env_file:
+        os.environ["GAIAMESH_ENV_FILE"] = args.env_file  # the settings (the access key) read what compose read
+    options = _up_options(args)
+    docker = Docker()
+    stack = swarm_up(docker, options, compose_config(args.profile, args.env_file), console.print)
+    if args.no_run:
+        console.print("swarm-up [8/8] run: skipped (--no-run)")
+        return 0
+    return _run_bundled_task(args, stack, api_node(docker, options))
+
+
+def _run_bundled_task(args: argparse.Namespace, stack: dict[str, Any], node: str) -> int:
+    """Step 8: the task ``make up`` runs, through the API on the network node, as ``gaiamesh
+    submit`` runs it (the same client, progress lines and summary)."""
+    from ..deploy.swarmup import api_port, results_folder
+    from ..settings import load_settings
+    from .runs import submit_task
+
+    url = f"http://{args.api_host}:{api_port(stack)}"
+    console.print(f"swarm-up [8/8] run: the bundled task through the API at {url} (network service on node {node})")
+    _wait_for_api(url, args.timeout)
+    return submit_task(url, load_settings(), results_folder(stack))
+
+
+def _wait_for_api(url: str, timeout: float) -> None:
+    """The API answers /api/health (a replica that swarm calls running has passed its
+    healthcheck, but the address may be the wrong one: say so instead of a bare refusal)."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(f"{url}/api/health", timeout=3).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() >= deadline:
+            raise DeployError(f"the API does not answer at {url}/api/health after {timeout:.0f} s: API_HOST must be "
+                              "an address of the node that runs the network service")  # fmt: skip
+        time.sleep(2)
+
+
+def _cmd_swarm_down(args: argparse.Namespace) -> int:
+    from ..deploy.swarmrun import Docker, swarm_down
+
+    swarm_down(Docker(), _up_options(args), console.print, volumes=args.volumes)
+    return 0
+
+
+def _swarm_options(sp: argparse.ArgumentParser) -> None:
+    """What swarm-up and swarm-down share (make variables of the same names in capitals)."""
+    from ..deploy.swarm import DEFAULT_REGISTRY
+
+    sp.add_argument("--stack", default="gaiamesh", help="the stack's name (STACK, default gaiamesh)")
+    sp.add_argument("--registry", default=DEFAULT_REGISTRY,
+                    help=f"HOST:PORT every node pulls the images from (REGISTRY, default {DEFAULT_REGISTRY})")  # fmt: skip
+    sp.add_argument("--registry-bind", default="127.0.0.1",
+                    help="address our registry container is published on (REGISTRY_BIND, default 127.0.0.1)")  # fmt: skip
+    sp.add_argument("--registry-start", default="auto", choices=["auto", "yes", "no"],
+                    help="run our registry container on this engine (REGISTRY_START; auto: when REGISTRY "
+                         "is a loopback address or this node's swarm address)")  # fmt: skip
+    sp.add_argument("--timeout", type=float, default=300.0,
+                    help="seconds to wait for the registry, the services, the API, a removal (SWARM_TIMEOUT)")  # fmt: skip
 
 
 def add_commands(sub: Subparsers) -> None:
@@ -87,6 +160,22 @@ def add_commands(sub: Subparsers) -> None:
     sp.add_argument("--secrets-dir", help="write the secrets' values here as files (default: external secrets)")
     sp.add_argument("--out", default="build/swarm/stack.yaml", help="the stack file (default build/swarm/stack.yaml)")
     sp.set_defaults(func=_cmd_swarm_stack)
+
+    up = sub.add_parser("swarm-up", help="a swarm, the registry, the stack, and the bundled task run (docs/swarm.md)")
+    _swarm_options(up)
+    up.add_argument("--profile", action="append", default=[], help="compose profile to include (repeatable)")
+    up.add_argument("--env-file", help="the env file docker compose and the settings read (default: .env)")
+    up.add_argument("--replicas", action="append", default=[], help="TOOL=N replicas of each agent of a tool")
+    up.add_argument("--advertise-addr", help="docker swarm init --advertise-addr, when a swarm is made (ADVERTISE_ADDR)")
+    up.add_argument("--api-host", default="127.0.0.1",
+                    help="address of the network service's node, where the API is published (API_HOST)")  # fmt: skip
+    up.add_argument("--no-run", action="store_true", help="deploy only; do not run the bundled task")
+    up.set_defaults(func=_cmd_swarm_up)
+
+    down = sub.add_parser("swarm-down", help="remove the stack, and what swarm-up made (docs/swarm.md)")
+    _swarm_options(down)
+    down.add_argument("--volumes", action="store_true", help="also remove the registry's volume, if swarm-up made it")
+    down.set_defaults(func=_cmd_swarm_down)
     _add_cluster(sub)
 
 

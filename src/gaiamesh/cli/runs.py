@@ -8,12 +8,15 @@ import asyncio
 import re
 import signal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ModelUnreachable, RunError, TaskError
 from ..settings import STRATEGY_TOOLS, Settings
 from ..tasks import load_task
 from .common import Subparsers, common_options, console, errors, settings_from, summary_table
+
+if TYPE_CHECKING:
+    from ..service.models import RunRequest
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -124,7 +127,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    from ..service.client import save_artifacts, submit
     from ..service.models import RunRequest
 
     settings = settings_from(args)
@@ -132,19 +134,36 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         "127.0.0.1" if settings.service_host in ("0.0.0.0", "::", "") else settings.service_host
     )  # a bind-all address
     url = (args.url or f"http://{host}:{settings.service_port}").rstrip("/")
-    if not settings.access_key:
-        raise ConfigError("GAIAMESH_ACCESS_KEY is not set (it is in .env after make setup)")
     source = _submit_source(args, settings)
     if args.question and source.get("question") not in (None, args.question):
         source.pop("answers", None)  # the folder's gold answers its own question, not this one
     options = {"question": args.question, "answer": args.answer, "protocol": args.protocol, "routing": args.routing,
                "strategy": args.strategy, "run_timeout": args.run_timeout}  # fmt: skip
     request = RunRequest.model_validate(source | {k: v for k, v in options.items() if v is not None})
+    return submit_and_report(url, settings, request, Path(args.out) if args.out else None)
+
+
+def submit_task(url: str, settings: Settings, out: Path | None) -> int:
+    """Run the task ``make up`` runs (TASK) on the service at ``url``: ``gaiamesh submit`` with
+    no options (``gaiamesh swarm-up`` ends with it)."""
+    from ..service.models import RunRequest
+
+    request = RunRequest.model_validate(_submit_source(argparse.Namespace(document=None, task=None), settings))
+    return submit_and_report(url, settings, request, out)
+
+
+def submit_and_report(url: str, settings: Settings, request: RunRequest, out: Path | None) -> int:
+    """Start ``request`` on the service at ``url`` and follow it live; save its
+    archive and metrics.json into ``out``; print the summary; 0 when the run ended ok."""
+    from ..service.client import save_artifacts, submit
+
+    if not settings.access_key:
+        raise ConfigError("GAIAMESH_ACCESS_KEY is not set (it is in .env after make setup)")
     run, metrics = submit(url, settings.access_key, request, progress=console.print)
-    if args.out and metrics is not None:
-        path = save_artifacts(url, settings.access_key, run.id, Path(args.out))
-        metrics.write(Path(args.out) / "metrics.json")
-        console.print(f"saved {path} and {Path(args.out) / 'metrics.json'}")
+    if out and metrics is not None:
+        path = save_artifacts(url, settings.access_key, run.id, out)
+        metrics.write(out / "metrics.json")
+        console.print(f"saved {path} and {out / 'metrics.json'}")
     if metrics is None:
         errors.print(f"[red]run {run.id} ended {run.state.value} without metrics: {run.error}[/red]")
         return 1
