@@ -1,4 +1,4 @@
-"""Agents found through DNS at the start of a run (``dns:`` entries of AGENTS).
+"""Agents found through DNS at the start of a run and during it (``dns:`` entries of AGENTS).
 
 The pure part (entries + addresses -> agents) by plain calls; the relay with two real agents of
 one tool on 127.0.0.1 and 127.0.0.2 (Linux routes 127.0.0.0/8 to loopback), behind one name

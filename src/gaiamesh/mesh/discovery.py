@@ -1,4 +1,4 @@
-"""Agents found through DNS at the start of a run: one agent per address of a ``dns:`` entry.
+"""Agents found through DNS: one agent per address of a ``dns:`` entry, at the start and during a run.
 
 An ``AGENTS`` entry ``0=search@dns:tasks.agent-search:9000`` names a DNS name with one address per
 replica (swarm's ``tasks.<service>``, or a compose service scaled with ``--scale``). At the start
