@@ -147,6 +147,9 @@ class MeshSettings(BaseModel):
     run_timeout: float = 300.0
     connect_timeout: float = 60.0
     rejoin_grace: float = 0.0  # seconds a run waits for a tool whose agents are all lost (0: end at once)
+    # Seconds between look-ups of AGENTS' dns: names while a run goes on: replicas that appear
+    # join the run, lost ones whose address left DNS are let go (0: resolved at the start only).
+    discovery_interval: float = 2.0
     max_frame_bytes: int = 1_048_576
     # Packet types each tool consumes, for agents that do not announce theirs when the relay
     # connects: "TOOL=TYPE|TYPE,TOOL=TYPE". Agents of this package announce, so it stays empty.
@@ -156,6 +159,13 @@ class MeshSettings(BaseModel):
     @classmethod
     def _positive_sizes(cls, v: int) -> int:
         return _positive(v)
+
+    @field_validator("discovery_interval")
+    @classmethod
+    def _not_negative(cls, v: float) -> float:
+        if v < 0:
+            raise ValueError("must not be negative (0 turns discovery during a run off)")
+        return v
 
     @model_validator(mode="after")
     def _team(self) -> Self:

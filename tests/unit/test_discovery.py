@@ -1,4 +1,4 @@
-"""Agents found through DNS at the start of a run (``dns:`` entries of AGENTS).
+"""Agents found through DNS at the start of a run and during it (``dns:`` entries of AGENTS).
 
 The pure part (entries + addresses -> agents) by plain calls; the relay with two real agents of
 one tool on 127.0.0.1 and 127.0.0.2 (Linux routes 127.0.0.0/8 to loopback), behind one name
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gaiamesh.errors import ConfigError
-from gaiamesh.evaluation.metrics import totals_from_log
+from gaiamesh.evaluation.metrics import AgentMetrics, FrameRecord, Totals, audit, read_log, totals_from_log
 from gaiamesh.mesh.agent import MeshAgent
 from gaiamesh.mesh.discovery import discover, expand, replica_id, resolve_ipv4, unresolved
 from gaiamesh.mesh.protocols import generate_keys
@@ -219,3 +219,196 @@ def test_the_core_takes_a_replicas_packets_under_the_entrys_node_id() -> None:
     assert own_id.status == other.status == "rejected"
     assert own_id.error == "packet claims src '0.10-0-0-1' but arrived from agent '0.10-0-0-1' (which stamps '0')"
     assert other.error == "packet claims src '0' but arrived from agent '1'"
+
+
+# --- replicas found and gone while the run goes on (DISCOVERY_INTERVAL) ------------------------
+
+REASON = "tasks.agent-reason"
+OLD, NEW = "3.127-0-0-1", "3.127-0-0-2"  # the reason replicas on 127.0.0.1 and 127.0.0.2
+
+
+class HeldAgent(MeshAgent):
+    """A real agent that starts on the work it consumes only once ``go`` is set (a test seam that
+    holds the run at a known point), and answers it ``times`` times: the pipeline has one piece of
+    work per stage, and two let both replicas of the next stage take one under ``share``."""
+
+    def __init__(self, settings: Settings, go: asyncio.Event, times: int = 1) -> None:
+        super().__init__(settings, get_tool(settings.tool), llm=FakeLLM())  # type: ignore[arg-type]
+        self.go, self.times = go, times
+
+    async def handle(self, packet: Any, ws: Any) -> None:
+        if packet.type is not self.tool.consumes:
+            await super().handle(packet, ws)
+            return
+        await self.go.wait()
+        for _ in range(self.times):
+            await super().handle(packet, ws)
+
+
+def reasoned(tmp: Path, base: int, **kw: Any) -> Settings:
+    """Agents 0-2 on 127.0.0.1; reason is a dns: entry, looked up every 50 ms during the run."""
+    agents = f"0=search@127.0.0.1:{base},1=extract@127.0.0.1:{base + 1},2=triple@127.0.0.1:{base + 2}," \
+             f"3=reason@dns:{REASON}:{base + 3}"  # fmt: skip
+    keys = generate_keys(tmp / "keys", ["network", "0", "1", "2", "3"])
+    defaults: dict[str, Any] = dict(agents=agents, workspace_root=tmp / "ws", run_timeout=20, connect_timeout=10,
+                                    keys_dir=keys, discovery_interval=0.05)  # fmt: skip
+    return load_settings(**{**defaults, **kw})
+
+
+def conf(s: Settings, tmp: Path, node: str, host: str = "127.0.0.1") -> Settings:
+    spec = next(x for x in s.agent_specs() if x.node_id == node)
+    return s.model_copy(update={"node_id": node, "tool": spec.tool, "port": spec.port, "agent_host": host,
+                                "workspace_root": tmp / f"ws-{host}"})  # fmt: skip
+
+
+async def run_live(
+    tmp: Path, s: Settings, agents: dict[str, MeshAgent], resolve: Any, observe: Any, gates: list[asyncio.Event]
+) -> tuple[dict[str, Any], dict[str, asyncio.Event]]:
+    """Serve ``agents`` (by name, each with a stop of its own, which ``observe`` may set), run the
+    relay; release every gate at the end so held agents finish."""
+    stops = {name: asyncio.Event() for name in agents}
+    async with asyncio.TaskGroup() as tasks:
+        for name, agent in agents.items():
+            tasks.create_task(agent.serve(stops[name]))
+        await asyncio.gather(*(a.listening.wait() for a in agents.values()))
+        try:
+            net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp / "out", reporter=print,  # shown on failure
+                              observer=lambda item: observe(item, stops), resolve=resolve)  # fmt: skip
+            m = (await net.run()).model_dump()
+        finally:
+            for event in [*stops.values(), *gates]:
+                event.set()
+    return m, stops
+
+
+def states(item: object) -> dict[str, tuple[str, str | None]]:
+    """The live view's team, by node id: (state, reason); {} for a frame record or a note."""
+    return {a.node_id: (a.state, a.reason) for a in item} if isinstance(item, tuple) else {}
+
+
+def log_agrees(out: Path, m: dict[str, Any]) -> list[dict[str, Any]]:
+    """``gaiamesh audit`` finds every counter equal to the frame log, the frame count is the
+    log's length, and each agent's counts (a replica's under its own id) fold from the log."""
+    assert [(k, a) for k, a, b in audit(out) if a != b] == []
+    lines = [json.loads(x) for x in (out / "frames.jsonl").read_text().splitlines()]
+    assert m["frames"] == len(lines)
+    folded = {n: AgentMetrics(n, a["tool"]) for n, a in m["agents"].items()}
+    totals = Totals()
+    for record in read_log(out / "frames.jsonl"):
+        totals.add(record, folded)
+    for n, a in folded.items():
+        for key in ("pkts_sent", "pkts_received", "bytes_sent", "bytes_received", "rejected"):
+            assert m["agents"][n][key] == getattr(a, key), (n, key)
+    return lines
+
+
+async def test_a_replica_that_appears_mid_run_joins_and_takes_work(tmp_path: Path) -> None:
+    """DNS gives one reason replica at the start and two afterwards: the second is connected
+    mid-run, auto routing turns to share, and it gets the run and one of the two triples."""
+    s = reasoned(tmp_path, free_port_block(4))
+    lookups: list[str] = []
+
+    async def resolve(name: str, port: int) -> list[str]:
+        lookups.append(name)
+        return ["127.0.0.1"] if len(lookups) == 1 else ["127.0.0.1", "127.0.0.2"]
+
+    go = asyncio.Event()  # triple works once the new replica is in the run
+
+    def observe(item: object, stops: dict[str, asyncio.Event]) -> None:
+        if states(item).get(NEW, ("",))[0] == "connected":
+            go.set()
+
+    agents = {n: MeshAgent(conf(s, tmp_path, n), get_tool(t), llm=FakeLLM())  # type: ignore[arg-type]
+              for n, t in (("0", "search"), ("1", "extract"))}  # fmt: skip
+    agents["2"] = HeldAgent(conf(s, tmp_path, "2"), go, times=2)
+    for host in REPLICAS:
+        agents[host] = MeshAgent(conf(s, tmp_path, "3", host), get_tool("reason"), llm=FakeLLM())  # type: ignore[arg-type]
+    m, _ = await run_live(tmp_path, s, agents, resolve, observe, [go])
+    assert m["status"] == "ok", m["error"]
+    assert set(lookups) == {REASON} and len(lookups) >= 2
+    assert m["routing"] == "share"
+    assert m["agents"][NEW]["status"] == "connected" and m["agents"][NEW]["note"].startswith("joined at")
+    lines = log_agrees(tmp_path / "out", m)
+    [init, again] = [x for x in lines if x["type"] == "doc_init"]
+    assert again["dst"] == [NEW] and again["status"] == "redelivered" and again["t_ms"] > init["t_ms"]
+    triples = [x["dst"] for x in lines if x["type"] == "triples"]
+    assert sorted(triples) == [[OLD], [NEW]]  # share: one each
+    assert m["agents"][NEW]["pkts_received"] == 2
+    [joined] = m["membership"]
+    assert (joined["node_id"], joined["tool"], joined["event"]) == (NEW, "reason", "joined")
+    assert init["t_ms"] < joined["t_ms"] <= again["t_ms"]
+
+
+async def test_a_replica_lost_and_moved_to_a_new_address_hands_its_work_to_the_new_one(tmp_path: Path) -> None:
+    """Swarm reschedules the only reason replica on another node: the old one stops while it holds
+    the triples, its address leaves DNS and a new one comes. The old replica is let go, the new
+    one joins, takes the waiting work (REJOIN_GRACE) and answers; nothing is lost from the books."""
+    s = reasoned(tmp_path, free_port_block(4), rejoin_grace=10)
+    dns = ["127.0.0.1"]
+
+    async def resolve(name: str, port: int) -> list[str]:
+        return list(dns) if name == REASON else []
+
+    held = asyncio.Event()  # the old replica never gets to answer: released at the end only
+
+    def observe(item: object, stops: dict[str, asyncio.Event]) -> None:
+        if isinstance(item, FrameRecord) and item.type == "triples" and OLD in item.dst:
+            stops["127.0.0.1"].set()  # the node goes away with the work it holds
+        elif states(item).get(OLD, ("",))[0] == "lost":
+            dns[:] = ["127.0.0.2"]  # swarm's replacement task, at a new address
+
+    agents = {n: MeshAgent(conf(s, tmp_path, n), get_tool(t), llm=FakeLLM())  # type: ignore[arg-type]
+              for n, t in (("0", "search"), ("1", "extract"), ("2", "triple"))}  # fmt: skip
+    agents["127.0.0.1"] = HeldAgent(conf(s, tmp_path, "3", "127.0.0.1"), held)
+    agents["127.0.0.2"] = MeshAgent(conf(s, tmp_path, "3", "127.0.0.2"), get_tool("reason"), llm=FakeLLM())  # type: ignore[arg-type]
+    m, _ = await run_live(tmp_path, s, agents, resolve, observe, [held])
+    assert m["status"] == "ok", m["error"]
+    assert m["agents"][OLD]["status"] == "left" and "let go" in m["agents"][OLD]["note"]
+    assert m["agents"][NEW]["status"] == "connected"
+    lines = log_agrees(tmp_path / "out", m)
+    [first, again] = [x for x in lines if x["type"] == "triples"]
+    assert first["status"] == "accepted" and OLD in first["dst"]
+    assert again["status"] == "redelivered" and again["dst"] == [NEW]
+    [answer] = [x for x in lines if x["type"] == "data_event"]
+    assert answer["src"] == NEW and answer["status"] == "accepted"
+    events = [(e["node_id"], e["event"]) for e in m["membership"]]
+    assert events == [(OLD, "lost"), (OLD, "left"), (NEW, "joined")]
+    lost_ms, joined_ms = m["membership"][0]["t_ms"], m["membership"][2]["t_ms"]
+    assert 0 < lost_ms < joined_ms < answer["t_ms"]  # loss to routable again: measurable
+
+
+async def test_a_replica_that_leaves_mid_run_is_let_go_and_the_run_finishes_on_the_other(tmp_path: Path) -> None:
+    """Two reason replicas; one stops and its address leaves DNS before the triples are made:
+    it is let go (no longer reached for) and the run ends ok through the other."""
+    s = reasoned(tmp_path, free_port_block(4))
+    dns = list(REPLICAS)
+
+    async def resolve(name: str, port: int) -> list[str]:
+        return list(dns) if name == REASON else []
+
+    go = asyncio.Event()
+    seen: list[dict[str, tuple[str, str | None]]] = []
+
+    def observe(item: object, stops: dict[str, asyncio.Event]) -> None:
+        if not (team := states(item)):
+            return
+        seen.append(team)
+        if len(seen) == 1:
+            stops["127.0.0.2"].set()
+        elif team[NEW][0] == "lost" and (team[NEW][1] or "").startswith("let go"):
+            go.set()  # let go: now the work may flow
+        elif team[NEW][0] == "lost":
+            dns[:] = ["127.0.0.1"]
+
+    agents = {n: MeshAgent(conf(s, tmp_path, n), get_tool(t), llm=FakeLLM())  # type: ignore[arg-type]
+              for n, t in (("0", "search"), ("1", "extract"))}  # fmt: skip
+    agents["2"] = HeldAgent(conf(s, tmp_path, "2"), go)
+    for host in REPLICAS:
+        agents[host] = MeshAgent(conf(s, tmp_path, "3", host), get_tool("reason"), llm=FakeLLM())  # type: ignore[arg-type]
+    m, _ = await run_live(tmp_path, s, agents, resolve, observe, [go])
+    assert m["status"] == "ok", m["error"]
+    assert m["agents"][NEW]["status"] == "left" and m["agents"][OLD]["status"] == "connected"
+    assert [(e["node_id"], e["event"]) for e in m["membership"]] == [(NEW, "lost"), (NEW, "left")]
+    lines = log_agrees(tmp_path / "out", m)
+    assert [x["dst"] for x in lines if x["type"] == "triples"] == [[OLD]]
+    assert not [x for x in lines if NEW in x["dst"] and x["t_ms"] > m["membership"][0]["t_ms"]]

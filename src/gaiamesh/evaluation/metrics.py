@@ -126,7 +126,7 @@ class AgentMetrics:
 
     node_id: str
     tool: str
-    status: str = "registered"  # registered | connected | dead
+    status: str = "registered"  # registered | connected | dead | left (a replica let go: see MemberEvent)
     pkts_sent: int = 0
     bytes_sent: int = 0
     pkts_received: int = 0
@@ -135,6 +135,29 @@ class AgentMetrics:
     token_used: int | None = 0  # None: its model server gave no counts
     llm_ms: float = 0.0
     note: str = ""
+
+
+MemberChange = Literal["lost", "rejoined", "joined", "left"]
+
+
+@dataclass(slots=True)
+class MemberEvent:
+    """A change in the run's line-up, in ``metrics.json``'s ``membership``, in the order it
+    happened. ``t_ms`` has the frame records' origin (the run's wall start), so the time from a
+    replica's loss to its tool being routable again is ``joined``'s (or ``rejoined``'s) ``t_ms``
+    minus ``lost``'s.
+
+    - ``lost``: the agent's connection closed (it receives nothing; the relay tries to reach it).
+    - ``rejoined``: the same agent answered again on its address.
+    - ``joined``: a replica of a ``dns:`` entry of AGENTS found while the run went on
+      (``DISCOVERY_INTERVAL``), or one let go whose address came back; it is routable from now.
+    - ``left``: a lost replica whose address left DNS: let go, nothing waits for it any more.
+    """
+
+    t_ms: float
+    node_id: str
+    tool: str
+    event: MemberChange
 
 
 def _plus(total: int | None, more: int | None) -> int | None:
@@ -262,6 +285,8 @@ class RunMetrics(BaseModel):
     bytes_per_msg: float | None = None
     header_share: float | None = None
     agents: dict[str, AgentMetrics] = Field(default_factory=dict)
+    # Agents lost, back, found by DNS or let go while the run went on (empty: the line-up held)
+    membership: list[MemberEvent] = Field(default_factory=list)
 
     def write(self, path: Path) -> Path:
         """Write ``metrics.json`` atomically (a reader never sees half a file)."""
@@ -289,7 +314,7 @@ class RunMetrics(BaseModel):
     @classmethod
     def columns(cls) -> list[str]:
         """The scalar fields, in schema order (CSV columns, summary tables)."""
-        return [n for n in cls.model_fields if n != "agents"]
+        return [n for n in cls.model_fields if n not in ("agents", "membership")]
 
 
 class FrameLog:

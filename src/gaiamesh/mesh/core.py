@@ -2,9 +2,10 @@
 
 The transport (``relay.py``) feeds it events, each with the time it happened:
 ``start`` (t=0, the document), ``receive`` (a frame from an agent), ``lost`` (an agent's
-connection closed), ``expire`` (the run timeout) and ``fail``; each returns an
-:class:`Outcome`: the frame records to log, the bytes to send to whom, progress lines, and
-the end of the run when it ended. Validation, routing, redelivery to a same-tool replica,
+connection closed), ``rejoin`` (it answered again), ``join`` (a replica found by DNS mid-run),
+``leave`` (a lost replica whose address left DNS), ``expire`` (the run timeout) and ``fail``;
+each returns an :class:`Outcome`: the frame records to log, the bytes to send to whom,
+progress lines, and the end of the run when it ended. Validation, routing, redelivery to a same-tool replica,
 accounting and final-answer detection all live here, so they are tested with plain calls.
 
 Counters change only in :meth:`_log`, which folds each frame record into the totals with
@@ -19,7 +20,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..evaluation.metrics import AgentMetrics, FaultNote, FrameRecord, FrameStatus, Totals
+from ..evaluation.metrics import (
+    AgentMetrics,
+    FaultNote,
+    FrameRecord,
+    FrameStatus,
+    MemberChange,
+    MemberEvent,
+    Totals,
+)
 from .faults import Fate, FaultModel
 from .frames import (
     FINAL_ANSWER_TAG,
@@ -120,7 +129,8 @@ QUEUED = frozenset({PacketType.SUBTASK.value, PacketType.RESULT.value})
 
 
 class RelayCore:
-    """The relay's state machine for one run over a fixed line-up of agents."""
+    """The relay's state machine for one run over a line-up of agents that starts as given, and
+    grows by the replicas :meth:`join` adds (a let go one stays, counted, but is waited for no more)."""
 
     def __init__(
         self,
@@ -165,6 +175,7 @@ class RelayCore:
         self._assigned: dict[str, _Assigned] = {}  # sub_task_id -> worker working on it
         self._seq = 0  # sequence numbers of the relay's own packets (doc_init is 0)
         self._net = _Network(faults)  # what the network fault model holds (nothing without faults)
+        self.membership: list[MemberEvent] = []  # agents lost, back, joined, let go: metrics.json
 
     # --- registration ---------------------------------------------------------------------
     def register(
@@ -198,15 +209,66 @@ class RelayCore:
         """Agent ``node_id`` is back (restarted, reconnected): register it again and route to it.
         It gets the run's ``doc_init`` again (marked ``redelivered``) so it knows the run, unless
         its tool works on ``doc_init`` and has already answered (it would answer twice)."""
+        self.router.restore(node_id)
+        return self._welcome(node_id, now, consumes, reads, "rejoined")
+
+    def join(
+        self,
+        node_id: str,
+        tool: str,
+        now: float,
+        consumes: frozenset[str] | None = None,
+        reads: frozenset[str] = frozenset(),
+        stamps: str | None = None,
+    ) -> Outcome:
+        """A replica found by DNS while the run goes on is connected (``stamps``: the entry's node
+        id it puts in its packets' ``src``): add it to the line-up and route to it from now on,
+        as :meth:`rejoin` does (the run's ``doc_init``, the work that waits for its tool). One
+        that was let go and came back keeps the counts it had."""
+        self.agents.setdefault(node_id, AgentMetrics(node_id=node_id, tool=tool))
+        if stamps is not None and stamps != node_id:
+            self._sources[node_id] = stamps
+        was = self.router.mode
+        self.router.add(node_id, tool)
+        out = self._welcome(node_id, now, consumes, reads, "joined")
+        if self.router.mode is not was and self.end is None:
+            out.notes.append(f"[{self._s(now):7.2f}s] routing {was.value} -> {self.router.mode.value}: "
+                             f"{tool!r} has {len(self.router.members(tool))} live agents")  # fmt: skip
+        return out
+
+    def leave(self, node_id: str, reason: str, now: float) -> Outcome:
+        """Let go of lost replica ``node_id`` (its address left DNS): nothing waits for it any
+        more. :meth:`lost` already handed its work on, or holds it for its tool's next agent."""
+        out = Outcome()
+        stats = self.agents[node_id]
+        if stats.status != "dead":
+            return out  # only a lost agent is let go: a connected one is still in the run
+        stats.status = "left"
+        stats.note = f"{stats.note}; let go at {self._ms(now):.0f} ms: {reason}".lstrip("; ")
+        self._member(now, node_id, "left")
+        if self.end is None:
+            out.notes.append(f"[{self._s(now):7.2f}s] agent {node_id} ({stats.tool}) let go: {reason}")
+        return out
+
+    def _welcome(
+        self,
+        node_id: str,
+        now: float,
+        consumes: frozenset[str] | None,
+        reads: frozenset[str],
+        how: MemberChange,
+    ) -> Outcome:
+        """Agent ``node_id`` is connected and routable (it ``rejoined`` or ``joined``): it gets the
+        run's ``doc_init``, and the work that waited for its tool."""
         out = Outcome()
         stats = self.agents[node_id]
         self.register(node_id, consumes, reads)
-        self.router.restore(node_id)
-        stats.note = f"rejoined at {self._ms(now):.0f} ms"
+        stats.note = f"{how} at {self._ms(now):.0f} ms"
+        self._member(now, node_id, how)
         if self.end is not None or self._init is None:
             return out
         tool = stats.tool
-        out.notes.append(f"[{self._s(now):7.2f}s] agent {node_id} ({tool}) rejoined the run")
+        out.notes.append(f"[{self._s(now):7.2f}s] agent {node_id} ({tool}) {how} the run")
         init = self._init
         if not (self.router.consumes(node_id, init.packet.type.value) and tool in self._tools_done):
             self._deliver(out, NETWORK_SRC, init.blob, init.packet, init.header, [node_id], now, received=False,
@@ -218,6 +280,9 @@ class RelayCore:
         if pending:
             out.notes.append(f"[{self._s(now):7.2f}s] agent {node_id} takes over {len(pending)} waiting packet(s)")
         return out
+
+    def _member(self, now: float, node_id: str, event: MemberChange) -> None:
+        self.membership.append(MemberEvent(round(self._rel(now), 3), node_id, self.agents[node_id].tool, event))
 
     def tick(self, now: float) -> Outcome:
         """Time passed: a tool that waited ``rejoin_grace`` for an agent in vain ends the run."""
@@ -290,10 +355,11 @@ class RelayCore:
         same-tool agent, or end the run when its tool is needed and none is left."""
         out = Outcome()
         stats = self.agents[node_id]
-        if stats.status == "dead":
+        if stats.status in ("dead", "left"):
             return out
         stats.status = "dead"
         stats.note = f"disconnected at {self._ms(now):.0f} ms: {reason}"
+        self._member(now, node_id, "lost")
         self.router.remove(node_id)
         work = self._in_flight.pop(node_id, None)
         if self.end is not None:

@@ -1,4 +1,4 @@
-"""Agents found through DNS at the start of a run: one agent per address of a ``dns:`` entry.
+"""Agents found through DNS: one agent per address of a ``dns:`` entry, at the start and during a run.
 
 An ``AGENTS`` entry ``0=search@dns:tasks.agent-search:9000`` names a DNS name with one address per
 replica (swarm's ``tasks.<service>``, or a compose service scaled with ``--scale``). At the start
@@ -7,8 +7,10 @@ address into one agent of the entry's tool, with a node id derived from the entr
 (:func:`replica_id`: ``0.10-0-1-5``), so ``share`` routing spreads the work among them and every
 counter stays per replica. Entries without ``dns:`` pass through unchanged.
 
-The line-up is fixed for the run: replicas that appear later are not used, and one that leaves
-is lost like any agent (issue 36's mid-run discovery is not built yet).
+While the run goes on the relay looks the names up again every ``DISCOVERY_INTERVAL`` seconds
+(:func:`resolve_all`), and :func:`reconcile` decides what changed: a replica whose address
+appeared joins the run, and a lost one (connection down) whose address left DNS is let go. A
+replica whose connection is up is never let go for a look-up that misses it (DNS may blip).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import asyncio
 import ipaddress
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
+from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..settings import AgentSpec
@@ -70,6 +73,32 @@ def unresolved(configured: Sequence[AgentSpec], here: Sequence[AgentSpec]) -> st
     )
 
 
+@dataclass(frozen=True)
+class Change:
+    """What one look-up of the ``dns:`` entries changes in a run's line-up."""
+
+    joined: tuple[AgentSpec, ...] = ()  # replicas to connect to and add (or take back)
+    left: tuple[str, ...] = ()  # node ids of lost replicas to let go
+
+
+def reconcile(
+    entries: Sequence[AgentSpec],
+    addresses: Mapping[str, Sequence[str]],
+    known: Mapping[str, AgentSpec],
+    active: Set[str],
+    down: Set[str],
+) -> Change:
+    """The change one look-up makes. ``entries``: the ``dns:`` entries of AGENTS; ``addresses``:
+    what their names resolve to now; ``known``: every agent the run has had, by node id;
+    ``active``: those not let go, and those being connected; ``down``: those whose connection
+    is down. A replica whose address is new (or came back after it was let go) joins, unless an
+    agent of another entry has its node id; a down replica whose address is gone is let go."""
+    found = {s.node_id: s for s in expand([e for e in entries if e.dns_name is not None], addresses)}
+    joined = tuple(s for n, s in found.items() if n not in active and known.get(n, s) == s)
+    left = tuple(n for n in known if n in down and n in active and known[n].entry and n not in found)
+    return Change(joined, left)
+
+
 async def resolve_ipv4(name: str, port: int) -> list[str]:
     """The IPv4 addresses ``name`` resolves to, sorted; none when it does not resolve."""
     try:
@@ -80,6 +109,13 @@ async def resolve_ipv4(name: str, port: int) -> list[str]:
     except (OSError, TimeoutError):
         return []
     return sorted({str(info[4][0]) for info in infos}, key=ipaddress.IPv4Address)
+
+
+async def resolve_all(entries: Sequence[AgentSpec], resolve: Resolver = resolve_ipv4) -> dict[str, list[str]]:
+    """Each ``dns:`` name of ``entries`` -> the addresses it resolves to now (one look-up each)."""
+    names = {e.dns_name: e.port for e in entries if e.dns_name is not None}
+    found = await asyncio.gather(*(resolve(name, port) for name, port in names.items()))
+    return dict(zip(names, found, strict=True))
 
 
 async def discover(specs: Sequence[AgentSpec], wait: float = 0.0, resolve: Resolver = resolve_ipv4) -> list[AgentSpec]:

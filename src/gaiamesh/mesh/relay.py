@@ -5,8 +5,10 @@ It connects to every agent, learns what each consumes from its handshake, hands 
 time it happened, and carries out the outcomes once per pass of the event loop: the frame
 records go to ``frames.jsonl`` first, then the bytes go out, one socket write per agent.
 Sends never wait on an agent (they go to its connection's buffer), so one slow agent does
-not stall the others. At the end it scores the answer and writes ``metrics.json``,
-``config.json`` and ``run_artifacts.tar.gz``.
+not stall the others. While the run goes on it looks AGENTS' ``dns:`` names up again every
+``DISCOVERY_INTERVAL`` seconds, connects to replicas that appeared and lets go of lost ones
+whose address left (``discovery.reconcile`` decides, the core counts). At the end it scores the
+answer and writes ``metrics.json``, ``config.json`` and ``run_artifacts.tar.gz``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..evaluation.wirecost import protocol_cost
 from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
 from ..tasks import Task
 from .core import Outcome, RelayCore
-from .discovery import Resolver, discover, resolve_ipv4, unresolved
+from .discovery import Resolver, discover, reconcile, resolve_all, resolve_ipv4, unresolved
 from .faults import network_faults
 from .frames import Announcement
 from .protocols import get_adapter
@@ -166,6 +168,10 @@ class MeshNetwork:
         self._closing = False
         self._wall0 = time.monotonic()
         self._lost: dict[str, str] = {}  # node id -> why it left (the live view greys it out)
+        self._left: dict[str, str] = {}  # replicas let go (address gone from DNS) -> why
+        self._joining: dict[str, asyncio.Task[None]] = {}  # replicas found by DNS, being connected
+        self._refused: set[str] = set()  # replicas found by DNS that would not join (said once)
+        self._discovery: asyncio.Task[None] | None = None
         self._readers: dict[str, asyncio.Task[None]] = {}
         self._timers: list[asyncio.TimerHandle] = []
         self.storage_error: str | None = None  # the frame log could not be written: the run ends
@@ -224,10 +230,7 @@ class MeshNetwork:
             if not isinstance(result, BaseException):
                 ws, said = result
                 self.conns[spec.node_id] = ws
-                if said is not None and said.backend:
-                    self.models[spec.node_id] = (said.backend, said.model_kind)
-                if said is not None and said.schemas:
-                    self.schema_tools.add(said.tool)
+                self._note(spec, said)
                 core.register(spec.node_id, said.consumes if said else None, said.reads if said else frozenset())
         self._show_team()
         if failures:
@@ -242,8 +245,18 @@ class MeshNetwork:
             f"routing {core.router.mode.value}, protocol {self.settings.protocol}"
         )
 
+    def _note(self, spec: AgentSpec, said: Announcement | None) -> None:
+        """What an agent announced about its model, for metrics.json."""
+        if said is not None and said.backend:
+            self.models[spec.node_id] = (said.backend, said.model_kind)
+        if said is not None and said.schemas:
+            self.schema_tools.add(said.tool)
+
     async def _close_all(self) -> None:
         self._closing = True
+        for task in [self._discovery, *self._joining.values()]:
+            if task is not None:
+                task.cancel()  # no look-up or new replica after the end
         for node_id in self._lost:  # their readers are waiting for the agent to come back
             if (reader := self._readers.get(node_id)) is not None:
                 reader.cancel()
@@ -342,12 +355,70 @@ class MeshNetwork:
             except ConnectError:
                 continue  # _connect_one waited between its attempts; the agent is not back yet
 
+    # --- replicas found or gone while the run goes on (dns: entries, DISCOVERY_INTERVAL) -------
+    async def _rediscover(self, core: RelayCore, entries: list[AgentSpec], tasks: asyncio.TaskGroup) -> None:
+        """Look the ``dns:`` names up again until the run ends (``_close_all`` cancels this):
+        new replicas are connected and join the run, lost ones whose address left are let go
+        (:func:`~gaiamesh.mesh.discovery.reconcile` decides)."""
+        while core.end is None:
+            # Polling: DNS gives no signal when a replica registers or leaves.
+            await asyncio.sleep(self.settings.discovery_interval)
+            addresses = await resolve_all(entries, self.resolve)
+            if core.end is not None or self._closing:
+                return
+            active = {s.node_id for s in self.specs if s.node_id not in self._left} | set(self._joining)
+            change = reconcile(entries, addresses, {s.node_id: s for s in self.specs}, active, set(self._lost))
+            for node_id in change.left:
+                self._let_go(core, node_id)
+            for spec in change.joined:
+                self._joining[spec.node_id] = tasks.create_task(self._join(core, spec, tasks), name=f"join-{spec.node_id}")
+
+    async def _join(self, core: RelayCore, spec: AgentSpec, tasks: asyncio.TaskGroup) -> None:
+        """Connect to a replica DNS just gave, and add it to the run with a reader of its own."""
+        try:
+            ws, said = await self._connect_one(spec, time.monotonic() + REJOIN_ATTEMPT_S)
+        except ConnectError as exc:
+            if spec.node_id not in self._refused and not self.quiet:
+                self.report(f"relay: replica {spec.node_id} found by DNS did not join (tried again while "
+                            f"its address is in DNS): {exc}")  # fmt: skip
+            self._refused.add(spec.node_id)
+            return  # the next look-up tries again
+        finally:
+            self._joining.pop(spec.node_id, None)
+        if self._closing or core.end is not None:
+            await ws.close()  # connected as the run ended: not part of it
+            return
+        self.conns[spec.node_id] = ws
+        self._left.pop(spec.node_id, None)
+        if all(s.node_id != spec.node_id for s in self.specs):
+            self.specs.append(spec)
+        self._note(spec, said)
+        consumes, reads = (said.consumes, said.reads) if said else (None, frozenset[str]())
+        self._apply(core.join(spec.node_id, spec.tool, time.monotonic(), consumes, reads, spec.announces))
+        self._readers[spec.node_id] = tasks.create_task(self._reader(core, spec.node_id, ws), name=f"reader-{spec.node_id}")
+        self._show_team()
+
+    def _let_go(self, core: RelayCore, node_id: str) -> None:
+        """A lost replica's address left DNS: stop trying to reach it (its reader is waiting in
+        ``_reach_again``) and tell the core, which waits for it no more."""
+        if (reader := self._readers.pop(node_id, None)) is not None:
+            # Its address is gone, so its connect attempts fail. One that succeeded in this very
+            # pass of the loop would be left open and unread: a narrow race, not handled.
+            reader.cancel()
+        self._lost.pop(node_id, None)
+        reason = "its address left DNS while its connection was down"
+        self._left[node_id] = f"let go: {reason}"
+        self._apply(core.leave(node_id, reason, time.monotonic()))
+        self._show_team()
+
     def team(self) -> Team:
         """Every agent of the run and whether the relay holds its connection."""
 
         def status(spec: AgentSpec) -> AgentStatus:
             if spec.node_id in self.conns:
                 return AgentStatus(spec.node_id, spec.tool, "connected")
+            if spec.node_id in self._left:
+                return AgentStatus(spec.node_id, spec.tool, "lost", self._left[spec.node_id])
             if spec.node_id in self._lost:
                 return AgentStatus(spec.node_id, spec.tool, "lost", self._lost[spec.node_id])
             return AgentStatus(spec.node_id, spec.tool, "unreachable")
@@ -405,6 +476,9 @@ class MeshNetwork:
                             self.task.history,
                         )
                     )
+                    entries = [s for s in configured if s.dns_name is not None]
+                    if entries and self.settings.discovery_interval > 0:
+                        self._discovery = tasks.create_task(self._rediscover(core, entries, tasks), name="discovery")
                     try:
                         async with asyncio.timeout(self.settings.run_timeout):
                             await self._done.wait()
@@ -481,6 +555,7 @@ class MeshNetwork:
                 **scores,
                 **self._protocol_cost(),
                 "agents": {n: replace(a, llm_ms=round(a.llm_ms, 3)) for n, a in core.agents.items()},
+                "membership": core.membership,
             }
         )
         metrics.write(self.out_dir / "metrics.json")

@@ -37,10 +37,9 @@ class Router:
         agents: Iterable[tuple[str, str]],
         subscriptions: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
-        self._tools: dict[str, str] = dict(agents)
-        self.mode = resolve_mode(
-            RoutingMode(mode), list(self._tools.values())
-        )  # node_id -> tool, in configuration order
+        self._tools: dict[str, str] = dict(agents)  # node_id -> tool, in configuration order
+        self._configured = RoutingMode(mode)
+        self.mode = resolve_mode(self._configured, list(self._tools.values()))
         self._subs = dict(subscriptions or {})  # tool -> packet types, from configuration
         self._announced: dict[str, frozenset[str]] = {}  # node -> packet types it announced
         self._reads: dict[str, frozenset[str]] = {}  # node -> packet types it only reads
@@ -62,6 +61,15 @@ class Router:
         """Register a returning agent again: it receives its share of traffic from now on."""
         if node_id in self._tools:
             self._live.add(node_id)
+
+    def add(self, node_id: str, tool: str) -> None:
+        """Register an agent that joined while the run goes on (a replica found by DNS), live.
+        ``auto`` turns to ``share`` when its tool now has two live agents, so that they split the
+        work instead of both doing it; it never turns back (a run that shared keeps sharing)."""
+        self._tools.setdefault(node_id, tool)
+        self._live.add(node_id)
+        if self._configured is RoutingMode.AUTO and self.mode is RoutingMode.BROADCAST:
+            self.mode = resolve_mode(self._configured, [self._tools[n] for n in self.live])
 
     def subscribe(self, node_id: str, consumes: frozenset[str], reads: frozenset[str] = frozenset()) -> None:
         """Record the packet types an agent announced it consumes (overrides the configured table)
@@ -87,10 +95,14 @@ class Router:
     def group_alive(self, tool: str) -> bool:
         return any(self._tools[n] == tool for n in self._live)
 
+    def members(self, tool: str) -> list[str]:
+        """The live agents of ``tool``, in the order they were registered."""
+        return [n for n in self.live if self._tools[n] == tool]
+
     def pick(self, tool: str, exclude: Iterable[str] = ()) -> list[str]:
         """One live agent of ``tool`` (round-robin among replicas) not in ``exclude``; [] if none."""
         skip = set(exclude)
-        members = [n for n in self.live if self._tools[n] == tool and n not in skip]
+        members = [n for n in self.members(tool) if n not in skip]
         return [members[next(self._turn) % len(members)]] if members else []
 
     def subscribers(self, ptype: str, src: str) -> list[str]:

@@ -332,7 +332,7 @@ class RunManager:
         view = self.view(run_id)
         events: list[RunEvent] = []
         if view.metrics is not None and view.metrics.agents:
-            team = [AgentStatus(n, a.tool, "lost" if a.status == "dead" else "connected")
+            team = [AgentStatus(n, a.tool, "lost" if a.status in ("dead", "left") else "connected")
                     for n, a in view.metrics.agents.items()]  # fmt: skip
             events.append(TeamEvent(seq=0, agents=team))
         log = self.runs_dir / run_id / "frames.jsonl"
