@@ -16,8 +16,10 @@ def test_nodes_get_fixed_addresses_inside_the_subnet_and_past_its_gateway() -> N
 
 
 def test_the_manager_runs_the_network_service_and_workers_run_agents() -> None:
-    assert [ClusterSpec(nodes=3).role(i) for i in (1, 2, 3)] == ["network", "agents", "agents"]
-    assert ClusterSpec(nodes=1).role(1) == "network"
+    spec = ClusterSpec(nodes=3)
+    assert spec.labels(1) == ["gaiamesh.network=true", "gaiamesh.agents=false"]
+    assert spec.labels(2) == spec.labels(3) == ["gaiamesh.network=false", "gaiamesh.agents=true"]
+    assert ClusterSpec(nodes=1).labels(1) == ["gaiamesh.network=true", "gaiamesh.agents=true"]
 
 
 def test_a_node_runs_without_privileged_and_with_what_a_nested_engine_needs() -> None:

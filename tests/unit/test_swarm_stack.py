@@ -196,6 +196,10 @@ def test_only_the_api_is_published_in_host_mode(wide: dict[str, Any]) -> None:
     assert all(p["host_ip"] == "127.0.0.1" for p in wide["services"]["agent-search"]["ports"])  # compose's
 
 
+def test_service_names_answer_with_task_addresses_not_a_virtual_ip(wide: dict[str, Any]) -> None:
+    assert {svc["deploy"].get("endpoint_mode") for svc in stack(wide)["services"].values()} == {"dnsrr"}
+
+
 def test_replicas_and_placement_as_asked(wide: dict[str, Any]) -> None:
     doc = stack(wide, replicas=parse_replicas(["search=3", "reason=2,extract=1"]))
     services = doc["services"]

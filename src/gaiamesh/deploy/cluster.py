@@ -6,8 +6,8 @@ this machine (the host lacks CAP_SYS_RESOURCE), so a node gets every capability 
 no seccomp or AppArmor profile, ``/dev/fuse`` (its engine stores images with fuse-overlayfs)
 and the host's cgroup tree read-write (read-only, its containers cannot make their cgroups).
 
-Node 1 is the manager and runs the network service (label ``gaiamesh.role=network``); the
-others are workers that run agents (``gaiamesh.role=agents``). Every engine listens on TCP 2375
+Node 1 is the manager and runs the network service (``gaiamesh.network=true``); the others are
+workers that run agents (``gaiamesh.agents=true``). Every engine listens on TCP 2375
 of the cluster's network only, so the host drives any node with ``DOCKER_HOST=tcp://ADDR:2375``.
 
 The argv builders are pure; :func:`up`, :func:`down` and :func:`load_images` run them.
@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigError, RunError
+from .swarm import AGENTS_LABEL, NETWORK_LABEL
 
 NODE_IMAGE = "gaiamesh-swarm-node:0.1.0"
 LABEL = "gaiamesh.swarm-cluster"  # on every container, volume and network a cluster makes
@@ -59,10 +60,13 @@ class ClusterSpec:
     def docker_host(self, i: int) -> str:
         return f"tcp://{self.address(i)}:2375"
 
-    def role(self, i: int) -> str:
-        """The node label ``gaiamesh.role``: the manager runs the network service (and the API and
-        registry), the others run agents; a one-node cluster has no worker, so node 1 runs both."""
-        return "network" if i == 1 and self.nodes > 1 else "agents" if i > 1 else "network"
+    def labels(self, i: int) -> list[str]:
+        """Node ``i``'s placement labels: the manager runs the network service (and the API and
+        registry), the workers run agents, so every frame crosses nodes; a one-node cluster's
+        manager runs both."""
+        network = i == 1
+        agents = i > 1 or self.nodes == 1
+        return [f"{NETWORK_LABEL}={str(network).lower()}", f"{AGENTS_LABEL}={str(agents).lower()}"]
 
 
 def network_argv(spec: ClusterSpec) -> list[str]:
@@ -126,7 +130,8 @@ def up(spec: ClusterSpec, say: Callable[[str], None] = print) -> None:
     for i in range(2, spec.nodes + 1):
         run(on(spec, i, "swarm", "join", "--token", token, f"{spec.address(1)}:2377"))
     for i in range(1, spec.nodes + 1):
-        run(on(spec, 1, "node", "update", "--label-add", f"gaiamesh.role={spec.role(i)}", spec.node(i)))
+        adds = [arg for label in spec.labels(i) for arg in ("--label-add", label)]
+        run(on(spec, 1, "node", "update", *adds, spec.node(i)))
     say(f"swarm: {spec.nodes} nodes, manager {spec.node(1)}; DOCKER_HOST={spec.docker_host(1)}")
 
 

@@ -309,6 +309,10 @@ def _deploy(
     if "cpus" in limits:
         limits["cpus"] = str(limits["cpus"])  # compose renders a number; the stack format wants a string
     deploy.setdefault("restart_policy", _restart_policy(svc.get("restart")))
+    # A service's name answers with its tasks' own addresses, not a virtual IP: swarm's VIPs
+    # are IPVS rules, which did not carry traffic on engines nested in containers (connections to
+    # `ollama` timed out while `tasks.ollama` answered), and the relay dials each replica itself.
+    deploy.setdefault("endpoint_mode", "dnsrr")
     constraints = list(deploy.get("placement", {}).get("constraints", []))
     if role == "agent":
         deploy["replicas"] = options.replicas.get(env["TOOL"], 1)
