@@ -171,7 +171,7 @@ def test_workspaces_are_named_volumes_and_the_network_keeps_its_binds_on_its_nod
     search = doc["services"]["agent-search"]
     # no bind on an agent: the default backend reads no recorded runs (/replay is dropped)
     assert [v for v in search["volumes"] if v["type"] != "tmpfs"] == [
-        {"type": "volume", "source": "workspace-0", "target": "/workspaces/0"}
+        {"type": "volume", "source": "workspace-0", "target": "/workspaces"}
     ]
     assert set(doc["volumes"]) == {f"workspace-{n}" for n in range(11)}
     net = {v["target"]: v for v in doc["services"]["network"]["volumes"]}

@@ -296,6 +296,9 @@ class FakeDocker(Docker):
     def do_service_ls(self, a: list[str]) -> str:
         return "\n".join(f"{n} {r}/{d}" for n, (r, d) in self.services.items())
 
+    def do_service_inspect(self, a: list[str]) -> str:
+        return "\n".join(f"{n} completed" for n in a[4:])  # the stack's services are never mid-update here
+
     def do_service_ps(self, a: list[str]) -> str:
         return "gaiamesh_ollama.1  host-N1  Rejected 3 seconds ago  No such image: 127.0.0.1:5000/..."
 
@@ -433,3 +436,11 @@ def test_submit_refuses_without_an_access_key_and_a_silent_api_is_named(monkeypa
         submit_and_report("http://127.0.0.1:9", Settings(_env_file=None), RunRequest(task="solar-farm"), None)
     with pytest.raises(DeployError, match="API_HOST must be an address of the node"):
         _wait_for_api("http://127.0.0.1:9", 0)
+
+
+def test_a_service_being_updated_counts_as_not_running_yet() -> None:
+    from gaiamesh.deploy.swarmup import not_ready, still_updating
+
+    services = {"gm_network": (1, 1), "gm_agent-search": (1, 1), "gm_ollama": (1, 1)}
+    states = "gm_network updating\ngm_agent-search completed\ngm_ollama \n"
+    assert not_ready(still_updating(services, states)) == ["gm_network"]

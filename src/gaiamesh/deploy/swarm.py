@@ -259,7 +259,9 @@ def _mounts(
         elif role == "agent" and target.parent == PurePosixPath("/workspaces"):
             name = f"workspace-{target.name}"
             top.volumes[name] = {}
-            volumes.append({"type": "volume", "source": name, "target": str(target)})
+            # Mounted on /workspaces, not /workspaces/N: a new volume copies the image's folder
+            # at its target, and only /workspaces exists there, open to the agent's uid (1777).
+            volumes.append({"type": "volume", "source": name, "target": str(target.parent)})
         elif role == "api" and target == PurePosixPath("/workspaces"):
             continue
         elif target == PurePosixPath("/replay") and env.get("LLM_BACKEND") != "replay":

@@ -44,6 +44,7 @@ from .swarmup import (
     repository,
     runs_own_registry,
     save_state,
+    still_updating,
     swarm_action,
 )
 
@@ -134,7 +135,11 @@ class _Session:
     def stack_services(self) -> dict[str, tuple[int, int]]:
         out = self.docker("service", "ls", "--filter", f"label={STACK_NAMESPACE}={self.options.stack}",
                           "--format", "{{.Name}} {{.Replicas}}")  # fmt: skip
-        return parse_service_ls(out)
+        services = parse_service_ls(out)
+        if not services:
+            return services
+        fmt = "{{.Spec.Name}} {{if .UpdateStatus}}{{.UpdateStatus.State}}{{end}}"
+        return still_updating(services, self.docker("service", "inspect", "--format", fmt, *services))
 
 
 # --- swarm-up ----------------------------------------------------------------------------------

@@ -228,6 +228,17 @@ def parse_service_ls(text: str) -> dict[str, tuple[int, int]]:
     return out
 
 
+UPDATING = {"updating", "paused", "rollback_started", "rollback_paused"}
+
+
+def still_updating(services: Mapping[str, tuple[int, int]], states: str) -> dict[str, tuple[int, int]]:
+    """``services`` with each one that is being updated counted as 0 running: while an update
+    replaces its tasks, ``docker service ls`` still counts the old ones, which are going.
+    ``states``: ``docker service inspect --format '{{.Spec.Name}} {{.UpdateStatus.State}}'``."""
+    busy = {line.split()[0] for line in states.splitlines() if len(line.split()) == 2 and line.split()[1] in UPDATING}
+    return {name: ((0, want) if name in busy else (run, want)) for name, (run, want) in services.items()}
+
+
 def not_ready(services: Mapping[str, tuple[int, int]]) -> list[str]:
     """The services with fewer running tasks than they want (a service wanting 0 is ready)."""
     return sorted(name for name, (running, desired) in services.items() if running < desired)
