@@ -26,6 +26,12 @@ def test_share_picks_one_member_per_group_rotating_over_stages() -> None:
     assert r.destinations("triples", "2") == ["7"]
 
 
+def test_share_starts_where_it_is_told_so_successive_runs_reach_every_replica() -> None:
+    first = [Router(RoutingMode.SHARE, EIGHT, subscriptions(), start=k).destinations("doc_init", "network")
+             for k in range(4)]  # fmt: skip
+    assert first == [["0"], ["4"], ["0"], ["4"]]
+
+
 def test_dead_agents_are_deregistered() -> None:
     r = Router(RoutingMode.SHARE, EIGHT, subscriptions())
     r.remove("1")

@@ -145,6 +145,7 @@ class RelayCore:
         clock: Callable[[], float] = time.perf_counter,
         faults: FaultModel | None = None,
         sources: Mapping[str, str] | None = None,
+        share_start: int = 0,
     ) -> None:
         lineup = list(agents)
         # node id -> the src its packets carry, where that is not the node id itself: replicas
@@ -160,7 +161,7 @@ class RelayCore:
         self.run_id = run_id
         self.adapter = adapter
         self.max_frame_bytes = max_frame_bytes
-        self.router = Router(mode, lineup, topics)
+        self.router = Router(mode, lineup, topics, share_start)
         self.totals = Totals()
         self.agents = {n: AgentMetrics(node_id=n, tool=t) for n, t in lineup}
         self.origin = origin  # frame times are relative to this (the run's wall start)

@@ -145,8 +145,10 @@ class MeshNetwork:
         quiet: bool = False,
         observer: Observer | None = None,
         resolve: Resolver = resolve_ipv4,
+        share_start: int = 0,
     ) -> None:
         self.settings = settings
+        self.share_start = share_start  # where `share` starts its turns (the service: runs so far)
         self.task = task
         self.out_dir = Path(out_dir)
         self.report: Reporter = reporter or (lambda line: print(line, flush=True))
@@ -454,6 +456,7 @@ class MeshNetwork:
             rejoin_grace=self.settings.rejoin_grace,
             faults=network_faults(self.settings, [s.node_id for s in self.specs], self.task.task_id),
             sources={s.node_id: s.announces for s in self.specs if s.entry},
+            share_start=self.share_start,
         )
         try:
             try:

@@ -36,6 +36,7 @@ class Router:
         mode: RoutingMode,
         agents: Iterable[tuple[str, str]],
         subscriptions: Mapping[str, frozenset[str]] | None = None,
+        start: int = 0,
     ) -> None:
         self._tools: dict[str, str] = dict(agents)  # node_id -> tool, in configuration order
         self._configured = RoutingMode(mode)
@@ -44,7 +45,9 @@ class Router:
         self._announced: dict[str, frozenset[str]] = {}  # node -> packet types it announced
         self._reads: dict[str, frozenset[str]] = {}  # node -> packet types it only reads
         self._live: set[str] = set(self._tools)
-        self._turn = itertools.count()
+        # ``share`` hands work out in turn from here: a service passes how many runs it has
+        # started, so that a tool's first piece of work goes to a different replica each run.
+        self._turn = itertools.count(start)
 
     @property
     def live(self) -> list[str]:

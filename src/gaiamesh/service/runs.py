@@ -115,6 +115,7 @@ class RunManager:
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._waiting: list[str] = []  # queued run ids, oldest first (queue positions)
         self._stopping = False
+        self._started = 0  # runs handed to a relay so far
 
     # --- accepting -------------------------------------------------------------------------
     def resolve(self, request: RunRequest) -> Task:
@@ -227,7 +228,9 @@ class RunManager:
         def journal(node_id: str, entry: dict[str, object]) -> None:
             live.publish(lambda seq: JournalEvent(seq=seq, node_id=node_id, entry=entry))
 
-        live.net = MeshNetwork(live.settings, live.task, live.out, run_id=live.id, quiet=True, observer=observe)
+        self._started += 1  # successive runs start `share` at successive replicas of a tool
+        live.net = MeshNetwork(live.settings, live.task, live.out, run_id=live.id, quiet=True, observer=observe,
+                               share_start=self._started - 1)  # fmt: skip
         done = asyncio.Event()
         try:
             async with asyncio.TaskGroup() as tasks:
