@@ -161,3 +161,12 @@ def test_metrics_json_carries_the_membership_typed_and_old_files_still_read() ->
     with pytest.raises(ValidationError):
         RunMetrics.model_validate({**base, "membership": [{"t_ms": 1, "node_id": "x", "tool": "t", "event": "gone"}]})
     assert "membership" not in RunMetrics.columns()
+
+
+def test_outages_run_from_a_loss_to_the_next_agent_of_its_tool() -> None:
+    from gaiamesh.evaluation.metrics import MemberEvent, outages_ms
+
+    events = [MemberEvent(100.0, "1.a", "extract", "lost"), MemberEvent(150.0, "2.b", "triple", "lost"),
+              MemberEvent(2100.0, "1.a", "extract", "left"), MemberEvent(9100.0, "1.c", "extract", "joined"),
+              MemberEvent(9500.0, "1.c", "extract", "lost"), MemberEvent(9700.0, "1.c", "extract", "rejoined")]  # fmt: skip
+    assert outages_ms(events) == {"extract": 9000.0}  # triple never came back: not counted

@@ -160,6 +160,20 @@ class MemberEvent:
     event: MemberChange
 
 
+def outages_ms(events: list[MemberEvent]) -> dict[str, float]:
+    """Per tool, the longest time from an agent's loss to the next agent of that tool coming
+    in (``joined`` or ``rejoined``): for a tool that had one agent, the time it was not
+    routable. A loss with no agent of its tool back afterwards is left out."""
+    longest: dict[str, float] = {}
+    lost: dict[str, float] = {}  # tool -> its earliest loss not yet followed by an agent back
+    for e in events:
+        if e.event == "lost":
+            lost.setdefault(e.tool, e.t_ms)
+        elif e.event in ("joined", "rejoined") and e.tool in lost:
+            longest[e.tool] = max(longest.get(e.tool, 0.0), e.t_ms - lost.pop(e.tool))
+    return longest
+
+
 def _plus(total: int | None, more: int | None) -> int | None:
     """A token sum: unknown (None) as soon as one part is."""
     return None if total is None or more is None else total + more

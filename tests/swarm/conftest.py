@@ -1,0 +1,120 @@
+"""A real swarm of three Docker engines in containers (gaiamesh swarm-cluster), the stack that
+`gaiamesh swarm-up` deploys on it, and the means to run tasks through its API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gaiamesh.deploy import cluster
+from gaiamesh.evaluation.metrics import MemberEvent, outages_ms
+from gaiamesh.service.client import submit
+from gaiamesh.service.models import RunRequest
+from gaiamesh.settings import load_settings
+
+from ..conftest import ROOT
+
+IMAGES = ["gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0", "gaiamesh-ollama:0.1.0", "gaiamesh-registry:0.1.0"]
+SUBNET = "172.31.251.0/24"  # not make swarm-cluster's default, so a developer's cluster can stay up
+
+
+def host_state() -> tuple[str, set[str]]:
+    """The host engine's swarm state and its containers: the suite must leave both as it found them."""
+    swarm = subprocess.run(["docker", "info", "--format", "{{.Swarm.LocalNodeState}}"], capture_output=True,
+                           text=True, check=True).stdout.strip()  # fmt: skip
+    containers = subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, check=True).stdout.split()
+    return swarm, set(containers)
+
+
+@dataclass
+class Swarm:
+    """A deployed stack on the test cluster."""
+
+    spec: cluster.ClusterSpec
+    env: dict[str, str]  # DOCKER_HOST and what swarm-up rendered the stack with
+    results: Path
+
+    @property
+    def api(self) -> str:
+        return f"http://{self.spec.address(1)}:8080"
+
+    def docker(self, *args: str, node: int = 1, check: bool = True) -> str:
+        proc = subprocess.run(cluster.on(self.spec, node, *args), capture_output=True, text=True, check=False)
+        assert proc.returncode == 0 or not check, proc.stderr
+        return proc.stdout
+
+    def swarm_up(self, *args: str) -> subprocess.CompletedProcess[str]:
+        ip = self.spec.address(1)
+        argv = [str(ROOT / ".venv" / "bin" / "gaiamesh"), "swarm-up", "--advertise-addr", ip, "--registry",
+                f"{ip}:5000", "--registry-bind", "0.0.0.0", "--registry-start", "yes", "--api-host", ip,
+                "--timeout", "300", "--no-run", *args]  # fmt: skip
+        return subprocess.run(argv, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=900)
+
+    def run(self, task: str, progress: Any = None) -> tuple[dict[str, Any], Path]:
+        """One run of a bundled task through the API: its metrics.json and its folder on disk."""
+        key = load_settings().access_key
+        assert key, "GAIAMESH_ACCESS_KEY (make setup writes it to .env)"
+        view, _ = submit(self.api, key, RunRequest(task=task), progress=progress or (lambda _line: None))
+        folder = self.results / "runs" / view.id
+        return json.loads((folder / "metrics.json").read_text()), folder
+
+    def stop_node(self, node: int) -> None:
+        """A worker's engine stops, and every container on it with it (a host lost)."""
+        subprocess.run(["docker", "stop", "-t", "0", self.spec.node(node)], check=True, capture_output=True)
+
+    def services_whole(self) -> bool:
+        """Every service of the stack runs all its replicas."""
+        out = self.docker("service", "ls", "--filter", "label=com.docker.stack.namespace=gaiamesh",
+                          "--format", "{{.Replicas}}")  # fmt: skip
+        counts = [r.split()[0].split("/") for r in out.split()  if "/" in r]
+        return bool(counts) and all(a == b for a, b in counts)
+
+    def recovery(self, outcomes: list[tuple[dict[str, Any], Path]], lost_at: float) -> str:
+        """How long the relay's tools were not routable in each run (membership), as a line."""
+        spans = [outages_ms([MemberEvent(**e) for e in m.get("membership") or []]) for m, _ in outcomes]
+        return f"relay: tools back after {spans} ms"
+
+    def running(self, service: str) -> int:
+        line = self.docker("service", "ls", "--filter", f"name=gaiamesh_{service}", "--format", "{{.Replicas}}")
+        return int(line.split("/")[0]) if line.strip() else 0
+
+
+@pytest.fixture(scope="module")
+def swarm(recorded: Path) -> Iterator[Swarm]:
+    """Three engines (a manager with the network service, the API and the registry; two workers
+    with the agents and the model server), the stack deployed by swarm-up. The agents replay the
+    ``recorded`` live runs at their recorded pace, so a run's bytes can be held against those
+    runs' and a run lasts long enough to lose a node in it."""
+    before = host_state()
+    subprocess.run(["make", "images", "registry-image", "swarm-node-image", "keys"], cwd=ROOT, check=True)
+    spec = cluster.ClusterSpec(name=f"gmtest-{uuid.uuid4().hex[:6]}", nodes=3, subnet=SUBNET, checkout=str(ROOT))
+    results = ROOT / "build" / "swarm-test" / spec.name
+    results.mkdir(parents=True)
+    try:
+        cluster.up(spec)
+        cluster.load_images(spec, 1, IMAGES)
+        for node in (2, 3):  # a replay's folder must be on every agent node, at the same path
+            subprocess.run(["docker", "exec", spec.node(node), "mkdir", "-p", str(recorded.parent)], check=True)
+            subprocess.run(["docker", "cp", str(recorded), f"{spec.node(node)}:{recorded}"], check=True)
+        env = {**os.environ, "DOCKER_HOST": spec.docker_host(1), "RESULTS_DIR": str(results),
+               "LLM_BACKEND": "replay", "REPLAY_FROM": str(recorded), "REPLAY_PACE": "recorded",
+               "REJOIN_GRACE": "150", "RUN_TIMEOUT": "300"}  # fmt: skip
+        deployed = Swarm(spec, env, results)
+        up = deployed.swarm_up()
+        assert up.returncode == 0, up.stdout + up.stderr
+        yield deployed
+        down = subprocess.run([str(ROOT / ".venv" / "bin" / "gaiamesh"), "swarm-down", "--volumes"], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert down.returncode == 0, down.stdout + down.stderr
+    finally:
+        cluster.down(spec)
+        subprocess.run(["rm", "-rf", str(results)], check=False)
+    assert host_state() == before
