@@ -19,7 +19,7 @@ export TESTCONTAINERS_RYUK_DISABLED := true
 # The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
 export GAIAMESH_USER ?= $(shell scripts/owner.sh)
 
-.PHONY: registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration bench lock lint clean dirs
+.PHONY: registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -153,6 +153,9 @@ test-e2e: venv
 
 test-integration: setup dirs keys
 	$(BIN)/pytest -ra tests/integration
+
+test-swarm: setup dirs keys
+	$(BIN)/pytest -ra -s tests/swarm
 
 # Protocol comparison on its own compose stack (ports BENCH_SERVICE_PORT=8090, BENCH_HOST_PORT_PREFIX=91):
 # every protocol on every task once (about 18 min on 2 cores); FULL=1 repeats it 3 times;

@@ -18,11 +18,12 @@ from gaiamesh.deploy import cluster
 from gaiamesh.evaluation.metrics import MemberEvent, outages_ms
 from gaiamesh.service.client import submit
 from gaiamesh.service.models import RunRequest
-from gaiamesh.settings import load_settings
 
 from ..conftest import ROOT
 
 IMAGES = ["gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0", "gaiamesh-ollama:0.1.0", "gaiamesh-registry:0.1.0"]
+KEY = "swarm-suite-access-key-0123456789"
+SECRET = "swarm-suite-session-secret-0123456789-abcdef"
 SUBNET = "172.31.251.0/24"  # not make swarm-cluster's default, so a developer's cluster can stay up
 
 
@@ -60,9 +61,7 @@ class Swarm:
 
     def run(self, task: str, progress: Any = None) -> tuple[dict[str, Any], Path]:
         """One run of a bundled task through the API: its metrics.json and its folder on disk."""
-        key = load_settings().access_key
-        assert key, "GAIAMESH_ACCESS_KEY (make setup writes it to .env)"
-        view, _ = submit(self.api, key, RunRequest(task=task), progress=progress or (lambda _line: None))
+        view, _ = submit(self.api, KEY, RunRequest(task=task), progress=progress or (lambda _line: None))
         folder = self.results / "runs" / view.id
         return json.loads((folder / "metrics.json").read_text()), folder
 
@@ -70,12 +69,15 @@ class Swarm:
         """A worker's engine stops, and every container on it with it (a host lost)."""
         subprocess.run(["docker", "stop", "-t", "0", self.spec.node(node)], check=True, capture_output=True)
 
-    def services_whole(self) -> bool:
-        """Every service of the stack runs all its replicas."""
-        out = self.docker("service", "ls", "--filter", "label=com.docker.stack.namespace=gaiamesh",
-                          "--format", "{{.Replicas}}")  # fmt: skip
-        counts = [r.split()[0].split("/") for r in out.split()  if "/" in r]
-        return bool(counts) and all(a == b for a, b in counts)
+    def services_whole(self, lost: int) -> bool:
+        """Every task of the stack that should run is running, and none on node ``lost``
+        (``docker service ls`` still counts a down node's tasks for a while)."""
+        names = self.docker("service", "ls", "--filter", "label=com.docker.stack.namespace=gaiamesh",
+                            "--format", "{{.Name}}").split()  # fmt: skip
+        out = self.docker("service", "ps", "--filter", "desired-state=running", "--format",
+                          "{{.Node}} {{.CurrentState}}", *names)  # fmt: skip
+        tasks = [line.split()[:2] for line in out.splitlines() if line.strip()]
+        return bool(tasks) and all(node != self.spec.node(lost) and state == "Running" for node, state in tasks)
 
     def recovery(self, outcomes: list[tuple[dict[str, Any], Path]], lost_at: float) -> str:
         """How long the relay's tools were not routable in each run (membership), as a line."""
@@ -98,6 +100,7 @@ def swarm(recorded: Path) -> Iterator[Swarm]:
     spec = cluster.ClusterSpec(name=f"gmtest-{uuid.uuid4().hex[:6]}", nodes=3, subnet=SUBNET, checkout=str(ROOT))
     results = ROOT / "build" / "swarm-test" / spec.name
     results.mkdir(parents=True)
+    subprocess.run([str(ROOT / "scripts" / "owner.sh"), str(results)], check=True)  # the service's uid writes there
     try:
         cluster.up(spec)
         cluster.load_images(spec, 1, IMAGES)
@@ -106,7 +109,9 @@ def swarm(recorded: Path) -> Iterator[Swarm]:
             subprocess.run(["docker", "cp", str(recorded), f"{spec.node(node)}:{recorded}"], check=True)
         env = {**os.environ, "DOCKER_HOST": spec.docker_host(1), "RESULTS_DIR": str(results),
                "LLM_BACKEND": "replay", "REPLAY_FROM": str(recorded), "REPLAY_PACE": "recorded",
-               "REJOIN_GRACE": "150", "RUN_TIMEOUT": "300"}  # fmt: skip
+               "REJOIN_GRACE": "150", "RUN_TIMEOUT": "300",
+               # the suite's own secrets (compose prefers the environment to .env): swarm secrets
+               "GAIAMESH_ACCESS_KEY": KEY, "GAIAMESH_SESSION_SECRET": SECRET}  # fmt: skip
         deployed = Swarm(spec, env, results)
         up = deployed.swarm_up()
         assert up.returncode == 0, up.stdout + up.stderr

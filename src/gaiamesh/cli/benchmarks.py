@@ -252,6 +252,37 @@ def add_commands(sub: Subparsers) -> None:
     _add_failstorm(sub)
     _add_faults(sub)
     _add_load(sub)
+    _add_swarm(sub)
+
+
+def _cmd_bench_swarm(args: argparse.Namespace) -> int:
+    from ..bench.swarmscale import measure
+    from ..settings import load_settings
+
+    key = load_settings().access_key
+    if not key:
+        raise ConfigError("GAIAMESH_ACCESS_KEY is not set (it is in .env after make setup)")
+    levels = [int(n) for n in args.replicas.split(",")]
+    rows = measure(args.url, key, args.stack, levels, args.runs, args.task, Path(args.out), console.print)
+    table = Table(title="bench-swarm")
+    for col in ("replicas", "runs", "ok", "runs/min", "elapsed ms p50", "decode µs p50", "bytes/run p50"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(str(r.replicas), str(r.runs), str(r.ok), f"{r.runs_per_min:.2f}", f"{r.elapsed_ms_p50:.0f}",
+                      "-" if r.decode_us_p50 is None else f"{r.decode_us_p50:.0f}", f"{r.bytes_per_run_p50:.0f}")  # fmt: skip
+    console.print(table)
+    return 0
+
+
+def _add_swarm(sub: Subparsers) -> None:
+    sw = sub.add_parser("bench-swarm", help="a deployed swarm stack at 1, 2, 4 replicas per agent service (DOCKER_HOST)")
+    sw.add_argument("--url", default="http://127.0.0.1:8080", help="the stack's API")
+    sw.add_argument("--stack", default="gaiamesh", help="the stack's name (default gaiamesh)")
+    sw.add_argument("--replicas", default="1,2,4", help="levels, comma-separated (default 1,2,4)")
+    sw.add_argument("--runs", type=int, default=8, help="runs per level (default 8)")
+    sw.add_argument("--task", default="solar-farm", help="the bundled task each run answers")
+    sw.add_argument("--out", default="bench/swarm")
+    sw.set_defaults(func=_cmd_bench_swarm)
 
 
 def _add_bench(sub: Subparsers) -> None:
