@@ -89,7 +89,7 @@ def measure(url: str, key: str, stack: str, levels: list[int], runs: int, task: 
         raise RunError(f"no agent services in the stack {stack!r} on this engine (is DOCKER_HOST its manager?)")
     results: list[Level] = []
 
-    def one(_: int) -> RunMetrics:
+    def one(_i: int) -> RunMetrics:
         _, metrics = submit(url, key, RunRequest(task=task), progress=lambda _line: None)
         if metrics is None:
             raise RunError("a run ended without metrics")

@@ -119,7 +119,7 @@ def _wait_for_api(url: str, timeout: float) -> None:
         if time.monotonic() >= deadline:
             raise DeployError(f"the API does not answer at {url}/api/health after {timeout:.0f} s: API_HOST must be "
                               "an address of the node that runs the network service")  # fmt: skip
-        time.sleep(2)
+        time.sleep(2)  # polling: the API gives no signal when it starts answering
 
 
 def _cmd_swarm_down(args: argparse.Namespace) -> int:

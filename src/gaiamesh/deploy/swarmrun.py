@@ -249,7 +249,7 @@ def _registry(s: _Session) -> None:
             logs = s.docker.probe("logs", "--tail", "20", REGISTRY_CONTAINER) or ""
             raise DeployError(f"the registry container {REGISTRY_CONTAINER} is not healthy after "
                               f"{s.options.timeout:.0f} s; its last log lines:\n{logs}")  # fmt: skip
-        time.sleep(1)
+        time.sleep(1)  # polling the container's health: docker gives the CLI no event for it
     whose = "started by swarm-up" if s.made.registry_container else "already there: swarm-down leaves it"
     s.step(4, f"registry: container {REGISTRY_CONTAINER} healthy on {s.options.registry_bind}:{port} ({whose})")
 
@@ -336,7 +336,7 @@ def _wait(s: _Session, done: Callable[[dict[str, tuple[int, int]]], bool], what:
         if time.monotonic() >= deadline:
             raise DeployError(f"services did not {what} within {s.options.timeout:.0f} s: "
                               f"{', '.join(not_ready(services))}\n{_task_errors(s, not_ready(services))}")  # fmt: skip
-        time.sleep(POLL)
+        time.sleep(POLL)  # polling (see POLL)
 
 
 def _task_errors(s: _Session, services: list[str]) -> str:
