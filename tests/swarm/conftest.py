@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from gaiamesh.deploy import cluster
@@ -24,7 +26,8 @@ from ..conftest import ROOT
 IMAGES = ["gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0", "gaiamesh-ollama:0.1.0", "gaiamesh-registry:0.1.0"]
 KEY = "swarm-suite-access-key-0123456789"
 SECRET = "swarm-suite-session-secret-0123456789-abcdef"
-SUBNET = "172.31.251.0/24"  # not make swarm-cluster's default, so a developer's cluster can stay up
+SUBNET = "172.31.251.0/24"
+DOCKER_ENV = ("PATH", "HOME", "TMPDIR", "DOCKER_CONFIG", "LANG", "LC_ALL", "GAIAMESH_USER")  # not make swarm-cluster's default, so a developer's cluster can stay up
 
 
 def host_state() -> tuple[str, set[str]]:
@@ -64,6 +67,18 @@ class Swarm:
         view, _ = submit(self.api, KEY, RunRequest(task=task), progress=progress or (lambda _line: None))
         folder = self.results / "runs" / view.id
         return json.loads((folder / "metrics.json").read_text()), folder
+
+    def wait_api(self, timeout: float = 120.0) -> None:
+        """Until the API answers: swarm-up --no-run waits for the tasks to run, not to listen."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if httpx.get(f"{self.api}/api/health", timeout=3).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, f"the API does not answer at {self.api}"
+            time.sleep(1)  # polling: the service gives no signal when it starts listening
 
     def stop_node(self, node: int) -> None:
         """A worker's engine stops, and every container on it with it (a host lost)."""
@@ -107,14 +122,18 @@ def swarm(recorded: Path) -> Iterator[Swarm]:
         for node in (2, 3):  # a replay's folder must be on every agent node, at the same path
             subprocess.run(["docker", "exec", spec.node(node), "mkdir", "-p", str(recorded.parent)], check=True)
             subprocess.run(["docker", "cp", str(recorded), f"{spec.node(node)}:{recorded}"], check=True)
-        env = {**os.environ, "DOCKER_HOST": spec.docker_host(1), "RESULTS_DIR": str(results),
+        # Only what docker needs from this process: the compose suite's fixture sets RESULTS_DIR,
+        # SERVICE_PORT and more for the whole session, and compose would read them.
+        base = {k: v for k, v in os.environ.items() if k in DOCKER_ENV}
+        env = {**base, "GAIAMESH_ENV_FILE": "", "DOCKER_HOST": spec.docker_host(1), "RESULTS_DIR": str(results),
                "LLM_BACKEND": "replay", "REPLAY_FROM": str(recorded), "REPLAY_PACE": "recorded",
                "REJOIN_GRACE": "150", "RUN_TIMEOUT": "300",
                # the suite's own secrets (compose prefers the environment to .env): swarm secrets
-               "GAIAMESH_ACCESS_KEY": KEY, "GAIAMESH_SESSION_SECRET": SECRET}  # fmt: skip
+               "GAIAMESH_ACCESS_KEY": KEY, "GAIAMESH_SESSION_SECRET": SECRET, "SERVICE_PORT": "8080"}  # fmt: skip
         deployed = Swarm(spec, env, results)
         up = deployed.swarm_up()
         assert up.returncode == 0, up.stdout + up.stderr
+        deployed.wait_api()
         yield deployed
         down = subprocess.run([str(ROOT / ".venv" / "bin" / "gaiamesh"), "swarm-down", "--volumes"], cwd=ROOT,
                               env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
