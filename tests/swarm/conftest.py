@@ -6,22 +6,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from gaiamesh.deploy import cluster
 from gaiamesh.evaluation.metrics import MemberEvent, outages_ms
-from gaiamesh.service.client import submit
+from gaiamesh.service.client import answers, submit
 from gaiamesh.service.models import RunRequest
 
-from ..conftest import ROOT
+from ..conftest import ROOT, free_port
 
 IMAGES = ["gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0", "gaiamesh-ollama:0.1.0", "gaiamesh-registry:0.1.0"]
 KEY = "swarm-suite-access-key-0123456789"
@@ -59,26 +57,18 @@ class Swarm:
         ip = self.spec.address(1)
         argv = [str(ROOT / ".venv" / "bin" / "gaiamesh"), "swarm-up", "--advertise-addr", ip, "--registry",
                 f"{ip}:5000", "--registry-bind", "0.0.0.0", "--registry-start", "yes", "--api-host", ip,
-                "--timeout", "300", "--no-run", *args]  # fmt: skip
+                "--timeout", "300", *args]  # fmt: skip
         return subprocess.run(argv, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=900)
+
+    def swarm_down(self, *args: str) -> subprocess.CompletedProcess[str]:
+        argv = [str(ROOT / ".venv" / "bin" / "gaiamesh"), "swarm-down", *args]
+        return subprocess.run(argv, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300)
 
     def run(self, task: str, progress: Any = None) -> tuple[dict[str, Any], Path]:
         """One run of a bundled task through the API: its metrics.json and its folder on disk."""
         view, _ = submit(self.api, KEY, RunRequest(task=task), progress=progress or (lambda _line: None))
         folder = self.results / "runs" / view.id
         return json.loads((folder / "metrics.json").read_text()), folder
-
-    def wait_api(self, timeout: float = 120.0) -> None:
-        """Until the API answers: swarm-up --no-run waits for the tasks to run, not to listen."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if httpx.get(f"{self.api}/api/health", timeout=3).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, f"the API does not answer at {self.api}"
-            time.sleep(1)  # polling: the service gives no signal when it starts listening
 
     def stop_node(self, node: int) -> None:
         """A worker's engine stops, and every container on it with it (a host lost)."""
@@ -104,6 +94,38 @@ class Swarm:
         return int(line.split("/")[0]) if line.strip() else 0
 
 
+def bring_up(spec: cluster.ClusterSpec, recorded: Path, swarm: bool = True) -> Swarm:
+    """The engines of ``spec`` (and their swarm, unless ``swarm`` is False), our images on the
+    manager, the recorded runs on every node, and the environment swarm-up is run with."""
+    results = ROOT / "build" / "swarm-test" / spec.name
+    results.mkdir(parents=True)
+    subprocess.run([str(ROOT / "scripts" / "owner.sh"), str(results)], check=True)  # the service's uid writes there
+    cluster.up(spec, swarm=swarm)
+    cluster.load_images(spec, 1, IMAGES)
+    for node in range(1, spec.nodes + 1):  # a replay's folder must be on every agent node, at the same path
+        subprocess.run(["docker", "exec", spec.node(node), "mkdir", "-p", str(recorded.parent)], check=True)
+        subprocess.run(["docker", "cp", str(recorded), f"{spec.node(node)}:{recorded}"], check=True)
+    # Only what docker needs from this process: the compose suite's fixture sets RESULTS_DIR,
+    # SERVICE_PORT and more for the whole session, and compose would read them.
+    base = {k: v for k, v in os.environ.items() if k in DOCKER_ENV}
+    env = {**base, "GAIAMESH_ENV_FILE": "", "DOCKER_HOST": spec.docker_host(1), "RESULTS_DIR": str(results),
+           "LLM_BACKEND": "replay", "REPLAY_FROM": str(recorded), "REPLAY_PACE": "recorded",
+           "REJOIN_GRACE": "150", "RUN_TIMEOUT": "300",
+           # the suite's own secrets (compose prefers the environment to .env): swarm secrets
+           "GAIAMESH_ACCESS_KEY": KEY, "GAIAMESH_SESSION_SECRET": SECRET, "SERVICE_PORT": "8080"}  # fmt: skip
+    return Swarm(spec, env, results)
+
+
+def take_down(deployed: Swarm) -> None:
+    """Remove the cluster and the results folder (swarm-down is the test's or fixture's own)."""
+    cluster.down(deployed.spec)
+    subprocess.run(["rm", "-rf", str(deployed.results)], check=False)
+
+
+def images() -> None:
+    subprocess.run(["make", "images", "registry-image", "swarm-node-image", "keys"], cwd=ROOT, check=True)
+
+
 @pytest.fixture(scope="module")
 def swarm(recorded: Path) -> Iterator[Swarm]:
     """Three engines (a manager with the network service, the API and the registry; two workers
@@ -111,34 +133,49 @@ def swarm(recorded: Path) -> Iterator[Swarm]:
     ``recorded`` live runs at their recorded pace, so a run's bytes can be held against those
     runs' and a run lasts long enough to lose a node in it."""
     before = host_state()
-    subprocess.run(["make", "images", "registry-image", "swarm-node-image", "keys"], cwd=ROOT, check=True)
+    images()
     spec = cluster.ClusterSpec(name=f"gmtest-{uuid.uuid4().hex[:6]}", nodes=3, subnet=SUBNET, checkout=str(ROOT))
-    results = ROOT / "build" / "swarm-test" / spec.name
-    results.mkdir(parents=True)
-    subprocess.run([str(ROOT / "scripts" / "owner.sh"), str(results)], check=True)  # the service's uid writes there
+    deployed = Swarm(spec, {}, ROOT / "build" / "swarm-test" / spec.name)
     try:
-        cluster.up(spec)
-        cluster.load_images(spec, 1, IMAGES)
-        for node in (2, 3):  # a replay's folder must be on every agent node, at the same path
-            subprocess.run(["docker", "exec", spec.node(node), "mkdir", "-p", str(recorded.parent)], check=True)
-            subprocess.run(["docker", "cp", str(recorded), f"{spec.node(node)}:{recorded}"], check=True)
-        # Only what docker needs from this process: the compose suite's fixture sets RESULTS_DIR,
-        # SERVICE_PORT and more for the whole session, and compose would read them.
-        base = {k: v for k, v in os.environ.items() if k in DOCKER_ENV}
-        env = {**base, "GAIAMESH_ENV_FILE": "", "DOCKER_HOST": spec.docker_host(1), "RESULTS_DIR": str(results),
-               "LLM_BACKEND": "replay", "REPLAY_FROM": str(recorded), "REPLAY_PACE": "recorded",
-               "REJOIN_GRACE": "150", "RUN_TIMEOUT": "300",
-               # the suite's own secrets (compose prefers the environment to .env): swarm secrets
-               "GAIAMESH_ACCESS_KEY": KEY, "GAIAMESH_SESSION_SECRET": SECRET, "SERVICE_PORT": "8080"}  # fmt: skip
-        deployed = Swarm(spec, env, results)
-        up = deployed.swarm_up()
+        deployed = bring_up(spec, recorded)
+        up = deployed.swarm_up("--no-run")
         assert up.returncode == 0, up.stdout + up.stderr
-        deployed.wait_api()
+        assert answers(deployed.api, 120), f"the API does not answer at {deployed.api}"
         yield deployed
-        down = subprocess.run([str(ROOT / ".venv" / "bin" / "gaiamesh"), "swarm-down", "--volumes"], cwd=ROOT,
-                              env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        down = deployed.swarm_down("--volumes")
         assert down.returncode == 0, down.stdout + down.stderr
     finally:
-        cluster.down(spec)
-        subprocess.run(["rm", "-rf", str(results)], check=False)
+        take_down(deployed)
     assert host_state() == before
+
+
+@pytest.fixture(scope="module")
+def on_compose(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The metrics of ``solar-farm`` on the compose stack, on this host, with the agents
+    replaying the same ``recorded`` runs: what a run across the swarm's nodes is held against.
+    The stack is brought up for this run and removed before the swarm is built."""
+    tmp = tmp_path_factory.mktemp("compose-replay")
+    for folder in (*(f"workspaces/{n}" for n in range(11)), "results"):
+        (tmp / folder).mkdir(parents=True)
+    owner = subprocess.run([str(ROOT / "scripts" / "owner.sh")], capture_output=True, text=True, check=True)
+    subprocess.run([str(ROOT / "scripts" / "owner.sh"), str(tmp / "workspaces"), str(tmp / "results")], check=True)
+    (tmp / "test.env").write_text(f"GAIAMESH_ACCESS_KEY={KEY}\nGAIAMESH_SESSION_SECRET={SECRET}\n")
+    port = free_port()
+    base = {k: v for k, v in os.environ.items() if k in DOCKER_ENV}  # see the swarm fixture
+    env = {**base, "HOST_PORT_PREFIX": "29", "SERVICE_PORT": str(port), "WORKSPACES_DIR": str(tmp / "workspaces"),
+           "RESULTS_DIR": str(tmp / "results"), "LLM_BACKEND": "replay", "REPLAY_FROM": str(recorded),
+           "REPLAY_PACE": "instant", "RUN_TIMEOUT": "300", "GAIAMESH_USER": owner.stdout.strip()}  # fmt: skip
+    compose = ["docker", "compose", "-p", f"gmswarmcmp-{uuid.uuid4().hex[:6]}", "--env-file", str(tmp / "test.env")]
+    subprocess.run(["make", "images", "keys"], cwd=ROOT, check=True)
+    try:
+        up = subprocess.run([*compose, "up", "-d", "--wait", "network"], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=600)  # fmt: skip
+        assert up.returncode == 0, up.stdout + up.stderr
+        api = f"http://127.0.0.1:{port}"
+        assert answers(api, 120), f"the compose stack's API does not answer at {api}"
+        view, _ = submit(api, KEY, RunRequest(task="solar-farm"), progress=lambda _line: None)
+        metrics: dict[str, Any] = json.loads((tmp / "results" / "runs" / view.id / "metrics.json").read_text())
+        return metrics
+    finally:
+        subprocess.run([*compose, "down", "--volumes", "--remove-orphans", "--timeout", "5"], cwd=ROOT, env=env,
+                       capture_output=True, check=False)  # fmt: skip

@@ -3,6 +3,7 @@ serves, a worker node lost in the middle of a batch, and everything removed afte
 
 from __future__ import annotations
 
+import tarfile
 import threading
 import time
 from pathlib import Path
@@ -32,16 +33,25 @@ def senders(folder: Path, tool: str, metrics: dict[str, Any]) -> set[str]:
     return {n for n, a in metrics["agents"].items() if a["tool"] == tool and a["pkts_sent"] > 0}
 
 
-def test_a_run_across_nodes_gives_the_bytes_of_the_same_run_recorded_locally(swarm: Swarm, recorded: Path) -> None:
+def test_a_run_across_nodes_gives_the_bytes_of_the_same_run_on_compose_and_locally(
+    on_compose: dict[str, Any], recorded: Path, swarm: Swarm
+) -> None:
     metrics, folder = swarm.run("solar-farm")
     assert metrics["status"] == "ok", metrics.get("error")
     local = recorded_metrics(recorded, "solar-farm")
+    assert {k: str(metrics[k]) for k in SAME} == {k: str(on_compose[k]) for k in SAME}
     assert {k: str(metrics[k]) for k in SAME} == {k: str(local[k]) for k in SAME}
     agreed(folder)
     # the agents ran on the workers, the relay on the manager: every frame crossed nodes
     placed = swarm.docker("service", "ps", "gaiamesh_agent-search", "--filter", "desired-state=running",
                           "--format", "{{.Node}}")  # fmt: skip
     assert placed.split() and swarm.spec.node(1) not in placed.split()
+    # and the relay fetched every agent's workspace from its node: the archive is compose's
+    assert metrics["workspaces_missing"] == {} and metrics["encode_us_p50"] is not None
+    with tarfile.open(folder / "run_artifacts.tar.gz") as tar:
+        names = set(tar.getnames())
+    for node in "0123":
+        assert {f"workspaces/{node}/agent.log", f"workspaces/{node}/memory.json"} <= names, names
 
 
 def test_a_replica_added_by_docker_service_scale_receives_work(swarm: Swarm) -> None:

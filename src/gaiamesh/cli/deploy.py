@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -107,19 +106,11 @@ def _run_bundled_task(args: argparse.Namespace, stack: dict[str, Any], node: str
 def _wait_for_api(url: str, timeout: float) -> None:
     """The API answers /api/health (a replica that swarm calls running has passed its
     healthcheck, but the address may be the wrong one: say so instead of a bare refusal)."""
-    import httpx
+    from ..service.client import answers
 
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if httpx.get(f"{url}/api/health", timeout=3).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() >= deadline:
-            raise DeployError(f"the API does not answer at {url}/api/health after {timeout:.0f} s: API_HOST must be "
-                              "an address of the node that runs the network service")  # fmt: skip
-        time.sleep(2)  # polling: the API gives no signal when it starts answering
+    if not answers(url, timeout):
+        raise DeployError(f"the API does not answer at {url}/api/health after {timeout:.0f} s: API_HOST must be "
+                          "an address of the node that runs the network service")  # fmt: skip
 
 
 def _cmd_swarm_down(args: argparse.Namespace) -> int:
@@ -184,7 +175,7 @@ def _cmd_swarm_cluster(args: argparse.Namespace) -> int:
 
     spec = cluster.ClusterSpec(name=args.name, nodes=args.nodes, subnet=args.subnet, checkout=str(Path.cwd()))
     if args.action == "up":
-        cluster.up(spec, console.print)
+        cluster.up(spec, console.print, swarm=not args.no_swarm)
         if args.load:
             cluster.load_images(spec, 1, args.load, console.print)
     elif args.action == "down":
@@ -200,5 +191,7 @@ def _add_cluster(sub: Subparsers) -> None:
     sp.add_argument("--name", default="gaiamesh-swarm", help="prefix of its containers, volumes and network")
     sp.add_argument("--nodes", type=int, default=3, help="engines: 1 manager + workers (default 3)")
     sp.add_argument("--subnet", default="172.31.250.0/24", help="its network (default 172.31.250.0/24)")
+    sp.add_argument("--no-swarm", action="store_true",
+                    help="up: the engines alone, no swarm (as swarm-up finds a new machine)")  # fmt: skip
     sp.add_argument("--load", action="append", default=[], help="image to copy into the manager's engine (repeatable)")
     sp.set_defaults(func=_cmd_swarm_cluster)

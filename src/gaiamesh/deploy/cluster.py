@@ -116,8 +116,9 @@ def _wait_engine(spec: ClusterSpec, i: int, say: Callable[[str], None]) -> None:
         time.sleep(POLL_S)  # polling: dockerd gives no signal when it is ready
 
 
-def up(spec: ClusterSpec, say: Callable[[str], None] = print) -> None:
-    """Make the cluster: network, nodes, a swarm with node 1 as manager, role labels."""
+def up(spec: ClusterSpec, say: Callable[[str], None] = print, swarm: bool = True) -> None:
+    """Make the cluster: network, nodes, a swarm with node 1 as manager, role labels (with
+    ``swarm=False``, the engines alone: what `gaiamesh swarm-up` finds on a new machine)."""
     if exists(spec):
         raise ConfigError(f"a cluster named {spec.name} exists already; `gaiamesh swarm-cluster down` first")
     run(network_argv(spec))
@@ -125,6 +126,9 @@ def up(spec: ClusterSpec, say: Callable[[str], None] = print) -> None:
         run(node_argv(spec, i))
     for i in range(1, spec.nodes + 1):
         _wait_engine(spec, i, say)
+    if not swarm:
+        say(f"engines: {spec.nodes}, no swarm; DOCKER_HOST={spec.docker_host(1)}")
+        return
     run(on(spec, 1, "swarm", "init", "--advertise-addr", spec.address(1)))
     token = run(on(spec, 1, "swarm", "join-token", "-q", "worker")).strip()
     for i in range(2, spec.nodes + 1):

@@ -301,6 +301,8 @@ class RunMetrics(BaseModel):
     agents: dict[str, AgentMetrics] = Field(default_factory=dict)
     # Agents lost, back, found by DNS or let go while the run went on (empty: the line-up held)
     membership: list[MemberEvent] = Field(default_factory=list)
+    # Agents whose workspace is not in run_artifacts.tar.gz, and why (empty: every one is there)
+    workspaces_missing: dict[str, str] = Field(default_factory=dict)
 
     def write(self, path: Path) -> Path:
         """Write ``metrics.json`` atomically (a reader never sees half a file)."""
@@ -328,7 +330,7 @@ class RunMetrics(BaseModel):
     @classmethod
     def columns(cls) -> list[str]:
         """The scalar fields, in schema order (CSV columns, summary tables)."""
-        return [n for n in cls.model_fields if n not in ("agents", "membership")]
+        return [n for n in cls.model_fields if n not in ("agents", "membership", "workspaces_missing")]
 
 
 class FrameLog:

@@ -3,7 +3,9 @@
 An agent serves many runs, one after another or at the same time: everything it knows about a
 run (sequence numbers, memory, log) is kept per ``run_id``, in memory and on disk under
 ``workspaces/<node_id>/<run_id>/`` (``agent.log``, ``memory.json``). Frames that belong to no
-run it can name are logged in ``workspaces/<node_id>/agent.log``.
+run it can name are logged in ``workspaces/<node_id>/agent.log``. The relay, when it cannot
+read a run's folder on its own disk, fetches it with a signed ``GET /runs/<run_id>/workspace``
+(``workspaces.py``).
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from websockets.asyncio.server import Request, Response, ServerConnection, serve
+from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Refused
 from ..models.llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
 from ..settings import Settings
+from . import workspaces
 from .frames import (
     Announcement,
     DocInit,
@@ -292,14 +297,33 @@ class MeshAgent:
                     waiting.cancel()
         log.info("agent %s: relay %s disconnected", self.node_id, peer)
 
-    @staticmethod
-    def _health(conn: ServerConnection, request: Request) -> Response | None:
-        # Plain HTTP GET /health for container healthchecks; /ws upgrades to a WebSocket.
+    async def _http(self, conn: ServerConnection, request: Request) -> Response | None:
+        # Plain HTTP on the agent's port: GET /health for container healthchecks, the relay's
+        # signed GET /runs/<run_id>/workspace (see workspaces.py); /ws upgrades to a WebSocket.
         if request.path == "/health":
             return conn.respond(http.HTTPStatus.OK, "ok\n")
+        run_id = workspaces.run_of(request.path)
+        if run_id is not None:
+            try:
+                workspaces.check(request.headers.get("Authorization"), self._relay_key(), self.node_id, run_id,
+                                 time.time())  # fmt: skip
+                blob = await asyncio.to_thread(workspaces.pack, self.workspace / run_id)
+            except Refused as exc:
+                return conn.respond(exc.status, f"{exc}\n")
+            headers = Headers([("Content-Type", "application/gzip"), ("Content-Length", str(len(blob))),
+                               ("Connection", "close")])  # fmt: skip
+            return Response(http.HTTPStatus.OK.value, http.HTTPStatus.OK.phrase, headers, blob)
         if request.path != "/ws":
             return conn.respond(http.HTTPStatus.NOT_FOUND, "use /ws\n")
         return None
+
+    def _relay_key(self) -> Ed25519PublicKey | None:
+        """The relay's public key from KEYS_DIR/public.json (None: no keys were given)."""
+        try:
+            table = json.loads((Path(self.settings.keys_dir) / "public.json").read_text())
+            return Ed25519PublicKey.from_public_bytes(bytes.fromhex(table[workspaces.SIGNER]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     def _announce(self, conn: ServerConnection, request: Request, response: Response) -> None:
         # The handshake response says who this agent is and what it consumes (see frames.py).
@@ -313,7 +337,7 @@ class MeshAgent:
             self._connection,
             self.settings.agent_host,
             self.settings.port,
-            process_request=self._health,
+            process_request=self._http,
             process_response=self._announce,
             select_subprotocol=self._select_subprotocol,
             compression=None,  # frames cross the wire as the protocol encoded them (see relay.py)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from ..evaluation.scoring import score
 from ..evaluation.wirecost import protocol_cost
 from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
 from ..tasks import Task
+from . import collect
 from .core import Outcome, RelayCore
 from .discovery import Resolver, discover, reconcile, resolve_all, resolve_ipv4, unresolved
 from .faults import network_faults
@@ -493,8 +495,11 @@ class MeshNetwork:
                 timer.cancel()
             self._flush()
             self.framelog.close()
+        root, staging = Path(self.settings.workspace_root), self.out_dir / ".workspaces"
+        key = collect.relay_key(self.settings.keys_dir)
+        folders, missing = await collect.gather(self.specs, root, self.run_id, staging, key, set(self._left))
         try:
-            return self.finalize(core)
+            return self.finalize(core, folders, missing)
         except OSError as exc:
             raise StorageError(
                 f"cannot write the run's results in {self.out_dir}: {exc}"
@@ -506,21 +511,20 @@ class MeshNetwork:
         if self.core is not None and self.core.end is None:
             self._apply(self.core.fail(status, reason, time.monotonic()))
 
-    def _protocol_cost(self) -> dict[str, float | None]:
-        """From the frame log as written and the agents' own encode times (their memory.json,
-        in the workspaces this relay archives; an agent it cannot read adds none)."""
+    def _protocol_cost(self, folders: dict[str, Path]) -> dict[str, float | None]:
+        """From the frame log as written and the agents' own encode times (their memory.json in
+        the workspaces gathered for the archive; an agent whose workspace is missing adds none)."""
         encode_us: list[float] = []
-        root = Path(self.settings.workspace_root)
-        for spec in self.specs:
-            path = root / spec.node_id / self.run_id / "memory.json"
+        for folder in folders.values():
             try:
-                encode_us += json.loads(path.read_text(encoding="utf-8")).get("encode_us", [])
+                encode_us += json.loads((folder / "memory.json").read_text(encoding="utf-8")).get("encode_us", [])
             except (OSError, ValueError):
-                continue  # a remote agent's workspace, or none written: its times are unknown
+                continue  # no memory.json written: its times are unknown
         return protocol_cost(read_log(self.out_dir / "frames.jsonl"), encode_us)
 
-    def finalize(self, core: RelayCore) -> RunMetrics:
-        """Score, write ``metrics.json`` and ``config.json``, and archive the run."""
+    def finalize(self, core: RelayCore, folders: dict[str, Path], missing: dict[str, str]) -> RunMetrics:
+        """Score, write ``metrics.json`` and ``config.json``, and archive the run with the agents'
+        workspaces in ``folders`` (``missing``: the agents whose workspace could not be had)."""
         now = time.monotonic()
         status, error = (core.end.status, core.end.error) if core.end else ("running", None)
         final = core.final
@@ -556,9 +560,10 @@ class MeshNetwork:
                 if elapsed_ms > 0
                 else 0.0,
                 **scores,
-                **self._protocol_cost(),
+                **self._protocol_cost(folders),
                 "agents": {n: replace(a, llm_ms=round(a.llm_ms, 3)) for n, a in core.agents.items()},
                 "membership": core.membership,
+                "workspaces_missing": missing,
             }
         )
         metrics.write(self.out_dir / "metrics.json")
@@ -568,10 +573,10 @@ class MeshNetwork:
                 indent=2,
             )
         )
-        root = Path(self.settings.workspace_root)
         write_archive(
             self.out_dir / "run_artifacts.tar.gz",
-            workspaces={s.node_id: root / s.node_id / self.run_id for s in self.specs},
+            workspaces=folders,
             files=[self.out_dir / n for n in ("frames.jsonl", "metrics.json", "config.json")],
         )
+        shutil.rmtree(self.out_dir / ".workspaces", ignore_errors=True)  # fetched copies: now in the archive
         return metrics

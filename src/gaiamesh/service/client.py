@@ -4,6 +4,7 @@ return its metrics (an ``httpx`` client and a WebSocket follower)."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -77,6 +78,21 @@ def save_artifacts(url: str, key: str, run_id: str, out: Path) -> Path:
         path = out / "run_artifacts.tar.gz"
         path.write_bytes(r.content)
     return path
+
+
+def answers(url: str, timeout: float) -> bool:
+    """Whether the service at ``url`` answers ``/api/health`` within ``timeout`` seconds (a
+    container that is running may not be listening yet)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(f"{url}/api/health", timeout=3).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(1)  # polling: the service gives no signal when it starts answering
 
 
 def _detail(r: httpx.Response) -> str:

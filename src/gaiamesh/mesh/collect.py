@@ -1,0 +1,83 @@
+"""Gathering a run's agent workspaces for its archive: read where they lie on this host, or
+fetched from agents that run elsewhere (a swarm's other nodes). The rules are in
+``workspaces.py``; this module only moves the bytes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+import httpx
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from ..errors import GaiameshError
+from ..settings import AgentSpec
+from . import workspaces
+from .protocols.signed import SigningKeyError, load_keys
+
+log = logging.getLogger("gaiamesh.mesh.collect")
+
+# A lost node's address may not answer at all: the run's results wait this long for it, no more.
+FETCH_TIMEOUT = httpx.Timeout(10.0, connect=3.0)
+
+
+def relay_key(keys_dir: Path) -> Ed25519PrivateKey | None:
+    """The relay's signing key, or None where no keys were made (then only local workspaces)."""
+    try:
+        return load_keys("workspace", workspaces.SIGNER, keys_dir)[0]
+    except SigningKeyError:
+        return None
+
+
+async def gather(
+    specs: list[AgentSpec], root: Path, run_id: str, staging: Path, key: Ed25519PrivateKey | None,
+    gone: set[str],
+) -> tuple[dict[str, Path], dict[str, str]]:  # fmt: skip
+    """Each agent's folder of run ``run_id``: under ``root`` where this host has it, else fetched
+    into ``staging/<node_id>``. Returns (node id -> folder, node id -> why it is missing);
+    the agents in ``gone`` left the run and are not asked."""
+    found: dict[str, Path] = {}
+    missing: dict[str, str] = {}
+    remote = []
+    for spec in specs:
+        local = root / spec.node_id / run_id
+        if local.is_dir():
+            found[spec.node_id] = local
+        elif spec.node_id in gone:
+            missing[spec.node_id] = "it left the run, and its workspace with it"
+        elif key is None:
+            missing[spec.node_id] = "not on this host, and the relay has no key to ask for it"
+        else:
+            remote.append(spec)
+    if remote and key is not None:
+        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT) as client, asyncio.TaskGroup() as tasks:
+            jobs = {s.node_id: tasks.create_task(_fetch(client, s, run_id, staging / s.node_id, key)) for s in remote}
+        for node_id, job in jobs.items():
+            why = job.result()
+            if why is None:
+                found[node_id] = staging / node_id
+            else:
+                missing[node_id] = why
+                log.warning("run %s: agent %s's workspace is not archived: %s", run_id, node_id, why)
+    return found, missing
+
+
+async def _fetch(
+    client: httpx.AsyncClient, spec: AgentSpec, run_id: str, dest: Path, key: Ed25519PrivateKey
+) -> str | None:
+    """Fetch one agent's workspace into ``dest``; None when done, else why not."""
+    url = f"http://{spec.host}:{spec.port}/runs/{run_id}/workspace"
+    auth = workspaces.sign(key, spec.announces, run_id, time.time())
+    try:
+        response = await client.get(url, headers={"Authorization": auth})
+    except httpx.HTTPError as exc:
+        return f"unreachable at {spec.host}:{spec.port} ({type(exc).__name__})"
+    if response.status_code != 200:
+        return f"the agent answered {response.status_code}: {response.text.strip()[:200]}"
+    try:
+        await asyncio.to_thread(workspaces.unpack, response.content, dest)
+    except GaiameshError as exc:
+        return str(exc)
+    return None

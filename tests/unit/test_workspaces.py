@@ -1,0 +1,118 @@
+"""An agent's run workspace fetched by the relay: the signed request and the tar (pure), then
+the relay archiving agents whose workspaces are not on its host, over real HTTP."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from gaiamesh.errors import Invalid, NotFound, TooLarge, Unauthorized
+from gaiamesh.mesh import workspaces
+from gaiamesh.mesh.relay import MeshNetwork
+from gaiamesh.tasks import load_task
+
+from ..conftest import TASKS, free_port_block
+from .test_relay import TOOLS, assert_consistent, mesh, settings_for
+
+NOW = 1_800_000_000.0
+
+
+def test_a_signed_request_is_checked_against_the_relays_key_its_agent_and_run() -> None:
+    key = Ed25519PrivateKey.generate()
+    header = workspaces.sign(key, "2", "run1", NOW)
+    workspaces.check(header, key.public_key(), "2", "run1", NOW + 5)  # no exception: accepted
+    refusals = [
+        (header, key.public_key(), "3", "run1", NOW),  # another agent's
+        (header, key.public_key(), "2", "run2", NOW),  # another run's
+        (header, Ed25519PrivateKey.generate().public_key(), "2", "run1", NOW),  # not the relay's key
+        (header, key.public_key(), "2", "run1", NOW + workspaces.WINDOW_S + 1),  # copied later
+        (None, key.public_key(), "2", "run1", NOW),
+        ("Bearer abc", key.public_key(), "2", "run1", NOW),
+        (header, None, "2", "run1", NOW),  # the agent has no keys to check with
+    ]
+    for args in refusals:
+        with pytest.raises(Unauthorized):
+            workspaces.check(*args)
+
+
+def test_only_a_plain_run_id_names_a_workspace() -> None:
+    assert workspaces.run_of("/runs/ab12-cd_34/workspace") == "ab12-cd_34"
+    for path in ("/runs/../x/workspace", "/runs/a/b/workspace", "/runs//workspace", "/ws", "/runs/a/workspace/"):
+        assert workspaces.run_of(path) is None, path
+
+
+def test_pack_and_unpack_carry_a_folder_and_refuse_what_escapes(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "agent.log").write_text("one\n")
+    (src / "sub" / "memory.json").write_text("{}")
+    (src / "link").symlink_to("/etc/passwd")
+    blob = workspaces.pack(src)
+    workspaces.unpack(blob, tmp_path / "dest")
+    assert (tmp_path / "dest" / "agent.log").read_text() == "one\n"
+    assert (tmp_path / "dest" / "sub" / "memory.json").read_text() == "{}"
+    assert not (tmp_path / "dest" / "link").is_symlink()  # left out, never followed
+    with pytest.raises(NotFound):
+        workspaces.pack(tmp_path / "absent")
+    with pytest.raises(TooLarge):
+        workspaces.pack(src, limit=3)
+    with pytest.raises(TooLarge):
+        workspaces.unpack(blob, tmp_path / "d2", limit=3)
+    with pytest.raises(Invalid):
+        workspaces.unpack(b"not a tar", tmp_path / "d3")
+    evil = io.BytesIO()
+    with tarfile.open(fileobj=evil, mode="w:gz") as tar:
+        info = tarfile.TarInfo("../outside.txt")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"hi"))
+    with pytest.raises(Invalid):
+        workspaces.unpack(evil.getvalue(), tmp_path / "d4")
+    assert not (tmp_path / "outside.txt").exists()
+
+
+async def test_the_relay_archives_workspaces_that_are_not_on_its_host(tmp_path: Path) -> None:
+    """Agents write under one root, the relay reads another (as on a swarm): it fetches each
+    workspace from its agent, and the archive and protocol_cost are what a shared root gives."""
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, workspace_root=tmp_path / "agents")
+    relay = s.model_copy(update={"workspace_root": tmp_path / "relay"})
+    async with mesh(s):
+        network = MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None)
+        m = (await network.run()).model_dump()
+        # the agents are still up: a request that is not the relay's is refused, and says why
+        url = f"http://127.0.0.1:{s.agent_specs()[0].port}/runs/{m['run_id']}/workspace"
+        forged = workspaces.sign(Ed25519PrivateKey.generate(), "0", m["run_id"], time.time())
+        async with httpx.AsyncClient() as client:
+            refused = [await client.get(url), await client.get(url, headers={"Authorization": forged})]
+    assert m["status"] == "ok" and m["workspaces_missing"] == {}
+    assert not (tmp_path / "relay").exists() and not (tmp_path / "out" / ".workspaces").exists()
+    with tarfile.open(tmp_path / "out/run_artifacts.tar.gz") as tar:
+        names = set(tar.getnames())
+        memory = json.load(tar.extractfile("workspaces/0/memory.json"))  # type: ignore[arg-type]
+    for node in "0123":
+        assert {f"workspaces/{node}/agent.log", f"workspaces/{node}/memory.json"} <= names, names
+    local = json.loads((tmp_path / "agents" / "0" / m["run_id"] / "memory.json").read_text())
+    assert memory == local
+    assert m["encode_us_p50"] is not None  # the agents' encode times, read from the fetched memory
+    assert_consistent(tmp_path / "out", m)
+    assert [r.status_code for r in refused] == [401, 401]
+
+
+async def test_an_agent_it_cannot_fetch_from_is_named_with_the_reason(tmp_path: Path) -> None:
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, workspace_root=tmp_path / "agents")
+    (tmp_path / "keys" / "network.pem").unlink()  # a relay without its key cannot ask
+    relay = s.model_copy(update={"workspace_root": tmp_path / "relay"})
+    async with mesh(s):
+        m = (await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out",
+                               reporter=lambda _: None).run()).model_dump()  # fmt: skip
+    assert m["status"] == "ok"
+    assert sorted(m["workspaces_missing"]) == list("0123")
+    assert all("no key" in why for why in m["workspaces_missing"].values())
+    with tarfile.open(tmp_path / "out/run_artifacts.tar.gz") as tar:
+        assert not [n for n in tar.getnames() if n.startswith("workspaces/")]
