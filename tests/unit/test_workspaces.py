@@ -59,6 +59,14 @@ def test_pack_and_unpack_carry_a_folder_and_refuse_what_escapes(tmp_path: Path) 
     assert (tmp_path / "dest" / "agent.log").read_text() == "one\n"
     assert (tmp_path / "dest" / "sub" / "memory.json").read_text() == "{}"
     assert not (tmp_path / "dest" / "link").is_symlink()  # left out, never followed
+    linked = io.BytesIO()
+    with tarfile.open(fileobj=linked, mode="w:gz") as tar:
+        info = tarfile.TarInfo("memory.json")
+        info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(info)
+    with pytest.raises(Invalid):
+        workspaces.unpack(linked.getvalue(), tmp_path / "d5")
+    assert not (tmp_path / "d5" / "memory.json").is_symlink()
     with pytest.raises(NotFound):
         workspaces.pack(tmp_path / "absent")
     with pytest.raises(TooLarge):

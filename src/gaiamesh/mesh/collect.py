@@ -52,15 +52,18 @@ async def gather(
         else:
             remote.append(spec)
     if remote and key is not None:
-        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT) as client, asyncio.TaskGroup() as tasks:
-            jobs = {s.node_id: tasks.create_task(_fetch(client, s, run_id, staging / s.node_id, key)) for s in remote}
-        for node_id, job in jobs.items():
-            why = job.result()
+        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT) as client:
+            # Every fetch is awaited here; one that fails in a way _fetch did not foresee costs
+            # that agent's workspace, never the run's metrics (hence return_exceptions).
+            results = await asyncio.gather(
+                *(_fetch(client, s, run_id, staging / s.node_id, key) for s in remote), return_exceptions=True
+            )
+        for spec, why in zip(remote, results, strict=True):
             if why is None:
-                found[node_id] = staging / node_id
-            else:
-                missing[node_id] = why
-                log.warning("run %s: agent %s's workspace is not archived: %s", run_id, node_id, why)
+                found[spec.node_id] = staging / spec.node_id
+                continue
+            missing[spec.node_id] = why if isinstance(why, str) else f"{type(why).__name__}: {why}"
+            log.warning("run %s: agent %s's workspace is not archived: %s", run_id, spec.node_id, missing[spec.node_id])
     return found, missing
 
 
