@@ -50,7 +50,8 @@ def test_a_run_across_nodes_gives_the_bytes_of_the_same_run_on_compose_and_local
     assert metrics["workspaces_missing"] == {} and metrics["encode_us_p50"] is not None
     with tarfile.open(folder / "run_artifacts.tar.gz") as tar:
         names = set(tar.getnames())
-    for node in "0123":
+    assert len(metrics["agents"]) == 4
+    for node in metrics["agents"]:  # a replica's id: its entry's and its address (0.10-0-1-5)
         assert {f"workspaces/{node}/agent.log", f"workspaces/{node}/memory.json"} <= names, names
 
 

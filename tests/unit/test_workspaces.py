@@ -124,3 +124,16 @@ async def test_an_agent_it_cannot_fetch_from_is_named_with_the_reason(tmp_path: 
     assert all("no key" in why for why in m["workspaces_missing"].values())
     with tarfile.open(tmp_path / "out/run_artifacts.tar.gz") as tar:
         assert not [n for n in tar.getnames() if n.startswith("workspaces/")]
+
+
+async def test_a_replica_handed_no_work_has_nothing_to_archive_and_is_not_missing(tmp_path: Path) -> None:
+    s = settings_for(tmp_path, free_port_block(8), TOOLS * 2, workspace_root=tmp_path / "agents", routing="share")
+    relay = s.model_copy(update={"workspace_root": tmp_path / "relay"})
+    async with mesh(s):
+        m = (await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out",
+                               reporter=lambda _: None).run()).model_dump()  # fmt: skip
+    assert m["status"] == "ok" and m["workspaces_missing"] == {}
+    kept = {p.name for p in (tmp_path / "agents").iterdir() if (p / m["run_id"]).is_dir()}
+    with tarfile.open(tmp_path / "out/run_artifacts.tar.gz") as tar:
+        archived = {n.split("/")[1] for n in tar.getnames() if n.count("/") >= 1 and n.startswith("workspaces/")}
+    assert archived == kept and 4 <= len(kept) < 8, (archived, kept)

@@ -60,7 +60,8 @@ async def gather(
             )
         for spec, why in zip(remote, results, strict=True):
             if why is None:
-                found[spec.node_id] = staging / spec.node_id
+                if (staging / spec.node_id).is_dir():
+                    found[spec.node_id] = staging / spec.node_id
                 continue
             missing[spec.node_id] = why if isinstance(why, str) else f"{type(why).__name__}: {why}"
             log.warning("run %s: agent %s's workspace is not archived: %s", run_id, spec.node_id, missing[spec.node_id])
@@ -70,13 +71,16 @@ async def gather(
 async def _fetch(
     client: httpx.AsyncClient, spec: AgentSpec, run_id: str, dest: Path, key: Ed25519PrivateKey
 ) -> str | None:
-    """Fetch one agent's workspace into ``dest``; None when done, else why not."""
+    """Fetch one agent's workspace into ``dest``; None when done (or when the agent kept nothing
+    for this run), else why not."""
     url = f"http://{spec.host}:{spec.port}/runs/{run_id}/workspace"
     auth = workspaces.sign(key, spec.announces, run_id, time.time())
     try:
         response = await client.get(url, headers={"Authorization": auth})
     except httpx.HTTPError as exc:
         return f"unreachable at {spec.host}:{spec.port} ({type(exc).__name__})"
+    if response.status_code == 404:
+        return None  # the agent kept nothing for this run (a replica that was handed no work)
     if response.status_code != 200:
         return f"the agent answered {response.status_code}: {response.text.strip()[:200]}"
     try:
