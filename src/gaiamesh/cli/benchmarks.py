@@ -1,5 +1,5 @@
 """The benchmark commands: bench, plans, bench-overhead, bench-failstorm, bench-faults, bench-flood,
-bench-concurrency, and report over folders of metrics.json."""
+bench-concurrency, bench-swarm, bench-swarm-latency, and report over folders of metrics.json."""
 
 from __future__ import annotations
 
@@ -253,6 +253,7 @@ def add_commands(sub: Subparsers) -> None:
     _add_faults(sub)
     _add_load(sub)
     _add_swarm(sub)
+    _add_swarm_latency(sub)
 
 
 def _cmd_bench_swarm(args: argparse.Namespace) -> int:
@@ -283,6 +284,38 @@ def _add_swarm(sub: Subparsers) -> None:
     sw.add_argument("--task", default="solar-farm", help="the bundled task each run answers")
     sw.add_argument("--out", default="bench/swarm")
     sw.set_defaults(func=_cmd_bench_swarm)
+
+
+def _cmd_bench_swarm_latency(args: argparse.Namespace) -> int:
+    from ..bench.swarmlatency import measure, ratios
+    from ..deploy.swarmrun import Docker
+
+    result = measure(Docker(), args.stack, args.service, args.count, args.warmup, args.frame_bytes, args.timeout,
+                     Path(args.out), console.print)  # fmt: skip
+    table = Table(title=f"bench-swarm-latency (relay on {result.relay_node}, frame {result.frame_size} B)")
+    for col in ("measure", "pairs", "agents", "round trips", "p50 ms", "p95 ms", "mean ms"):
+        table.add_column(col, justify="right")
+    for r in result.rows:
+        table.add_row(r.kind, r.group, str(r.agents), str(r.n), f"{r.p50_ms:.3f}", f"{r.p95_ms:.3f}", f"{r.mean_ms:.3f}")
+    console.print(table)
+    for kind, x in ratios(result.rows).items():
+        console.print(f"{kind}: cross-node / same-node = " + ", ".join(f"{k.removesuffix('_ms')} {v:.2f}x" for k, v in x.items()))
+    console.print(f"wrote {args.out}/swarm-latency.json and swarm-latency.md")
+    return 0
+
+
+def _add_swarm_latency(sub: Subparsers) -> None:
+    sl = sub.add_parser("bench-swarm-latency", help="round trips from the relay's container to agents on its node "
+                        "and on other nodes of a deployed swarm stack (DOCKER_HOST: the network service's node)")  # fmt: skip
+    sl.add_argument("--stack", default="gaiamesh", help="the stack's name (default gaiamesh)")
+    sl.add_argument("--service", default="agent-search",
+                    help="the agent service spread to one replica per node while measuring (default agent-search)")
+    sl.add_argument("--count", type=int, default=200, help="round trips of each kind to each agent (default 200)")
+    sl.add_argument("--warmup", type=int, default=20, help="unrecorded round trips first (default 20)")
+    sl.add_argument("--frame-bytes", type=int, default=2048, help="the frame sent before a ping (default 2048)")
+    sl.add_argument("--timeout", type=float, default=300, help="for the service's update and the agents' start (s)")
+    sl.add_argument("--out", default="bench/swarm")
+    sl.set_defaults(func=_cmd_bench_swarm_latency)
 
 
 def _add_bench(sub: Subparsers) -> None:
