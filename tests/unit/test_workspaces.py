@@ -14,8 +14,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from gaiamesh.errors import Invalid, NotFound, TooLarge, Unauthorized
-from gaiamesh.mesh import workspaces
+from gaiamesh.mesh import collect, workspaces
 from gaiamesh.mesh.relay import MeshNetwork
+from gaiamesh.settings import AgentSpec
 from gaiamesh.tasks import load_task
 
 from ..conftest import TASKS, free_port_block
@@ -137,3 +138,12 @@ async def test_a_replica_handed_no_work_has_nothing_to_archive_and_is_not_missin
     with tarfile.open(tmp_path / "out/run_artifacts.tar.gz") as tar:
         archived = {n.split("/")[1] for n in tar.getnames() if n.count("/") >= 1 and n.startswith("workspaces/")}
     assert archived == kept and 4 <= len(kept) < 8, (archived, kept)
+
+
+async def test_only_an_agent_that_sent_frames_can_be_missing(tmp_path: Path) -> None:
+    specs = [AgentSpec(str(n), "search", "127.0.0.1", 1) for n in range(3)]
+    (tmp_path / "ws" / "0" / "run1").mkdir(parents=True)
+    found, missing = await collect.gather(specs, tmp_path / "ws", "run1", tmp_path / "staging", None, gone={"2"},
+                                          sent={"0", "1"})  # fmt: skip
+    assert found == {"0": tmp_path / "ws" / "0" / "run1"}
+    assert list(missing) == ["1"]  # "2" left, but sent nothing: it had nothing to lose

@@ -33,11 +33,14 @@ def relay_key(keys_dir: Path) -> Ed25519PrivateKey | None:
 
 async def gather(
     specs: list[AgentSpec], root: Path, run_id: str, staging: Path, key: Ed25519PrivateKey | None,
-    gone: set[str],
+    gone: set[str], sent: set[str],
 ) -> tuple[dict[str, Path], dict[str, str]]:  # fmt: skip
     """Each agent's folder of run ``run_id``: under ``root`` where this host has it, else fetched
-    into ``staging/<node_id>``. Returns (node id -> folder, node id -> why it is missing);
-    the agents in ``gone`` left the run and are not asked."""
+    into ``staging/<node_id>``. Returns (node id -> folder, node id -> why it is missing).
+
+    The agents in ``gone`` left the run and are not asked. Only the agents in ``sent`` (those
+    that sent a frame, and so saved a workspace first) can be missing: another may have kept
+    nothing for this run (a replica handed no work)."""
     found: dict[str, Path] = {}
     missing: dict[str, str] = {}
     remote = []
@@ -65,7 +68,7 @@ async def gather(
                 continue
             missing[spec.node_id] = why if isinstance(why, str) else f"{type(why).__name__}: {why}"
             log.warning("run %s: agent %s's workspace is not archived: %s", run_id, spec.node_id, missing[spec.node_id])
-    return found, missing
+    return found, {node: why for node, why in missing.items() if node in sent}
 
 
 async def _fetch(

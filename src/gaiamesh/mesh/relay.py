@@ -497,7 +497,8 @@ class MeshNetwork:
             self.framelog.close()
         root, staging = Path(self.settings.workspace_root), self.out_dir / ".workspaces"
         key = collect.relay_key(self.settings.keys_dir)
-        folders, missing = await collect.gather(self.specs, root, self.run_id, staging, key, set(self._left))
+        sent = {node for node, agent in core.agents.items() if agent.pkts_sent > 0}
+        folders, missing = await collect.gather(self.specs, root, self.run_id, staging, key, set(self._left), sent)
         try:
             return self.finalize(core, folders, missing)
         except OSError as exc:
