@@ -1,5 +1,6 @@
 """`gaiamesh swarm-up` as `make swarm-up` runs it, on an engine with no swarm: it makes one (and
-says so), deploys, runs the bundled task through the API; swarm-down leaves the swarm it made."""
+says so), deploys, runs the bundled task through the API, deploys again with a new access key;
+swarm-down leaves the swarm it made."""
 
 from __future__ import annotations
 
@@ -8,15 +9,18 @@ import time
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 
 from gaiamesh.deploy import cluster
+from gaiamesh.service.client import answers
 
 from ..conftest import ROOT, recorded_metrics
-from .conftest import Swarm, as_it_was, bring_up, host_state, images, take_down
+from .conftest import KEY, Swarm, as_it_was, bring_up, host_state, images, take_down
 
 pytestmark = pytest.mark.swarm
 
+ROTATED = "swarm-suite-rotated-access-key-9876543210"
 ONE_NODE = "172.31.252.0/24"  # not the three-node suite's, should both exist at once
 
 
@@ -44,6 +48,15 @@ def test_swarm_up_makes_a_swarm_where_none_is_runs_the_task_and_swarm_down_leave
         recorded_answer = recorded_metrics(recorded, "solar-farm")["prediction"]
         assert [(m["task_id"], m["status"], m["prediction"]) for m in runs] == [("solar-farm", "ok", recorded_answer)]
         assert runs[0]["workspaces_missing"] == {}
+        # a new access key in .env and swarm-up again: swarm will not change a secret in use, so
+        # the stack names each secret by its content and the service takes the new one
+        deployed.env["GAIAMESH_ACCESS_KEY"] = ROTATED
+        again = deployed.swarm_up("--no-run")
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert answers(deployed.api, 120)
+        codes = {key: httpx.get(f"{deployed.api}/api/runs", headers={"Authorization": f"Bearer {key}"}).status_code
+                 for key in (ROTATED, KEY)}  # fmt: skip
+        assert codes == {ROTATED: 200, KEY: 401}, codes
         down = deployed.swarm_down("--volumes")
         assert down.returncode == 0, down.stdout + down.stderr
         assert swarm_state(deployed) == "inactive"  # swarm-up made it, so swarm-down left it

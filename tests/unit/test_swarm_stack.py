@@ -4,6 +4,7 @@ needs no running container): every difference between compose and swarm, handled
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import shutil
@@ -131,7 +132,28 @@ def test_secrets_leave_the_environment_for_swarm_secrets(wide: dict[str, Any], t
     text = files.render()
     assert ACCESS_KEY not in text and SESSION_SECRET not in text
     assert files.secret_values == {"gaiamesh_access_key": ACCESS_KEY, "gaiamesh_session_secret": SESSION_SECRET}
-    assert load(text)["secrets"]["gaiamesh_access_key"] == {"file": f"{tmp_path}/gaiamesh_access_key"}
+    named = f"gaiamesh_gaiamesh_access_key_{hashlib.sha256(ACCESS_KEY.encode()).hexdigest()[:12]}"
+    assert load(text)["secrets"]["gaiamesh_access_key"] == {"file": f"{tmp_path}/gaiamesh_access_key", "name": named}
+
+
+def test_a_file_secret_or_config_is_named_by_its_content_so_a_redeploy_takes_a_new_one(wide: dict[str, Any]) -> None:
+    """Swarm refuses to change a secret in use: a regenerated key or a new .env value must be a
+    new swarm object, which the services switch to on the next deploy."""
+    pem, table = str(ROOT / "keys" / "network.pem"), str(ROOT / "keys" / "public.json")
+
+    def names(key_digest: str, access_key: str) -> tuple[str, str, str]:
+        config = json.loads(json.dumps(wide))
+        config["services"]["network"]["environment"]["GAIAMESH_ACCESS_KEY"] = access_key
+        options = StackOptions(secrets_dir="/s", fingerprints={pem: key_digest, table: "ab" * 32}, stack="st")
+        doc = stack_from_compose(config, options).document
+        return doc["secrets"]["key_network.pem"]["name"], doc["configs"]["key_public.json"]["name"], \
+            doc["secrets"]["gaiamesh_access_key"]["name"]  # fmt: skip
+
+    first = names("0" * 64, "key-one-0123456789abcdef")
+    assert first[0] == "st_key_network.pem_000000000000" and first[1] == "st_key_public.json_abababababab"
+    assert names("0" * 64, "key-one-0123456789abcdef") == first  # unchanged content: the same objects
+    rotated = names("1" * 64, "key-two-0123456789abcdef")
+    assert rotated[0] != first[0] and rotated[2] != first[2] and rotated[1] == first[1]
 
 
 def test_an_openai_key_is_a_secret_of_every_agent(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def _read_config(source: str) -> dict[str, Any]:
 
 def _cmd_swarm_stack(args: argparse.Namespace) -> int:
     from ..deploy.swarm import StackOptions, parse_digests, parse_replicas, stack_from_compose
-    from ..deploy.swarmrun import write_secrets
+    from ..deploy.swarmrun import fingerprints, write_secrets
 
     if args.compose_config:
         config = _read_config(args.compose_config)
@@ -47,7 +47,7 @@ def _cmd_swarm_stack(args: argparse.Namespace) -> int:
         config = compose_config(args.profile, args.env_file)
     digests = parse_digests(Path(args.digests).read_text(encoding="utf-8")) if args.digests else {}
     secrets_dir = str(Path(args.secrets_dir).resolve()) if args.secrets_dir else None
-    options = StackOptions(args.registry, digests, parse_replicas(args.replicas), secrets_dir)
+    options = StackOptions(args.registry, digests, parse_replicas(args.replicas), secrets_dir, fingerprints(config))
     stack = stack_from_compose(config, options)
     if secrets_dir:
         write_secrets(Path(secrets_dir), stack.secret_values)

@@ -10,6 +10,7 @@ swarm too or makes ``docker stack config`` fail loudly, instead of a hand-writte
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -66,6 +67,11 @@ class StackOptions:
     digests: Mapping[str, str] = field(default_factory=dict)  # image (local or qualified) -> sha256:...
     replicas: Mapping[str, int] = field(default_factory=dict)  # tool -> replicas of each agent service
     secrets_dir: str | None = None  # file-based secrets written here; None: external secrets
+    # host file -> sha256 of its bytes (read by the caller): a file secret or config is named by
+    # its content, so a changed key or .env value is a new swarm object, which a redeploy takes
+    # (swarm refuses to change a secret in use)
+    fingerprints: Mapping[str, str] = field(default_factory=dict)
+    stack: str = "gaiamesh"  # the stack's name, which the versioned names start with
 
 
 @dataclass
@@ -92,16 +98,22 @@ class _TopLevel:
     secret_values: dict[str, str] = field(default_factory=dict)
 
     def file_entry(self, table: dict[str, dict[str, Any]], name: str, source: str) -> None:
-        if table.get(name, {"file": source}) != {"file": source}:
+        entry = self._versioned(name, {"file": source}, self.options.fingerprints.get(source))
+        if table.get(name, entry) != entry:
             raise ConfigError(f"two different files would be the swarm secret or config {name!r}")
-        table[name] = {"file": source}
+        table[name] = entry
 
     def value_secret(self, name: str, value: str) -> None:
         if self.options.secrets_dir is None:
             self.secrets[name] = {"external": True, "name": name}  # `docker secret create NAME -`
             return
-        self.secrets[name] = {"file": f"{self.options.secrets_dir}/{name}"}
+        digest = hashlib.sha256(value.encode()).hexdigest()
+        self.secrets[name] = self._versioned(name, {"file": f"{self.options.secrets_dir}/{name}"}, digest)
         self.secret_values[name] = value
+
+    def _versioned(self, key: str, entry: dict[str, Any], digest: str | None) -> dict[str, Any]:
+        """``entry`` with a swarm name that changes with its content (none known: swarm's own)."""
+        return entry | {"name": f"{self.options.stack}_{key}_{digest[:12]}"} if digest else entry
 
 
 def stack_from_compose(config: Mapping[str, Any], options: StackOptions) -> Stack:

@@ -8,6 +8,7 @@ cluster's manager, and tests can hand in a fake.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -291,6 +292,17 @@ def write_secrets(folder: Path, values: Mapping[str, str]) -> None:
             f.write(value)
 
 
+def fingerprints(config: Mapping[str, Any]) -> dict[str, str]:
+    """The sha256 of every file compose binds into a service (the signing keys among them)."""
+    found: dict[str, str] = {}
+    for service in (config.get("services") or {}).values():
+        for vol in service.get("volumes") or []:
+            source = vol.get("source") if vol.get("type") == "bind" else None
+            if source and source not in found and Path(source).is_file():
+                found[source] = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+    return found
+
+
 @dataclass(frozen=True)
 class _Written:
     path: Path
@@ -303,7 +315,8 @@ def _stack_file(s: _Session, config: Mapping[str, Any], digests: Mapping[str, st
     `docker stack rm` removes them, so their values always match .env (an external secret left
     from an earlier key would lock `gaiamesh submit` out) and swarm-down has nothing to track."""
     secrets_dir = (s.options.folder / "secrets").resolve()
-    options = StackOptions(s.options.registry, digests, s.options.replicas, str(secrets_dir))
+    options = StackOptions(s.options.registry, digests, s.options.replicas, str(secrets_dir),
+                           fingerprints(config), s.options.stack)  # fmt: skip
     stack = stack_from_compose(config, options)
     write_secrets(secrets_dir, stack.secret_values)
     s.step(6, f"secrets: {', '.join(sorted(stack.secret_values))} from .env, as files in {secrets_dir} (mode 0600)")
