@@ -44,6 +44,7 @@ from .frames import (
     make_packet,
 )
 from .protocols import ProtocolAdapter, get_adapter
+from .protocols.signed import SigningKeyError, load_public
 from .tool import Tool, ToolContext
 
 log = logging.getLogger("gaiamesh.mesh.agent")
@@ -320,9 +321,8 @@ class MeshAgent:
     def _relay_key(self) -> Ed25519PublicKey | None:
         """The relay's public key from KEYS_DIR/public.json (None: no keys were given)."""
         try:
-            table = json.loads((Path(self.settings.keys_dir) / "public.json").read_text())
-            return Ed25519PublicKey.from_public_bytes(bytes.fromhex(table[workspaces.SIGNER]))
-        except (OSError, ValueError, KeyError, TypeError):
+            return load_public("workspace", Path(self.settings.keys_dir)).get(workspaces.SIGNER)
+        except SigningKeyError:
             return None
 
     def _announce(self, conn: ServerConnection, request: Request, response: Response) -> None:

@@ -495,10 +495,10 @@ class MeshNetwork:
                 timer.cancel()
             self._flush()
             self.framelog.close()
-        root, staging = Path(self.settings.workspace_root), self.out_dir / ".workspaces"
         key = collect.relay_key(self.settings.keys_dir)
         sent = {node for node, agent in core.agents.items() if agent.pkts_sent > 0}
-        folders, missing = await collect.gather(self.specs, root, self.run_id, staging, key, set(self._left), sent)
+        folders, missing = await collect.gather(self.specs, Path(self.settings.workspace_root), self.run_id,
+                                                self.staging, key, set(self._left), sent)  # fmt: skip
         try:
             return self.finalize(core, folders, missing)
         except OSError as exc:
@@ -506,6 +506,11 @@ class MeshNetwork:
                 f"cannot write the run's results in {self.out_dir}: {exc}"
                 + (f" (the run had ended: {self.storage_error})" if self.storage_error else "")
             ) from exc
+
+    @property
+    def staging(self) -> Path:
+        """Where workspaces fetched from agents on other hosts wait for the archive."""
+        return self.out_dir / ".workspaces"
 
     def cancel(self, reason: str, status: str = "cancelled") -> None:
         """End the run now with ``status``; ``run`` then finishes and writes everything."""
@@ -579,5 +584,5 @@ class MeshNetwork:
             workspaces=folders,
             files=[self.out_dir / n for n in ("frames.jsonl", "metrics.json", "config.json")],
         )
-        shutil.rmtree(self.out_dir / ".workspaces", ignore_errors=True)  # fetched copies: now in the archive
+        shutil.rmtree(self.staging, ignore_errors=True)  # fetched copies: now in the archive
         return metrics

@@ -57,17 +57,30 @@ def load_keys(
     """This node's private key and everyone's public keys, as ``generate_keys`` wrote them
     (shared by every protocol that signs: ``signed`` and ``anp``)."""
     try:
-        table = json.loads((keys_dir / "public.json").read_text())
-        public = {n: Ed25519PublicKey.from_public_bytes(bytes.fromhex(h)) for n, h in table.items()}
+        public = _public(keys_dir)
         pem = (keys_dir / f"{node_id}.pem").read_bytes()
         key = serialization.load_pem_private_key(pem, password=None)
-    except (OSError, ValueError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, AttributeError) as exc:
         raise SigningKeyError(
             f"{protocol}: cannot load keys for node {node_id!r} from {keys_dir}: {exc}"
         ) from exc
     if not isinstance(key, Ed25519PrivateKey):
         raise SigningKeyError(f"{protocol}: {keys_dir / (node_id + '.pem')} is not an Ed25519 key")
     return key, public
+
+
+def load_public(protocol: str, keys_dir: Path) -> dict[str, Ed25519PublicKey]:
+    """Everyone's public keys, from ``keys_dir/public.json``."""
+    try:
+        return _public(keys_dir)
+    except (OSError, ValueError, AttributeError) as exc:
+        raise SigningKeyError(f"{protocol}: cannot load the public keys from {keys_dir}: {exc}") from exc
+
+
+def _public(keys_dir: Path) -> dict[str, Ed25519PublicKey]:
+    # AttributeError: a public.json that is not a JSON object
+    table = json.loads((keys_dir / "public.json").read_text())
+    return {n: Ed25519PublicKey.from_public_bytes(bytes.fromhex(h)) for n, h in table.items()}
 
 
 class SignedAdapter(ProtocolAdapter):
