@@ -24,7 +24,7 @@ from ..conftest import ROOT, free_port
 IMAGES = ["gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0", "gaiamesh-ollama:0.1.0", "gaiamesh-registry:0.1.0"]
 KEY = "swarm-suite-access-key-0123456789"
 SECRET = "swarm-suite-session-secret-0123456789-abcdef"
-SUBNET = "172.31.251.0/24"
+SUBNET = "198.18.251.0/24"
 DOCKER_ENV = ("PATH", "HOME", "TMPDIR", "DOCKER_CONFIG", "LANG", "LC_ALL", "GAIAMESH_USER")  # not make swarm-cluster's default, so a developer's cluster can stay up
 
 

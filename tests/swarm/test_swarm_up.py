@@ -21,7 +21,7 @@ from .conftest import KEY, Swarm, as_it_was, bring_up, host_state, images, take_
 pytestmark = pytest.mark.swarm
 
 ROTATED = "swarm-suite-rotated-access-key-9876543210"
-ONE_NODE = "172.31.252.0/24"  # not the three-node suite's, should both exist at once
+ONE_NODE = "198.18.252.0/24"  # not the three-node suite's, should both exist at once
 
 
 def swarm_state(deployed: Swarm) -> str:

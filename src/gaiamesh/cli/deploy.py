@@ -190,7 +190,7 @@ def _add_cluster(sub: Subparsers) -> None:
     sp.add_argument("action", choices=["up", "down", "env"])
     sp.add_argument("--name", default="gaiamesh-swarm", help="prefix of its containers, volumes and network")
     sp.add_argument("--nodes", type=int, default=3, help="engines: 1 manager + workers (default 3)")
-    sp.add_argument("--subnet", default="172.31.250.0/24", help="its network (default 172.31.250.0/24)")
+    sp.add_argument("--subnet", default="198.18.250.0/24", help="its network (default 198.18.250.0/24)")
     sp.add_argument("--no-swarm", action="store_true",
                     help="up: the engines alone, no swarm (as swarm-up finds a new machine)")  # fmt: skip
     sp.add_argument("--load", action="append", default=[], help="image to copy into the manager's engine (repeatable)")

@@ -36,7 +36,7 @@ class ClusterSpec:
 
     name: str = "gaiamesh-swarm"
     nodes: int = 3
-    subnet: str = "172.31.250.0/24"
+    subnet: str = "198.18.250.0/24"  # RFC 2544 benchmark space: outside the pools Docker takes its own networks from
     image: str = NODE_IMAGE
     # Bound into the manager at the same path: the network service binds tasks/ and results/
     # of the checkout, and swarm binds paths of the node that runs it.
