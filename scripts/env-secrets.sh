@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Make sure .env exists and holds the network service's secrets; generate random ones when they
+# Make sure .env exists and holds the network service's and the mesh's secrets; generate random ones when they
 # are missing or empty. Prints nothing when both are already set.
 set -euo pipefail
 env_file="${1:-.env}"
 [ -f "$env_file" ] || { cp .env.example "$env_file"; echo "created $env_file from .env.example"; }
-for name in GAIAMESH_ACCESS_KEY GAIAMESH_SESSION_SECRET; do
+for name in GAIAMESH_ACCESS_KEY GAIAMESH_SESSION_SECRET GAIAMESH_MESH_TOKEN; do
   if ! grep -Eq "^${name}=.+" "$env_file"; then
     value=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
     if grep -Eq "^${name}=" "$env_file"; then

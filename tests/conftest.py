@@ -77,7 +77,7 @@ def recorded(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Pat
     for name in RECORDED:
         (tmp / "tasks" / name).symlink_to(TASKS / name)
     argv = [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tmp / "tasks"), "--protocols", "json",
-            "--strategies", "pipeline,orchestrated", "--repeat", "1", "--out", str(tmp / "live"), "--base-port", str(free_port_block(4)),
+            "--strategies", "pipeline,orchestrated", "--repeat", "1", "--out", str(tmp / "live"),
             "--workspaces", str(tmp / "ws"), "--ollama-host", model_server]  # fmt: skip
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr

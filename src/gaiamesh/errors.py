@@ -44,6 +44,16 @@ class ConnectError(RunError):
     the configuration names."""
 
 
+class ForeignAgent(ConnectError):
+    """What answers at an agent's address is not one of this run's agents: it did not prove the
+    run's mesh token, or refused the relay's (another stack or bench holds the port)."""
+
+
+class PortTaken(RunError):
+    """A port a command needs for a process it starts is held by another program; the message
+    names the port, its holder where it can be found, and the flag or variable that moves it."""
+
+
 class StorageError(RunError):
     """The run's results could not be written (disk full, folder unwritable); says where and why."""
 
@@ -134,7 +144,9 @@ LABELS: dict[type[GaiameshError], str] = {
     ModelUnreachable: "model server unreachable",
     ModelError: "model server error",
     StorageError: "cannot write the results",
+    ForeignAgent: "not this run's agent",
     ConnectError: "cannot reach the agents",
+    PortTaken: "port taken",
     RunError: "run failed",
     SubmitError: "submit",
     DeployError: "swarm",

@@ -15,10 +15,12 @@ from urllib.parse import urlparse
 import httpx
 from rich.console import Console
 
-from .errors import ModelUnreachable, RunError
+from .errors import ModelUnreachable, PortTaken, RunError
 from .evaluation.metrics import RunMetrics
+from .mesh.admission import new_token
 from .mesh.protocols import KEYED, generate_keys
-from .settings import AgentSpec, Settings, default_agents
+from .ports import holder, taken
+from .settings import STRATEGY_TOOLS, AgentSpec, Settings, default_agents
 from .tasks import Task
 
 console = Console(stderr=True)
@@ -61,6 +63,34 @@ def free_port_block(n: int) -> int:
             for sock in socks:
                 sock.close()
     raise RunError("no block of free ports on 127.0.0.1")
+
+
+def check_free(ports: list[int], how_to_move: str, host: str = "127.0.0.1") -> None:
+    """Raise :class:`PortTaken` naming the first of ``ports`` held by another program."""
+    for port in ports:
+        if taken(port, host):
+            raise PortTaken(f"port {host}:{port} is held by {holder(port)}: {how_to_move}")
+
+
+def own_team(settings: Settings, base_port: int = 0) -> Settings:
+    """The settings of a team this command starts itself, so that its relay can only ever reach
+    the agents it started: a new mesh token (mesh/admission.py); the agents on ``base_port`` and
+    after (checked free), or AGENTS where the user set them, or else on free ports; and for the
+    orchestrated strategy, its offline web on a free port unless WEB_URL names one."""
+    update: dict[str, object] = {"mesh_token": new_token()}
+    defaults = {default_agents(strategy=s) for s in STRATEGY_TOOLS}  # a strategy's team, not the user's
+    if base_port or settings.agents in defaults:
+        n = len(STRATEGY_TOOLS[settings.strategy])
+        if base_port:
+            check_free(list(range(base_port, base_port + n)), "choose other agent ports with --base-port, or leave "
+                       "it out to use free ones")  # fmt: skip
+        update["agents"] = default_agents(base_port or free_port_block(n), strategy=settings.strategy)
+    else:
+        local = [s.port for s in settings.agent_specs() if s.host in ("127.0.0.1", "localhost")]
+        check_free(local, "AGENTS names it for an agent this command starts: change AGENTS, or leave it unset")
+    if settings.strategy == "orchestrated" and "web_url" not in settings.model_fields_set:
+        update["web_url"] = f"http://127.0.0.1:{free_port()}"
+    return settings.model_copy(update=update)
 
 
 def wait_until_answers(url: str, alive: Callable[[], None], timeout: float, what: str) -> None:
@@ -124,6 +154,15 @@ class ProcessGroup:
         if proc.poll() is not None:
             tail = (self.log_dir / f"{name}.log").read_text(errors="replace")[-2000:]
             raise RunError(f"{name} exited with code {proc.returncode}:\n{tail}")
+
+    def pids(self) -> list[int]:
+        """The pids of the group's processes that still run."""
+        return [p.pid for p in self.procs.values() if p.poll() is None]
+
+    def check_all(self) -> None:
+        """:meth:`check` every process of the group."""
+        for name in self.procs:
+            self.check(name)
 
     def stop_all(self) -> None:
         for proc in self.procs.values():
@@ -196,11 +235,7 @@ def web_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
 def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunMetrics:
     """Run the whole mesh once on ``task``; returns the metrics the relay wrote."""
     out.mkdir(parents=True, exist_ok=True)
-    settings = (
-        settings.model_copy(update={"agents": default_agents(base_port, strategy=settings.strategy)})
-        if base_port
-        else settings
-    )
+    settings = own_team(settings, base_port)
     if settings.protocol in KEYED:
         # Fresh key pairs for this run; each process loads only its own private key.
         nodes = ["network", *(a.node_id for a in settings.agent_specs())]
@@ -216,6 +251,8 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunM
                 quiet=False,
             )
             relay.wait()
+            if relay.returncode:
+                group.check_all()  # an agent that could not start says why (a port taken, say)
     finally:
         group.stop_all()
     metrics_path = out / "metrics.json"

@@ -154,6 +154,10 @@ class MeshSettings(BaseModel):
     # Packet types each tool consumes, for agents that do not announce theirs when the relay
     # connects: "TOOL=TYPE|TYPE,TOOL=TYPE". Agents of this package announce, so it stays empty.
     topics: str = ""
+    # A secret both ends of every relay-agent connection prove they hold (mesh/admission.py), so
+    # that a relay only measures the agents its run started. Local commands make a new one each
+    # time; compose reads it from .env (make setup writes a random one). Empty: nothing checked.
+    mesh_token: str = Field(default="", alias="GAIAMESH_MESH_TOKEN")
 
     @field_validator("chunk_size", "max_frame_bytes")
     @classmethod
@@ -328,7 +332,7 @@ class ServiceSettings(BaseModel):
         return _positive(v)
 
 
-SECRETS = frozenset({"access_key", "session_secret", "openai_api_key"})
+SECRETS = frozenset({"access_key", "session_secret", "openai_api_key", "mesh_token"})
 
 
 def _positive(v: int) -> int:
@@ -363,6 +367,7 @@ SECRET_VARIABLES = {
     "access_key": "GAIAMESH_ACCESS_KEY",
     "session_secret": "GAIAMESH_SESSION_SECRET",
     "openai_api_key": "OPENAI_API_KEY",
+    "mesh_token": "GAIAMESH_MESH_TOKEN",
 }
 
 

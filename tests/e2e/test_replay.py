@@ -48,7 +48,7 @@ def test_bench_replays_an_earlier_bench_under_every_protocol(tmp_path: Path, mod
     def bench(out: str, *args: str) -> list[dict[str, str]]:
         proc = subprocess.run(
             [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tmp_path / "tasks"), "--repeat", "1",
-             "--out", str(tmp_path / out), "--base-port", str(free_port_block(4)), "--workspaces",
+             "--out", str(tmp_path / out), "--workspaces",
              str(tmp_path / f"ws-{out}"), *args],
             cwd=ROOT, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
@@ -59,7 +59,32 @@ def test_bench_replays_an_earlier_bench_under_every_protocol(tmp_path: Path, mod
     nowhere = f"http://127.0.0.1:{free_port()}"
     replayed = bench("again", "--protocols", "json,binary", "--replay", str(tmp_path / "live"), "--ollama-host", nowhere)
     assert [r["backend"] for r in replayed] == ["replay", "replay"]
-    same = replayed[0]
+    same, other = sorted(replayed, key=lambda r: r["protocol"] != "json")
     for field in ("prediction", "token_sum", "llm_ms", "bytes_tx", "bytes_rx", "pkt_cnt"):
         assert same[field] == live[field], field
-    assert replayed[1]["prediction"] == live["prediction"] and replayed[1]["bytes_tx"] != live["bytes_tx"]
+    assert other["prediction"] == live["prediction"] and other["bytes_tx"] != live["bytes_tx"]
+
+
+def test_a_replayed_bench_reproduces_every_run_to_the_byte(tmp_path: Path, model_server: str) -> None:
+    # The live bench runs two protocols, each with the model's own times; the replay answers
+    # both from the first record of each call. Bytes must not depend on which time came back.
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "mountain-observatory").symlink_to(TASKS / "mountain-observatory")
+
+    def bench(out: str, *args: str) -> dict[str, dict[str, str]]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tmp_path / "tasks"), "--repeat", "1",
+             "--protocols", "json,a2a", "--out", str(tmp_path / out), "--workspaces", str(tmp_path / f"ws-{out}"),
+             *args],
+            cwd=ROOT, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return {r["protocol"]: r for r in csv.DictReader((tmp_path / out / "results.csv").open())}
+
+    live = bench("live", "--ollama-host", model_server)
+    again = bench("again", "--replay", str(tmp_path / "live"), "--ollama-host", f"http://127.0.0.1:{free_port()}")
+    for protocol in ("json", "a2a"):
+        assert again[protocol]["backend"] == "replay" and live[protocol]["backend"] == "ollama"
+        for field in ("prediction", "token_sum", "bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead"):
+            assert again[protocol][field] == live[protocol][field], (protocol, field)
+        assert float(live[protocol]["llm_ms"]) > 0 and float(again[protocol]["llm_ms"]) > 0

@@ -217,19 +217,26 @@ def test_bench_writes_results_summary_and_plot(tmp_path: Path, recorded: Path) -
     (tmp_path / "tasks" / "solar-farm").symlink_to(TASKS / "solar-farm")
     proc = gaiamesh(
         "bench", "--tasks", str(tmp_path / "tasks"), "--protocols", "json,compressed", "--repeat", "1",
-        "--out", str(tmp_path / "bench"), "--base-port", str(free_port_block(4)), "--replay", str(recorded),
+        "--out", str(tmp_path / "bench"), "--replay", str(recorded),
         "--workspaces", str(tmp_path / "ws"),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
     rows = list(csv.DictReader((tmp_path / "bench/results.csv").open()))
-    assert [r["protocol"] for r in rows] == ["json", "compressed"]
+    assert sorted(r["protocol"] for r in rows) == ["compressed", "json"]
+    assert sorted(r["order"] for r in rows) == ["1", "2"]  # the warm-up is not a row
+    assert (tmp_path / "bench/warm-up").is_dir()
+    for r in rows:  # the machine's load beside each run
+        assert float(r["cpu_other"]) >= 0 and float(r["load_1m"]) >= 0 and r["contended"] in ("True", "False")
+    rows = sorted(rows, key=lambda r: r["protocol"] != "json")
     assert {"bytes_tx", "bytes_rx", "header_overhead", "pkt_cnt", "elapsed_ms", "llm_ms", "network_share",
             "quality_score", "exact_match"} <= set(rows[0])  # fmt: skip
     assert all(r["status"] == "ok" for r in rows)
     assert int(rows[1]["bytes_tx"]) < int(rows[0]["bytes_tx"])  # compression pays on this document
     summary = (tmp_path / "bench/summary.md").read_text()
     assert "| json |" in summary and "| compressed |" in summary and "network_share" in summary
+    assert "shuffled with seed 0" in summary and "## Load during the runs" in summary
+    assert "model-free measures" in summary and "| compressed | " in summary.split("model-free measures")[1]
     png = (tmp_path / "bench/comparison.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
 

@@ -19,6 +19,7 @@ from ..conftest import ROOT, free_port
 CORE = ["ollama", "agent-search", "agent-extract", "agent-triple", "agent-reason", "network"]
 KEY = "integration-access-key-0123456789"
 SECRET = "integration-session-secret-0123456789-abcdef"
+MESH_TOKEN = "integration-mesh-token-0123456789"
 WIDE = ["agent-search-2", "agent-extract-2", "agent-triple-2", "agent-reason-2"]
 ORCHESTRATED = ["web", "agent-orchestrator", "agent-research", "agent-utility"]
 
@@ -71,7 +72,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         (workspaces / str(n)).mkdir(parents=True)
     project = f"gaiamesh-it-{uuid.uuid4().hex[:8]}"
     env_file = tmp / "test.env"
-    env_file.write_text(f"GAIAMESH_ACCESS_KEY={KEY}\nGAIAMESH_SESSION_SECRET={SECRET}\n")
+    env_file.write_text(f"GAIAMESH_ACCESS_KEY={KEY}\nGAIAMESH_SESSION_SECRET={SECRET}\nGAIAMESH_MESH_TOKEN={MESH_TOKEN}\n")
     service_port = free_port()
     (tmp / "results").mkdir()
     # The containers run as a non-root user: the folders they write into must be theirs.

@@ -44,7 +44,7 @@ def frame(
     """An encoded packet from ``sender`` of the type its tool emits; ``kw`` overrides envelope fields."""
     ptype = ptype or EMITS[c.router.tool_of(sender)]
     tag = "final_answer" if ptype is PacketType.DATA_EVENT else None
-    fields = {"run_id": c.run_id, "src": sender, "seq": 1, "tag": tag, "token_used": 10, "llm_ms": 5.0, **kw}
+    fields = {"run_id": c.run_id, "src": sender, "seq": 1, "tag": tag, "token_used": 10, **kw}
     packet = make_packet(ptype, PAYLOADS[ptype], **fields)
     return (adapter or c.adapter).encode(packet.to_dict())
 
@@ -68,7 +68,7 @@ def test_a_whole_run_by_plain_calls_broadcast() -> None:
     assert outs[-1].end is not None and outs[-1].end.status == "ok"
     assert c.final is not None and c.final.payload.answer == "148 MW"
     assert c.elapsed_ms(now=99.0) == pytest.approx(4000.0)  # doc_init at 1 s, answer at 5 s
-    assert c.totals.pkt_cnt == 5 and c.totals.token_sum == 40 and c.totals.llm_ms == 20.0
+    assert c.totals.pkt_cnt == 5 and c.totals.token_sum == 40
     assert c.totals.bytes_tx == sum(len(s.blob) * len(s.dst) for o in outs for s in o.sends)
     assert c.agents["3"].token_used == 10 and c.agents["0"].pkts_received == 4  # doc_init + 3
     counters_equal_records(c, outs)
@@ -159,7 +159,7 @@ def test_an_agent_that_cannot_reach_the_model_server_ends_the_run_model_unreacha
     c.start("doc", "q?", 400, 0.0)
     failure = {"tool": "extract", "error": "model server unreachable at http://m:11434", "on": "search_docs",
                "kind": "model_unreachable"}  # fmt: skip
-    packet = make_packet(PacketType.ERROR, failure, run_id=c.run_id, src="1", seq=1, token_used=0, llm_ms=0.0)
+    packet = make_packet(PacketType.ERROR, failure, run_id=c.run_id, src="1", seq=1, token_used=0)
     out = c.receive("1", c.adapter.encode(packet.to_dict()), 1.0)
     assert out.end is not None and out.end.status == "model_unreachable"
     assert out.end.error == "agent 1 (extract) failed: model server unreachable at http://m:11434"

@@ -166,7 +166,7 @@ def test_without_faults_the_core_sends_and_logs_as_it_always_did() -> None:
     # one send per frame, to every receiver at once, and the same lines as before faults existed
     assert [len(o.sends) for o in outs] == [1, 1, 1, 1, 1] and outs[0].sends[0].dst == ("0", "1", "2", "3")
     old = ["n", "t_ms", "src", "dst", "size", "rx_bytes", "tx_bytes", "header_size", "status", "b64", "type", "tag",
-           "token_used", "llm_ms", "error", "decode_us"]  # fmt: skip
+           "token_used", "seq", "error", "decode_us"]  # fmt: skip
     assert all(list(json.loads(r.to_json())) == old for o in outs for r in o.records)
 
 

@@ -37,7 +37,7 @@ def adapters(keys: Path, node: str = "1") -> dict[str, ProtocolAdapter]:
 
 def packet(**kw: object) -> dict:
     base = {"type": "events", "run_id": "r1", "src": "1", "seq": 1, "tag": None, "question": "q?",
-            "payload": {"facts": [{"text": "héllo ✓", "score": 1.5}]}, "token_used": 12, "llm_ms": 3.5}  # fmt: skip
+            "payload": {"facts": [{"text": "héllo ✓", "score": 1.5}]}, "token_used": 12}  # fmt: skip
     return {**base, **kw}
 
 

@@ -338,3 +338,15 @@ def test_the_command_reads_a_saved_config(tmp_path: Path, wide: dict[str, Any]) 
     assert isinstance(stack_from_compose(wide, StackOptions()), Stack)
     saved.write_text("not json")
     assert main(["swarm-stack", "--compose-config", str(saved), "--out", str(out)]) == 2
+
+
+@needs_compose
+def test_the_mesh_token_reaches_the_relay_and_every_agent_as_a_secret(tmp_path: Path) -> None:
+    token = "dummy-mesh-token-0123456789abcdef"
+    config = render(tmp_path, "wide", env_lines=f"GAIAMESH_MESH_TOKEN={token}\n")
+    files = stack_from_compose(config, StackOptions(secrets_dir=str(tmp_path)))
+    assert token not in files.render() and files.secret_values["gaiamesh_mesh_token"] == token
+    for name, svc in load(files.render())["services"].items():
+        if name == "network" or name.startswith("agent-"):
+            assert svc["environment"]["GAIAMESH_MESH_TOKEN_FILE"] == "/run/secrets/gaiamesh_mesh_token", name
+            assert "GAIAMESH_MESH_TOKEN" not in svc["environment"], name

@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import os
 import re
 import statistics
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +21,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..evaluation.metrics import RunMetrics
-from ..mesh.protocols import KEYED, generate_keys
+from ..mesh.protocols import generate_keys
 from ..mesh.relay import MeshNetwork
-from ..runner import ProcessGroup, model_server, web_server
-from ..settings import Settings, default_agents
+from ..runner import ProcessGroup, model_server, own_team, web_server
+from ..settings import STRATEGY_TOOLS, Settings
 from ..tasks import Task
+from . import fairness, schedule
 from . import stats as ci
 from .baseline import run_baseline
+from .load import LoadProbe
 
 # one CSV column per field of metrics.json, and the share of the answer's decisions the model made
-COLUMNS = ["repeat", *RunMetrics.columns(), "model_share"]
+COLUMNS = ["repeat", *RunMetrics.columns(), "model_share", "order", "load_1m", "cpu_other", "steal_pct", "containers",
+           "contended"]  # fmt: skip
 SUMMARY = [
     ("bytes_tx", "median"), ("bytes_rx", "median"), ("header_overhead", "median"), ("pkt_cnt", "median"),
     ("elapsed_ms", "median"), ("llm_ms", "median"), ("token_sum", "median"), ("model_share", "mean"),
@@ -77,6 +82,45 @@ def _row(repeat: int, m: RunMetrics) -> dict[str, Any]:
     return {c: "" if row.get(c) is None else row[c] for c in COLUMNS} | {"protocol": protocol, "repeat": repeat}
 
 
+@dataclass(frozen=True)
+class Variant:
+    """What a bench compares: a strategy with some stages left out (``ablate``) under a protocol;
+    ``protocol`` is :data:`BASELINE` for the single direct model call."""
+
+    strategy: str
+    ablate: str
+    protocol: str
+
+    def name(self, strategies: int, ablations: int) -> str:
+        if self.protocol == BASELINE:
+            return BASELINE
+        parts = [self.strategy] if strategies > 1 else []
+        if ablations > 1:
+            parts.append(f"no-{self.ablate.replace(',', '-')}" if self.ablate else "full")
+        return "-".join([*parts, self.protocol])
+
+
+def _teams(settings: Settings, out: Path, base_port: int, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Settings]:
+    """One team per (strategy, ablate), each on its own ports with its own mesh token and keys
+    for every keyed protocol: a team's agents speak every protocol (each run names its own), so
+    all of them run at once and the protocols of one task run back to back."""
+    teams = {}
+    for strategy, ablate in keys:
+        s = own_team(settings.model_copy(update={"strategy": strategy, "ablate": ablate}), base_port)
+        nodes = ["network", *(a.node_id for a in s.agent_specs())]
+        tag = f"{strategy}-{ablate.replace(',', '-') or 'full'}"
+        teams[(strategy, ablate)] = s.model_copy(update={"keys_dir": generate_keys(out / "keys" / tag, nodes)})
+        if base_port:
+            base_port += len(STRATEGY_TOOLS[strategy])
+    return teams
+
+
+def _one(variant: Variant, team: Settings, task: Task, run_dir: Path) -> RunMetrics:
+    if variant.protocol == BASELINE:
+        return asyncio.run(run_baseline(team, task, run_dir))
+    return asyncio.run(MeshNetwork(team.model_copy(update={"protocol": variant.protocol}), task, run_dir, quiet=True).run())
+
+
 def run_bench(
     settings: Settings,
     tasks: list[Task],
@@ -87,51 +131,45 @@ def run_bench(
     baseline: bool,
     strategies: list[str] | None = None,
     ablations: list[str] | None = None,
+    seed: int = 0,
 ) -> list[dict[str, Any]]:
-    """Run the matrix locally (model server, agents as processes, relay in-process).
+    """Run the matrix locally (model server, agents as processes, relay in-process): a warm-up
+    run per team first (not counted), then every variant of each task back to back in a seeded
+    shuffled order (``schedule.py``), each run with the machine's load beside it (``load.py``).
     ``ablations``: ABLATE values to compare (``""`` is the full team)."""
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     strategies = strategies or [settings.strategy]
     ablations = ablations or [settings.ablate]
+    keys = [(s, a) for s in strategies for a in ablations]
+    variants = [Variant(s, a, p) for s, a in keys for p in protocols]
+    variants += [Variant(settings.strategy, settings.ablate, BASELINE)] if baseline else []
+    slots = schedule.interleaved(tasks, variants, repeat, seed)
     group = ProcessGroup(out / "logs")
-    variants = [(s, a, p) for s in strategies for a in ablations for p in protocols]
-    total = len(tasks) * repeat * (len(variants) + (1 if baseline else 0))
+    probe = LoadProbe(lambda: [os.getpid(), *group.pids()])
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     try:
-        with model_server(settings, group), Progress(*columns, console=console) as progress:
-            bar = progress.add_task("bench", total=total)
-            for strategy, ablate, protocol in variants:
-                team = default_agents(base_port, strategy=strategy)
-                proto_settings = settings.model_copy(
-                    update={"protocol": protocol, "strategy": strategy, "agents": team, "ablate": ablate}
-                )
-                if protocol in KEYED:
-                    nodes = ["network", *(a.node_id for a in proto_settings.agent_specs())]
-                    proto_settings = proto_settings.model_copy(
-                        update={"keys_dir": generate_keys(out / "keys" / strategy, nodes)}
-                    )
-                name = "-".join([*([strategy] if len(strategies) > 1 else []),
-                                 *([f"no-{ablate.replace(',', '-')}" if ablate else "full"] if len(ablations) > 1 else []),
-                                 protocol])  # fmt: skip
-                with web_server(proto_settings, group), agents_running(proto_settings, group, name):
-                    for r in range(repeat):
-                        for task in tasks:
-                            progress.update(bar, description=f"{name:<14} {task.task_id:<22} #{r + 1}")
-                            run_dir = out / "runs" / name / f"{task.task_id}-{r + 1}"
-                            net = MeshNetwork(proto_settings, task, run_dir, quiet=True)
-                            rows.append(_row(r + 1, asyncio.run(net.run())))
-                            progress.advance(bar)
-            if baseline:
-                for r in range(repeat):
-                    for task in tasks:
-                        progress.update(bar, description=f"{BASELINE:<10} {task.task_id:<22} #{r + 1}")
-                        run_dir = out / "runs" / BASELINE / f"{task.task_id}-{r + 1}"
-                        rows.append(_row(r + 1, asyncio.run(run_baseline(settings, task, run_dir))))
-                        progress.advance(bar)
+        with model_server(settings, group), ExitStack() as running, Progress(*columns, console=console) as progress:
+            teams = _teams(settings, out, base_port, keys)
+            for key, team in teams.items():
+                running.enter_context(web_server(team, group))
+                running.enter_context(agents_running(team, group, "-".join(key).rstrip("-")))
+            bar = progress.add_task("warm-up", total=len(slots) + len(teams))
+            for key, team in teams.items():  # untimed: cold processes and caches would pass for the first protocol's cost
+                progress.update(bar, description=f"warm-up {'-'.join(key).rstrip('-')}")
+                _one(Variant(*key, protocols[0]), team, tasks[0], out / "warm-up" / "-".join(key).rstrip("-"))
+                progress.advance(bar)
+            for slot in slots:
+                v = slot.variant
+                name = v.name(len(strategies), len(ablations))
+                progress.update(bar, description=f"{name:<14} {slot.task.task_id:<22} #{slot.repeat}")
+                probe.start()
+                metrics = _one(v, teams[(v.strategy, v.ablate)], slot.task, out / "runs" / name / f"{slot.task.task_id}-{slot.repeat}")
+                rows.append(_row(slot.repeat, metrics) | probe.stop().row() | {"order": slot.order})
+                progress.advance(bar)
     finally:
         group.stop_all()
-    write_reports(rows, out)
+    write_reports(rows, out, seed)
     return rows
 
 
@@ -205,8 +243,9 @@ def summary_markdown(summary: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_reports(rows: list[dict[str, Any]], out: Path) -> None:
-    """``results.csv``, ``summary.md`` and ``comparison.png`` in ``out``; the table is printed too."""
+def write_reports(rows: list[dict[str, Any]], out: Path, seed: int | None = None) -> None:
+    """``results.csv``, ``summary.md`` and ``comparison.png`` in ``out``; the table is printed too.
+    ``seed``: the order's seed, where this bench chose the order (None: rows from folders)."""
     out.mkdir(parents=True, exist_ok=True)
     with (out / "results.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
@@ -219,9 +258,13 @@ def write_reports(rows: list[dict[str, Any]], out: Path) -> None:
         "level": ci.LEVEL, "resamples": ci.RESAMPLES, "reference": ci.REFERENCE,
         "intervals": ci.as_json(means), "differences": ci.as_json(diffs),
     }, indent=2) + "\n")  # fmt: skip
+    contended = fairness.contended_runs(rows, group_of)
+    backends = ", ".join(sorted({str(r.get("backend")) for r in rows if r.get("backend")})) or "unknown"
     (out / "summary.md").write_text(
-        "# gaiamesh bench summary\n\nMedians per protocol over all runs (quality: means). "
+        "# gaiamesh bench summary\n\n" + fairness.how_it_ran(rows, seed, backends)
+        + "Medians per protocol over all runs (quality: means). "
         "`network_share` = 1 - llm_ms / elapsed_ms.\n\n" + summary_markdown(summary)
+        + fairness.load_section(rows, group_of) + fairness.time_section(diffs, contended)
         + INTERVALS_NOTE + ci.markdown(means)
         + (DIFFERENCES_NOTE + ci.markdown(diffs, signed=True) if diffs else "")
     )

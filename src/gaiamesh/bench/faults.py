@@ -30,7 +30,7 @@ from ..evaluation.metrics import RunMetrics, audit, read_log
 from ..mesh.faults import FaultPlan
 from ..mesh.protocols import generate_keys
 from ..mesh.relay import MeshNetwork
-from ..runner import ProcessGroup, model_server, web_server
+from ..runner import ProcessGroup, model_server, own_team, web_server
 from ..settings import FaultSettings, Settings, default_agents
 from ..tasks import Task
 from .compare import agents_running
@@ -221,9 +221,7 @@ def checked(settings: Settings, faults: dict[str, dict[str, Any]]) -> dict[str, 
 
 
 def _for_protocol(settings: Settings, protocol: str, out: Path, base_port: int) -> Settings:
-    s = settings.model_copy(
-        update={"protocol": protocol, "agents": default_agents(base_port, strategy=settings.strategy)}
-    )
+    s = own_team(settings.model_copy(update={"protocol": protocol}), base_port)
     if protocol == "signed":
         nodes = ["network", *(a.node_id for a in s.agent_specs())]
         s = s.model_copy(update={"keys_dir": generate_keys(out / "keys", nodes)})

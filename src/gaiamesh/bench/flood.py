@@ -30,6 +30,7 @@ from rich.table import Table
 from websockets.asyncio.server import ServerConnection, serve
 
 from ..evaluation.metrics import FrameRecord, audit, read_log
+from ..evaluation.modeltime import archived_memories, model_time
 from ..mesh.frames import Announcement, PacketType, make_packet
 from ..mesh.protocols import generate_keys, get_adapter
 from ..mesh.relay import MeshNetwork, subprotocol
@@ -144,14 +145,15 @@ async def _one_run(settings: Settings, task: Task, out: Path) -> tuple[Any, floa
     return metrics, time.monotonic()
 
 
-def _honest_ms(records: list[FrameRecord]) -> tuple[float | None, float | None]:
+def _honest_ms(records: list[FrameRecord], memories: dict[str, dict[str, Any]]) -> tuple[float | None, float | None]:
     """doc_init to the honest triples on the relay's clock (frame log), and the part of it
-    spent outside the model (minus the model time the honest agents report on their frames)."""
+    spent outside the model (minus the model time of the honest agents' steps whose packets the log counted)."""
     start = next((r.t_ms for r in records if r.type == "doc_init"), None)
     end = next((r.t_ms for r in records if r.type == "triples" and r.status == "accepted"), None)
     if start is None or end is None:
         return None, None
-    model = sum(r.llm_ms for r in records if r.src != FLOODER and r.status == "accepted" and r.t_ms <= end)
+    honest = [r for r in records if r.src != FLOODER and r.t_ms <= end]
+    model, _ = model_time(honest, memories)
     return round(end - start, 1), round(end - start - model, 1)
 
 
@@ -209,7 +211,7 @@ def _analyse(run: Path, metrics: Any, sent: dict[str, int], before: dict[str, in
             rejected[kind] += 1
     flood = [r for r in mine if r.type != "data_event" or r.tag != "final_answer"]
     span_s = (flood[-1].t_ms - flood[0].t_ms) / 1000 if len(flood) > 1 else 0.0
-    honest_ms, outside_model_ms = _honest_ms(records)
+    honest_ms, outside_model_ms = _honest_ms(records, archived_memories(run / "run_artifacts.tar.gz"))
     return {
         "status": metrics.status,
         "sent": sent,

@@ -18,11 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-# The measures given an interval: quality, bytes, the header's share of them, packets, time, tokens.
+# The measures given an interval: quality, bytes, the header's share of them, packets, time, tokens,
+# and the protocol's own cost per message, which no model time is in (the relay's decoding, the
+# agents' encoding: medians per run, µs).
 MEASURES = (
     "quality_score", "exact_match", "squad_f1", "bytes", "header_share", "pkt_cnt", "elapsed_ms", "llm_ms",
-    "token_sum",
+    "token_sum", "decode_us_p50", "encode_us_p50",
 )  # fmt: skip
+MODEL_FREE = ("decode_us_p50", "encode_us_p50", "bytes")
 REFERENCE = "json"  # the protocol every other one is compared with, run by run
 RESAMPLES = 2000
 LEVEL = 0.95
@@ -127,7 +130,35 @@ def as_json(table: Mapping[str, Mapping[str, Interval]]) -> dict[str, dict[str, 
 def _fmt(measure: str, v: float) -> str:
     if measure in ("quality_score", "exact_match", "squad_f1", "header_share"):
         return f"{v:.3f}"
+    if measure.endswith("_us_p50"):
+        return f"{v:,.1f}"
     return f"{v:,.0f}"
+
+
+def holds_zero(i: Interval) -> bool:
+    return i.low <= 0 <= i.high
+
+
+def time_verdict(diff: Mapping[str, Interval], contended: int) -> str:
+    """What a group's time difference from ``json`` (``diff``: its paired differences) can be
+    said to be: no difference these runs can tell; the model's (most of it was inside model
+    calls, which a protocol does not change: the model answered more slowly, or differently);
+    or beyond the model's time. ``contended``: how many of the group's or json's runs
+    overlapped other load (``load.py``), which a difference may then be."""
+    elapsed, llm = diff.get("elapsed_ms"), diff.get("llm_ms")
+    if elapsed is None:
+        return "no time measured"
+    if holds_zero(elapsed):
+        said = "no difference these runs can tell (its interval holds 0)"
+    elif llm is not None and llm.mean * elapsed.mean > 0 and abs(llm.mean) >= 0.5 * abs(elapsed.mean):
+        share = min(1.0, llm.mean / elapsed.mean)
+        said = (f"the model's time, not the protocol's: {share:.0%} of it was inside model calls; compare the "
+                "model-free measures, or replay the runs (--replay) to hold the model fixed")  # fmt: skip
+    else:
+        said = "beyond the model's time: the wire, the protocol or the harness"
+    if contended:
+        said += f"; {contended} of the runs compared overlapped other load, which it may be"
+    return said
 
 
 def markdown(table: Mapping[str, Mapping[str, Interval]], signed: bool = False) -> str:

@@ -145,7 +145,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown protocol(s) {', '.join(unknown)}; available: {', '.join(available())}")
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
-    tasks = discover_tasks(args.tasks)
+    tasks = discover_tasks(args.tasks)[: args.limit or None]
+    if not tasks:
+        raise TaskError(f"no task folders under {args.tasks}")
     strategies = [s.strip() for s in (args.strategies or settings.strategy).split(",") if s.strip()]
     # --ablate triple,extract: one variant per item ("none" = every stage); a+b leaves out both
     ablations = [("" if a.strip() == "none" else a.strip().replace("+", ",")) for a in (args.ablate or "").split(",")
@@ -155,7 +157,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGY_TOOLS)}")
     rows = run_bench(
         settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies,
-        ablations,
+        ablations, args.seed,
     )  # fmt: skip
     console.print(f"wrote {args.out}/results.csv, summary.md, comparison.png ({len(rows)} runs)")
     return 0
@@ -329,8 +331,10 @@ def _add_bench(sub: Subparsers) -> None:
         "(a stage left out hands its input on unchanged; a+b leaves out both)",
     )
     bench.add_argument("--repeat", type=int, default=3)
+    bench.add_argument("--limit", type=int, default=0, help="the first N tasks only (0: all)")
+    bench.add_argument("--seed", type=int, default=0, help="the seed of the runs' shuffled order (default 0)")
     bench.add_argument("--out", default="bench")
-    bench.add_argument("--base-port", type=int, default=9000)
+    bench.add_argument("--base-port", type=int, default=0, help="first agent port (default: free ports)")
     bench.add_argument("--baseline", action="store_true", help="also score one direct model call per task")
     bench.add_argument(
         "--replay", metavar="FROM",
@@ -447,7 +451,7 @@ def _add_faults(sub: Subparsers) -> None:
     faults.add_argument("--slow-ms", type=float, default=500.0, help="ms more each way (default 500)")
     faults.add_argument("--seed", type=int, default=1, help="FAULT_SEED: the same seed, the same faults")
     faults.add_argument("--out", default="bench/faults")
-    faults.add_argument("--base-port", type=int, default=9000)
+    faults.add_argument("--base-port", type=int, default=0, help="first agent port (default: free ports)")
     faults.add_argument(
         "--replay", metavar="FROM",
         help="answer every model call from the runs under FROM (an earlier bench's --out): no model server",

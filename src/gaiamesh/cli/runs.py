@@ -208,7 +208,7 @@ def add_commands(sub: Subparsers) -> None:
     run = sub.add_parser("run", help="run the whole mesh locally on one task")
     run.add_argument("task", help="task folder (doc.txt + ground_truth.json)")
     run.add_argument("--out", help="output folder (default runs/<task id>)")
-    run.add_argument("--base-port", type=int, default=9000, help="first agent port (default 9000)")
+    run.add_argument("--base-port", type=int, default=0, help="first agent port (default: free ports)")
     run.add_argument(
         "--replay-plan",
         dest="replay_plan",

@@ -64,7 +64,7 @@ class FrameRecord:
     type: str | None = None
     tag: str | None = None
     token_used: int | None = 0  # null: the model server gave no counts for this step
-    llm_ms: float = 0.0
+    seq: int | None = None  # a packet from an agent: its seq, which names the step that made it
     error: str | None = None
     # µs the relay spent decoding, validating and verifying a frame that came in (None: the
     # relay's own frame, which it encoded)
@@ -90,7 +90,7 @@ class FrameRecord:
         type: str | None = None,  # noqa: A002 (the frame log's field name)
         tag: str | None = None,
         token_used: int | None = 0,
-        llm_ms: float = 0.0,
+        seq: int | None = None,
         error: str | None = None,
         decode_us: float | None = None,
         fault: FaultNote | None = None,
@@ -108,7 +108,7 @@ class FrameRecord:
             type=type,
             tag=tag,
             token_used=token_used,
-            llm_ms=llm_ms,
+            seq=seq,
             status=status,
             error=error,
             b64=base64.b64encode(blob).decode(),
@@ -222,10 +222,8 @@ class Totals:
         if r.status == "redelivered":
             return  # a redelivery repeats a packet whose tokens were already counted
         self.token_sum = _plus(self.token_sum, r.token_used)
-        self.llm_ms += r.llm_ms  # rounded where it is written out (same order, same float)
         if sender is not None:
             sender.token_used = _plus(sender.token_used, r.token_used)
-            sender.llm_ms += r.llm_ms
 
     # Every counter but the model time, which is a float, summed in order and rounded where it
     # is written out; the names are the fields above, not a second list of them.
@@ -380,15 +378,23 @@ def totals_from_log(path: Path) -> dict[str, int]:
 
 
 def audit(run_dir: Path) -> list[tuple[str, object, object]]:
-    """Compare ``metrics.json`` with the totals recomputed from ``frames.jsonl``.
+    """Compare ``metrics.json`` with the totals recomputed from ``frames.jsonl`` (and the model's
+    time from the agents' memory in ``run_artifacts.tar.gz``, by the packets the log counted).
 
     Returns ``(counter, in metrics.json, from the frame log)`` for every counter; equal pairs
     mean the run's numbers are consistent with the frames it actually carried.
     """
+    from .modeltime import archived_memories, model_time  # it reads FrameRecord from here
+
     metrics = RunMetrics.read(run_dir / "metrics.json")
-    totals = fold_log(run_dir / "frames.jsonl")
+    records = read_log(run_dir / "frames.jsonl")
+    totals = Totals()
+    for record in records:
+        totals.add(record)
     rows: list[tuple[str, object, object]] = [
         (k, getattr(metrics, k), getattr(totals, k)) for k in Totals.COUNTERS
     ]
-    rows.append(("llm_ms", metrics.llm_ms, round(totals.llm_ms, 3)))
+    archive = run_dir / "run_artifacts.tar.gz"
+    memories = archived_memories(archive) if archive.is_file() else {}
+    rows.append(("llm_ms", metrics.llm_ms, round(model_time(records, memories)[0], 3)))
     return rows

@@ -11,6 +11,7 @@ read a run's folder on its own disk, fetches it with a signed ``GET /runs/<run_i
 from __future__ import annotations
 
 import asyncio
+import errno
 import http
 import json
 import logging
@@ -27,10 +28,11 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
-from ..errors import ConfigError, Refused
+from .. import ports
+from ..errors import ConfigError, PortTaken, Refused
 from ..models.llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
 from ..settings import Settings
-from . import workspaces
+from . import admission, workspaces
 from .frames import (
     Announcement,
     DocInit,
@@ -72,6 +74,16 @@ class RunState:
 
     def save(self) -> None:
         (self.folder / "memory.json").write_text(json.dumps(self.memory, indent=2, ensure_ascii=False))
+
+
+def _earlier(folder: Path) -> dict[str, Any] | None:
+    """The memory an earlier process of this agent kept for the run (it was killed and restarted
+    mid-run): carried on, so that its steps, their model calls and times stay on record."""
+    try:
+        memory = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return memory if isinstance(memory, dict) else None
 
 
 class MeshAgent:
@@ -140,7 +152,8 @@ class MeshAgent:
         if state is None:
             folder = self.workspace / run_id  # run ids are validated: letters, digits, - and _
             folder.mkdir(parents=True, exist_ok=True)
-            memory = {"node_id": self.node_id, "tool": self.tool.name, "run_id": run_id, "question": question}
+            memory = _earlier(folder) or {"node_id": self.node_id, "tool": self.tool.name, "run_id": run_id,
+                                          "question": question}  # fmt: skip
             state = self.runs[run_id] = RunState(run_id, folder, memory)
             state.save()
             while len(self.runs) > MAX_RUNS_IN_MEMORY:
@@ -242,8 +255,7 @@ class MeshAgent:
             envelope["question"] = ctx.question
             envelope["seq"] = state.next_seq()
             reply = make_packet(
-                self.tool.emits, payload, tag=self.tool.tag, token_used=usage.reported,
-                llm_ms=round(usage.llm_ms, 3), **envelope,
+                self.tool.emits, payload, tag=self.tool.tag, token_used=usage.reported, **envelope
             )  # fmt: skip
         except (ModelError, ValueError, KeyError, TypeError) as exc:
             log.error("agent %s (%s) failed on %s: %s", self.node_id, self.tool.name, packet.type, exc)
@@ -252,13 +264,13 @@ class MeshAgent:
                 kind="model_unreachable" if isinstance(exc, ModelUnreachable) else "tool",
             )  # fmt: skip
             envelope["seq"] = state.next_seq()
-            reply = make_packet(
-                PacketType.ERROR, failure, token_used=usage.reported, llm_ms=round(usage.llm_ms, 3), **envelope
-            )
+            reply = make_packet(PacketType.ERROR, failure, token_used=usage.reported, **envelope)
         state.memory.setdefault("steps", []).append(
             {
                 "consumed": packet.type.value,
                 "emitted": reply.type.value,
+                "seq": reply.seq,  # the packet this step emitted: the relay counts its model time by it
+                "llm_ms": round(usage.llm_ms, 3),
                 "tokens": usage.tokens,
                 "prompt_tokens": usage.prompt_tokens,
                 "eval_tokens": usage.eval_tokens,
@@ -316,6 +328,10 @@ class MeshAgent:
             return Response(http.HTTPStatus.OK.value, http.HTTPStatus.OK.phrase, headers, blob)
         if request.path != "/ws":
             return conn.respond(http.HTTPStatus.NOT_FOUND, "use /ws\n")
+        if not admission.relay_admitted(self.settings.mesh_token, request.headers):
+            # another stack's or bench's relay: this agent works only for the runs it was started for
+            log.warning("agent %s: refused a relay that does not hold this mesh's token", self.node_id)
+            return conn.respond(http.HTTPStatus.FORBIDDEN, "this agent belongs to another mesh (GAIAMESH_MESH_TOKEN)\n")
         return None
 
     def _relay_key(self) -> Ed25519PublicKey | None:
@@ -330,19 +346,37 @@ class MeshAgent:
         if response.status_code == http.HTTPStatus.SWITCHING_PROTOCOLS:
             for name, value in self.announcement.headers().items():
                 response.headers[name] = value
+            challenge = request.headers.get(admission.HEADER_CHALLENGE)
+            if self.settings.mesh_token and challenge:
+                response.headers[admission.HEADER_AGENT_PROOF] = admission.agent_proof(
+                    self.settings.mesh_token, challenge, self.node_id, self.tool.name
+                )
 
     async def serve(self, stop: asyncio.Event) -> None:
-        """Serve until ``stop`` is set."""
-        async with serve(
-            self._connection,
-            self.settings.agent_host,
-            self.settings.port,
-            process_request=self._http,
-            process_response=self._announce,
-            select_subprotocol=self._select_subprotocol,
-            compression=None,  # frames cross the wire as the protocol encoded them (see relay.py)
-            max_size=4 * self.settings.max_frame_bytes,
-        ):
+        """Serve until ``stop`` is set. A port it cannot listen on is a :class:`PortTaken`
+        naming the port, its holder and what moves it: never a silent exit that leaves the
+        relay to find whatever else answers there."""
+        host, port = self.settings.agent_host, self.settings.port
+        try:
+            server = await serve(
+                self._connection,
+                host,
+                port,
+                process_request=self._http,
+                process_response=self._announce,
+                select_subprotocol=self._select_subprotocol,
+                compression=None,  # frames cross the wire as the protocol encoded them (see relay.py)
+                max_size=4 * self.settings.max_frame_bytes,
+            )
+        except OSError as exc:
+            if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+                raise
+            raise PortTaken(
+                f"agent {self.node_id} ({self.tool.name}) cannot listen on {host}:{port}: it is held by "
+                f"{ports.holder(port)}. Move the agents with --base-port (gaiamesh run, bench), or PORT "
+                "and AGENTS (an agent of your own); a stack of this project: make down"
+            ) from exc
+        async with server:
             log.info(
                 "agent %s (%s) listening on ws://%s:%d/ws",
                 self.node_id,

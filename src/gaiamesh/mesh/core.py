@@ -511,7 +511,7 @@ class RelayCore:
             FrameRecord.of(
                 n=self.totals.frames, t_ms=self._rel(now), src=src, dst=dst, blob=blob, received=received,
                 status=status, header_size=header, type=ptype, tag=packet.tag,
-                token_used=packet.token_used, llm_ms=packet.llm_ms, decode_us=decode_us,
+                token_used=packet.token_used, seq=packet.seq if received else None, decode_us=decode_us,
                 fault=fault,
             ),
         )  # fmt: skip
@@ -618,7 +618,7 @@ class RelayCore:
             FrameRecord.of(
                 n=self.totals.frames, t_ms=self._rel(now), src=src, dst=[node_id], blob=work.blob, received=False,
                 status="dropped_fault", header_size=work.header, type=packet.type.value, tag=packet.tag,
-                token_used=packet.token_used, llm_ms=packet.llm_ms, fault=FaultNote(["loss"], attempt=i + 1),
+                token_used=packet.token_used, fault=FaultNote(["loss"], attempt=i + 1),
             ),
         )  # fmt: skip
         if i + 1 < len(fate.lost):

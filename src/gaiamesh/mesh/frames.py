@@ -1,7 +1,6 @@
 """Typed packets: what agents and the relay say to each other, validated once at the edge.
 
-A packet is an envelope (run, sender, sequence, tag, question, the model's token and time
-counts) around a payload whose shape depends on the packet type. :data:`Packet` is the
+A packet is an envelope (run, sender, sequence, tag, question, the model's token count) around a payload whose shape depends on the packet type. :data:`Packet` is the
 discriminated union of one model per type, so ``parse_packet`` picks the payload model from
 ``type`` and rejects anything else with a message that names the offending field.
 """
@@ -188,7 +187,9 @@ class Envelope(BaseModel):
     question: str = ""
     # The model server's own token counts for this step; null when it gave none (not 0).
     token_used: int | None = Field(default=0, ge=0)
-    llm_ms: float = Field(default=0.0, ge=0)
+    # No model time: it is the agent's measurement, not a message, and on the wire it made a
+    # protocol's byte count depend on how long the model took. Each agent keeps it in its
+    # memory.json, by the seq of the packet its step emitted (evaluation/modeltime.py).
 
     def to_dict(self) -> dict[str, Any]:
         """The packet as the plain dict every protocol adapter encodes."""

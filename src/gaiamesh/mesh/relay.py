@@ -21,21 +21,22 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.protocol import State
 from websockets.typing import Subprotocol
 
-from ..errors import ConfigError, ConnectError, StorageError
+from ..errors import ConfigError, ConnectError, ForeignAgent, StorageError
 from ..evaluation.archive import write_archive
 from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, fold_log, read_log
+from ..evaluation.modeltime import model_time, read_memories
 from ..evaluation.scoring import score
 from ..evaluation.wirecost import protocol_cost
 from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
 from ..tasks import Task
-from . import collect
+from . import admission, collect
 from .core import Outcome, RelayCore
 from .discovery import Resolver, discover, reconcile, resolve_all, resolve_ipv4, unresolved
 from .faults import network_faults
@@ -185,10 +186,13 @@ class MeshNetwork:
         self, spec: AgentSpec, deadline: float
     ) -> tuple[ClientConnection, Announcement | None]:
         last: Exception | None = None
+        token = self.settings.mesh_token
         while time.monotonic() < deadline:
+            asked = admission.relay_headers(token)
             try:
                 ws = await connect(
                     spec.url,
+                    additional_headers=asked,
                     # No permessage-deflate: it would compress every frame behind the protocol's
                     # back, so bytes_tx/bytes_rx would not be what crosses the wire (and it costs
                     # ~80 µs a hop here).
@@ -198,6 +202,10 @@ class MeshNetwork:
                     open_timeout=max(0.5, min(5.0, deadline - time.monotonic())),
                 )
                 break
+            except InvalidStatus as exc:
+                if exc.response.status_code == 403 and token:
+                    raise ForeignAgent(self._foreign(spec, "refused this run's mesh token")) from exc
+                last = exc
             except (OSError, InvalidHandshake, TimeoutError) as exc:
                 last = exc
             await asyncio.sleep(0.25)  # retry back-off while the agent starts
@@ -207,6 +215,11 @@ class MeshNetwork:
                 f"{self.settings.connect_timeout:.0f}s: {last!r}"
             )
         said = Announcement.from_headers(ws.response.headers) if ws.response else None
+        proof = ws.response.headers.get(admission.HEADER_AGENT_PROOF) if ws.response else None
+        if token and not (said and admission.agent_admitted(
+                token, asked[admission.HEADER_CHALLENGE], proof, said.node_id, said.tool)):  # fmt: skip
+            await ws.close()
+            raise ForeignAgent(self._foreign(spec, "did not prove this run's mesh token"))
         if said is not None and ws.subprotocol != subprotocol(self.settings.protocol):
             # An agent of ours that cannot speak this run's protocol (e.g. no signing key).
             await ws.close()
@@ -223,6 +236,14 @@ class MeshNetwork:
                 f"but AGENTS names node {spec.announces!r} with tool {spec.tool!r}"
             )
         return ws, said
+
+    @staticmethod
+    def _foreign(spec: AgentSpec, what: str) -> str:
+        return (
+            f"what answers at {spec.url} (agent {spec.node_id}, {spec.tool}) {what}: it is not one of "
+            f"this run's agents. Another stack or bench holds port {spec.port}? Start this run's agents "
+            "on other ports (--base-port), or stop the other (make down)"
+        )
 
     async def _connect(self, core: RelayCore) -> None:
         deadline = time.monotonic() + self.settings.connect_timeout
@@ -517,16 +538,11 @@ class MeshNetwork:
         if self.core is not None and self.core.end is None:
             self._apply(self.core.fail(status, reason, time.monotonic()))
 
-    def _protocol_cost(self, folders: dict[str, Path]) -> dict[str, float | None]:
+    def _protocol_cost(self, records: list[FrameRecord], memories: dict[str, dict[str, Any]]) -> dict[str, float | None]:
         """From the frame log as written and the agents' own encode times (their memory.json in
         the workspaces gathered for the archive; an agent whose workspace is missing adds none)."""
-        encode_us: list[float] = []
-        for folder in folders.values():
-            try:
-                encode_us += json.loads((folder / "memory.json").read_text(encoding="utf-8")).get("encode_us", [])
-            except (OSError, ValueError):
-                continue  # no memory.json written: its times are unknown
-        return protocol_cost(read_log(self.out_dir / "frames.jsonl"), encode_us)
+        encode_us = [us for memory in memories.values() for us in memory.get("encode_us", [])]
+        return protocol_cost(records, encode_us)
 
     def finalize(self, core: RelayCore, folders: dict[str, Path], missing: dict[str, str]) -> RunMetrics:
         """Score, write ``metrics.json`` and ``config.json``, and archive the run with the agents'
@@ -541,6 +557,9 @@ class MeshNetwork:
             # written, so metrics.json still agrees with it.
             status, error, final = "storage_error", self.storage_error, None
             totals = fold_log(self.out_dir / "frames.jsonl")
+        records = read_log(self.out_dir / "frames.jsonl")
+        memories = read_memories(folders)
+        totals.llm_ms, agent_ms = model_time(records, memories)  # the model's time, kept off the wire
         prediction = final.payload.answer if final else ""
         scores = score(self.settings.scorer, prediction, self.task.golds)
         elapsed_ms = core.elapsed_ms(now)
@@ -566,8 +585,8 @@ class MeshNetwork:
                 if elapsed_ms > 0
                 else 0.0,
                 **scores,
-                **self._protocol_cost(folders),
-                "agents": {n: replace(a, llm_ms=round(a.llm_ms, 3)) for n, a in core.agents.items()},
+                **self._protocol_cost(records, memories),
+                "agents": {n: replace(a, llm_ms=round(agent_ms.get(n, 0.0), 3)) for n, a in core.agents.items()},
                 "membership": core.membership,
                 "workspaces_missing": missing,
             }

@@ -1,0 +1,70 @@
+"""Who belongs to a run: both ends of a relay's connection prove that they hold the run's mesh
+token (``GAIAMESH_MESH_TOKEN``), so that a relay never measures agents another stack or bench
+started on the same ports, and an agent never works for another run's relay.
+
+Pure functions; the relay and the agent put their results in the WebSocket handshake:
+
+- the relay's request carries a fresh random challenge and its own proof of the token over it;
+- the agent refuses the upgrade (403) when the relay's proof does not match its own token, and
+  otherwise answers with its proof over the same challenge, its node id and its tool;
+- the relay refuses an agent whose answer carries no proof or a wrong one.
+
+The token itself never crosses the wire, and an agent's proof holds only for the challenge it
+answers. An empty token on both ends checks nothing (unit tests of one layer); every command
+that starts agents hands them one (local mode: a new one per command; compose: ``.env``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+
+HEADER_CHALLENGE = "X-Gaiamesh-Challenge"
+HEADER_RELAY_PROOF = "X-Gaiamesh-Relay-Proof"
+HEADER_AGENT_PROOF = "X-Gaiamesh-Proof"
+
+
+def new_token() -> str:
+    """A fresh mesh token (what a command hands the agents it starts)."""
+    return secrets.token_urlsafe(24)
+
+
+def challenge() -> str:
+    return secrets.token_hex(16)
+
+
+def _mac(token: str, *parts: str) -> str:
+    return hmac.new(token.encode(), "\n".join(parts).encode(), hashlib.sha256).hexdigest()
+
+
+def relay_proof(token: str, challenge: str) -> str:
+    return _mac(token, "relay", challenge)
+
+
+def agent_proof(token: str, challenge: str, node_id: str, tool: str) -> str:
+    return _mac(token, "agent", challenge, node_id, tool)
+
+
+def relay_headers(token: str) -> dict[str, str]:
+    """The headers of a relay's connection request (none without a token)."""
+    if not token:
+        return {}
+    c = challenge()
+    return {HEADER_CHALLENGE: c, HEADER_RELAY_PROOF: relay_proof(token, c)}
+
+
+def relay_admitted(token: str, headers: Mapping[str, str]) -> bool:
+    """Whether a connection request with ``headers`` comes from a relay holding ``token``."""
+    if not token:
+        return True
+    c, proof = headers.get(HEADER_CHALLENGE), headers.get(HEADER_RELAY_PROOF)
+    return bool(c and proof) and hmac.compare_digest(str(proof), relay_proof(token, str(c)))
+
+
+def agent_admitted(token: str, challenge: str, proof: str | None, node_id: str, tool: str) -> bool:
+    """Whether an agent's handshake answer proves it holds ``token`` (as ``node_id``/``tool``)."""
+    if not token:
+        return True
+    return proof is not None and hmac.compare_digest(proof, agent_proof(token, challenge, node_id, tool))

@@ -1,0 +1,91 @@
+"""Only a run's own agents: the mesh token proved at the handshake (mesh/admission.py), by plain
+calls and over real WebSockets with real MeshAgents (fast fake model)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from gaiamesh.errors import PortTaken
+from gaiamesh.mesh import admission
+from gaiamesh.mesh.agent import MeshAgent
+from gaiamesh.mesh.relay import MeshNetwork
+from gaiamesh.tasks import load_task
+from gaiamesh.toolbox import get_tool
+
+from ..conftest import TASKS, free_port_block
+from .fakes import FakeLLM
+from .test_relay import TOOLS, mesh, settings_for
+
+
+def test_proofs_hold_only_for_their_token_challenge_and_agent() -> None:
+    asked = admission.relay_headers("t1")
+    c = asked[admission.HEADER_CHALLENGE]
+    assert admission.relay_admitted("t1", asked)
+    assert not admission.relay_admitted("t2", asked)
+    assert not admission.relay_admitted("t1", {})
+    assert not admission.relay_admitted("t1", {**asked, admission.HEADER_CHALLENGE: "0" * 32})
+    proof = admission.agent_proof("t1", c, "0", "search")
+    assert admission.agent_admitted("t1", c, proof, "0", "search")
+    assert not admission.agent_admitted("t2", c, proof, "0", "search")
+    assert not admission.agent_admitted("t1", c, proof, "1", "search")  # another agent's proof
+    assert not admission.agent_admitted("t1", admission.challenge(), proof, "0", "search")  # replayed
+    assert not admission.agent_admitted("t1", c, None, "0", "search")
+    assert "t1" not in "".join(asked.values()) and "t1" not in proof  # the token never crosses
+    assert admission.relay_headers("") == {} and admission.agent_admitted("", c, None, "0", "search")
+
+
+async def _run(tmp: Path, relay_token: str, agent_token: str) -> tuple[dict[str, object], float]:
+    base = free_port_block(4)
+    agents = settings_for(tmp, base, TOOLS, mesh_token=agent_token, connect_timeout=15)
+    relay = agents.model_copy(update={"mesh_token": relay_token})
+    async with mesh(agents):
+        started = time.monotonic()
+        m = await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None).run()
+    return m.model_dump(), time.monotonic() - started
+
+
+async def test_agents_holding_the_runs_token_are_measured(tmp_path: Path) -> None:
+    m, _ = await _run(tmp_path, "same-token", "same-token")
+    assert m["status"] == "ok" and m["prediction"] == "148 megawatts"
+
+
+@pytest.mark.parametrize(
+    ("relay_token", "agent_token", "words"),
+    [
+        ("this-run", "another-stack", "refused this run's mesh token"),  # the agents refuse the relay
+        ("this-run", "", "did not prove this run's mesh token"),  # agents that prove nothing
+    ],
+)
+async def test_a_relay_never_measures_another_meshs_agents(
+    tmp_path: Path, relay_token: str, agent_token: str, words: str
+) -> None:
+    m, took = await _run(tmp_path, relay_token, agent_token)
+    assert m["status"] == "connect_failed"
+    assert words in str(m["error"]) and "--base-port" in str(m["error"])
+    assert m["pkt_cnt"] == 0 and m["bytes_tx"] == 0  # nothing was sent to, or counted from, them
+    assert took < 10  # at once, not after CONNECT_TIMEOUT (15 s) of retries
+
+
+async def test_an_agent_refuses_a_relay_without_its_token(tmp_path: Path) -> None:
+    m, _ = await _run(tmp_path, "", "the-agents-token")
+    assert m["status"] == "connect_failed" and m["pkt_cnt"] == 0
+
+
+async def test_an_agent_that_cannot_bind_names_the_port_and_its_holder(tmp_path: Path) -> None:
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        s = settings_for(tmp_path, port, ["search"]).model_copy(update={"node_id": "0", "port": port})
+        agent = MeshAgent(s, get_tool("search"), llm=FakeLLM())  # type: ignore[arg-type]
+        with pytest.raises(PortTaken) as caught:
+            await asyncio.wait_for(agent.serve(asyncio.Event()), 10)
+    message = str(caught.value)
+    assert f"127.0.0.1:{port}" in message and "--base-port" in message
+    assert f"(pid {os.getpid()})" in message  # ss names this very process as the holder

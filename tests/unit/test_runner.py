@@ -1,0 +1,38 @@
+"""Local mode's choices before anything starts: the team's ports, its mesh token, its web."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from gaiamesh.errors import PortTaken
+from gaiamesh.runner import own_team
+from gaiamesh.settings import default_agents, load_settings
+
+
+def test_a_team_gets_free_ports_and_a_token_of_its_own_each_time() -> None:
+    s = load_settings()
+    one, two = own_team(s), own_team(s)
+    assert one.mesh_token and two.mesh_token and one.mesh_token != two.mesh_token
+    assert one.agents != default_agents()  # not 9000-9003, where a compose stack publishes
+    assert [a.tool for a in one.agent_specs()] == ["search", "extract", "triple", "reason"]
+
+
+def test_a_given_base_port_that_is_taken_stops_before_anything_starts() -> None:
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        with pytest.raises(PortTaken) as caught:
+            own_team(load_settings(), base_port=port)
+        assert f"127.0.0.1:{port}" in str(caught.value) and "--base-port" in str(caught.value)
+        with pytest.raises(PortTaken, match="AGENTS"):
+            own_team(load_settings(agents=f"0=search@127.0.0.1:{port}"))
+
+
+def test_the_orchestrated_web_moves_with_the_team_unless_web_url_is_set() -> None:
+    s = own_team(load_settings(strategy="orchestrated"))
+    assert s.web_url != "http://127.0.0.1:8090" and s.web_url.startswith("http://127.0.0.1:")
+    mine = own_team(load_settings(strategy="orchestrated", web_url="http://127.0.0.1:8555"))
+    assert mine.web_url == "http://127.0.0.1:8555"
