@@ -8,6 +8,7 @@ import json
 import socket
 import struct
 import subprocess
+import sys
 import tarfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -16,14 +17,16 @@ from pathlib import Path
 import httpx
 import pytest
 from playwright.sync_api import Browser, expect
+from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from gaiamesh.bench.compose_storm import SERVICES, ComposeTeam, run_compose_failstorm
 from gaiamesh.bench.failstorm import Storm
+from gaiamesh.mesh import admission
 from gaiamesh.tasks import load_task
 
 from ..conftest import ROOT, dev_task, llama_cpp_server
-from .conftest import CORE, KEY, ORCHESTRATED, WIDE, Stack
+from .conftest import CORE, KEY, MESH_TOKEN, ORCHESTRATED, WIDE, Stack
 
 pytestmark = pytest.mark.integration
 
@@ -58,8 +61,27 @@ def test_default_stack_is_healthy_on_loopback_only(stack: Stack) -> None:
 
 def test_websocket_handshake_with_every_agent(stack: Stack) -> None:
     for n in range(4):
-        with connect(f"ws://127.0.0.1:190{n}/ws", open_timeout=10) as ws:
+        # a relay of this mesh (it proves the stack's token) is taken; any other is refused
+        with connect(f"ws://127.0.0.1:190{n}/ws", open_timeout=10,
+                     additional_headers=admission.relay_headers(MESH_TOKEN)) as ws:  # fmt: skip
             assert ws.protocol.state.name == "OPEN"
+            proof = ws.response.headers.get(admission.HEADER_AGENT_PROOF)
+            assert proof and len(proof) == 64  # the agent's own proof, for the relay to check
+        for headers in ({}, admission.relay_headers("another-stacks-token")):
+            with pytest.raises(InvalidStatus) as refused:
+                connect(f"ws://127.0.0.1:190{n}/ws", open_timeout=10, additional_headers=headers)
+            assert refused.value.response.status_code == 403
+
+
+def test_a_local_run_on_the_stacks_ports_stops_at_once_naming_the_container(stack: Stack, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gaiamesh", "run", str(ROOT / "tasks" / "solar-farm"), "--base-port", "1900",
+         "--out", str(tmp_path / "run"), "--workspaces", str(tmp_path / "ws")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "port 127.0.0.1:1900 is held by container" in proc.stderr, proc.stderr
+    assert f"of compose project {stack.project!r}" in proc.stderr and "--base-port" in proc.stderr
 
 
 def test_the_bundled_task_through_the_api_as_make_up_runs_it(stack: Stack) -> None:

@@ -24,6 +24,7 @@ from ..conftest import ROOT, free_port
 IMAGES = ["gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0", "gaiamesh-ollama:0.1.0", "gaiamesh-registry:0.1.0"]
 KEY = "swarm-suite-access-key-0123456789"
 SECRET = "swarm-suite-session-secret-0123456789-abcdef"
+MESH_TOKEN = "swarm-suite-mesh-token-0123456789"
 SUBNET = "198.18.251.0/24"
 DOCKER_ENV = ("PATH", "HOME", "TMPDIR", "DOCKER_CONFIG", "LANG", "LC_ALL", "GAIAMESH_USER")  # not make swarm-cluster's default, so a developer's cluster can stay up
 
@@ -119,7 +120,8 @@ def bring_up(spec: cluster.ClusterSpec, recorded: Path, swarm: bool = True) -> S
            "LLM_BACKEND": "replay", "REPLAY_FROM": str(recorded), "REPLAY_PACE": "recorded",
            "REJOIN_GRACE": "150", "RUN_TIMEOUT": "300",
            # the suite's own secrets (compose prefers the environment to .env): swarm secrets
-           "GAIAMESH_ACCESS_KEY": KEY, "GAIAMESH_SESSION_SECRET": SECRET, "SERVICE_PORT": "8080"}  # fmt: skip
+           "GAIAMESH_ACCESS_KEY": KEY, "GAIAMESH_SESSION_SECRET": SECRET, "GAIAMESH_MESH_TOKEN": MESH_TOKEN,
+           "SERVICE_PORT": "8080"}  # fmt: skip
     return Swarm(spec, env, results)
 
 
@@ -166,7 +168,8 @@ def on_compose(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
         (tmp / folder).mkdir(parents=True)
     owner = subprocess.run([str(ROOT / "scripts" / "owner.sh")], capture_output=True, text=True, check=True)
     subprocess.run([str(ROOT / "scripts" / "owner.sh"), str(tmp / "workspaces"), str(tmp / "results")], check=True)
-    (tmp / "test.env").write_text(f"GAIAMESH_ACCESS_KEY={KEY}\nGAIAMESH_SESSION_SECRET={SECRET}\n")
+    (tmp / "test.env").write_text(f"GAIAMESH_ACCESS_KEY={KEY}\nGAIAMESH_SESSION_SECRET={SECRET}\n"
+                                  f"GAIAMESH_MESH_TOKEN={MESH_TOKEN}\n")
     port = free_port()
     base = {k: v for k, v in os.environ.items() if k in DOCKER_ENV}  # see the swarm fixture
     env = {**base, "HOST_PORT_PREFIX": "29", "SERVICE_PORT": str(port), "WORKSPACES_DIR": str(tmp / "workspaces"),

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from websockets.sync.client import connect
 
+from ..mesh.admission import new_token
 from ..runner import (
     ProcessGroup,
     child_env,
@@ -77,7 +78,7 @@ def _mean(scores: list[float | None]) -> float | None:
 def run_concurrency_bench(settings: Settings, levels: list[int], tasks: list[str], out: Path) -> dict[str, Any]:
     """Every level on the same agents and model server; writes concurrency.json and .md."""
     out.mkdir(parents=True, exist_ok=True)
-    settings = settings.model_copy(update={"agents": default_agents(free_port_block(4))})
+    settings = settings.model_copy(update={"agents": default_agents(free_port_block(4)), "mesh_token": new_token()})
     group = ProcessGroup(out / "logs")
     key = secrets.token_urlsafe(16)
     results: dict[str, Any] = {"tasks": tasks, "levels": {}}

@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from ..evaluation.metrics import FrameRecord, RunMetrics, audit
+from ..mesh.admission import new_token
 from ..mesh.relay import MeshNetwork
 from ..mesh.relay import Team as RelayTeam
 from ..mesh.routing import RoutingMode
@@ -381,7 +382,8 @@ def run_failstorm(settings: Settings, tasks: list[Task], out: Path, storm: Storm
     A killed agent is started again ``down`` s after its kill."""
     port = free_port_block(8)
     line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(TOOLS * 2))
-    settings = settings.model_copy(update={"agents": line, "routing": RoutingMode.SHARE, "rejoin_grace": storm.grace})
+    settings = settings.model_copy(update={"agents": line, "routing": RoutingMode.SHARE, "rejoin_grace": storm.grace,
+                                           "mesh_token": new_token()})  # only the agents it started  # fmt: skip
     group = ProcessGroup(out / "logs")
     try:
         with model_server(settings, group):
