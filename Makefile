@@ -19,7 +19,7 @@ export TESTCONTAINERS_RYUK_DISABLED := true
 # The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
 export GAIAMESH_USER ?= $(shell scripts/owner.sh)
 
-.PHONY: registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
+.PHONY: submit registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -136,6 +136,12 @@ up-wide: env images dirs keys
 	scripts/stack-up.sh --profile wide
 	docker compose exec -T network gaiamesh submit --url http://127.0.0.1:8080 --out /results
 	@scripts/where.sh
+
+# One more run on the stack `make up` left running, from this machine's files (sent to the network
+# container on standard input): TASK=path/to/folder, TASK=bundled-name, or DOC=file.txt QUESTION="...";
+# ANSWER, PROTOCOL, STRATEGY, ROUTING, NAME pass on. Results in RESULTS_DIR/<name>.
+submit:
+	@scripts/submit.sh
 
 # Every container of the project, whatever profiles started it (wide, orchestrated, ...).
 down:

@@ -145,6 +145,44 @@ def test_TASK_runs_that_folder_as_make_up_does(stack: Stack, tmp_path: Path) -> 
         stack.compose("up", "-d", "--wait", "--no-deps", "network", timeout=180)
 
 
+def test_host_files_reach_the_network_container_on_standard_input(stack: Stack, tmp_path: Path) -> None:
+    """The container sees none of the host's files (issue 44): a host folder goes in as a tar and a
+    host file as text on standard input, through the commands `make up` prints and `make submit`."""
+    env = {**stack.env, "SERVICE_PORT": stack.api.rsplit(":", 1)[1], "GAIAMESH_ACCESS_KEY": KEY}
+    printed = subprocess.run([ROOT / "scripts" / "where.sh"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert printed.returncode == 0, printed.stderr
+    lines = [line.strip() for line in printed.stdout.splitlines()]
+    for route, out in (("--task - ", "my-task"), ("--document - ", "my-document")):
+        pasted = next(line for line in lines if route in line)
+        ran = subprocess.run(["bash", "-o", "pipefail", "-c", pasted], cwd=ROOT, env=stack.env, capture_output=True,
+                             text=True, timeout=600)  # fmt: skip
+        assert ran.returncode == 0, pasted + "\n" + ran.stdout + ran.stderr
+        m = json.loads((stack.results / out / "metrics.json").read_text())
+        assert m["status"] == "ok" and m["prediction"], m
+    # a folder and a file of the user's own, outside the repository, by make submit
+    folder = tmp_path / "harbour-ferry"
+    folder.mkdir()
+    (folder / "doc.txt").write_text("The Kessock harbour ferry ran from 1907. The motor vessel Eilean Dubh "
+                                    "made its last crossing in 1982, and a road bridge replaced it.\n")  # fmt: skip
+    (folder / "ground_truth.json").write_text(json.dumps({"question": "Which vessel made the last crossing?",
+                                                          "answer": "Eilean Dubh"}))  # fmt: skip
+    (tmp_path / "ferry notes.txt").write_text((folder / "doc.txt").read_text())
+    for args, name in (([f"TASK={folder}"], "harbour-ferry"),
+                       ([f"DOC={tmp_path / 'ferry notes.txt'}", "QUESTION=When was the last crossing?"], "ferry-notes")):  # fmt: skip
+        ran = subprocess.run(["make", "-s", "submit", *args], cwd=ROOT, env=stack.env, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=600)  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        m = json.loads((stack.results / name / "metrics.json").read_text())
+        assert m["status"] == "ok" and m["task_id"] == name and m["prediction"], m
+        assert f"{stack.results}/{name}/metrics.json" in ran.stdout  # where it is on the host
+    assert m["quality_score"] is None  # the file came with no right answer
+    assert json.loads((stack.results / "harbour-ferry" / "metrics.json").read_text())["answer"] == "Eilean Dubh"
+    # a host path given to the container: refused, naming the route that works
+    ran = subprocess.run(stack.submit_cmd("nowhere", "--task", str(folder)), cwd=ROOT, env=stack.env,
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
+    assert ran.returncode == 2 and "no such task folder here" in ran.stderr and "--task -" in ran.stderr, ran.stderr
+
+
 def test_the_default_stack_refuses_the_orchestrated_strategy_at_once(stack: Stack) -> None:
     with api(stack) as http:
         before = len(http.get("/api/runs").json())

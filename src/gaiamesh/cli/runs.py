@@ -7,12 +7,14 @@ import argparse
 import asyncio
 import re
 import signal
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ModelUnreachable, RunError, TaskError
 from ..settings import STRATEGY_TOOLS, Settings
-from ..tasks import load_task
+from ..tasks import Task, load_task
+from ..tasks.packed import document_from, read_stdin, task_from_tar
 from .common import Subparsers, common_options, console, errors, settings_from, summary_table
 
 if TYPE_CHECKING:
@@ -176,25 +178,53 @@ def submit_and_report(url: str, settings: Settings, request: RunRequest, out: Pa
 
 
 def _submit_source(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    """What ``submit`` asks the service to run: a text file (``--document``), a task folder of
-    this machine (``--task PATH``, or ``TASK``, the folder ``make up`` mounts) sent as its
-    document, question and gold answers, or the name of a task bundled with the service."""
-    if args.document:
-        path = Path(args.document)
-        if not path.is_file():
-            raise TaskError(f"--document {path}: no such file")
-        try:
-            return {"document": path.read_text(encoding="utf-8"), "name": _name(path.stem)}
-        except UnicodeDecodeError as exc:
-            raise TaskError(f"--document {path} is not UTF-8 text ({exc.reason})") from exc
-    folder = Path(args.task) if args.task else settings.task
+    """What ``submit`` asks the service to run: a text file (``--document``; ``-`` reads it from
+    standard input), a task folder (``--task PATH``; ``-`` reads it packed as a tar from standard
+    input; or ``TASK``, the folder ``make up`` mounts) sent as its document, question and gold
+    answers, or the name of a task bundled with the service. A path is this machine's: inside
+    the ``network`` container, the container's."""
+    source = _document_source(args.document) if args.document else _task_source(args.task, settings)
+    if getattr(args, "name", None):
+        source["name"] = _name(args.name)
+    return source
+
+
+def _document_source(document: str) -> dict[str, Any]:
+    if document == "-":
+        return {"document": document_from(_stdin("--document -"))}
+    path = Path(document)
+    if not path.exists() or path.is_dir():  # a pipe (/dev/stdin) or a device is read like a file
+        raise TaskError(f"--document {path}: no such file here (a file of another machine, or of the host "
+                        f"outside a container, goes on standard input: --document - < FILE)")  # fmt: skip
+    try:
+        return {"document": path.read_text(encoding="utf-8"), "name": _name(path.stem)}
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"--document {path} is not UTF-8 text ({exc.reason})") from exc
+
+
+def _task_source(name: str | None, settings: Settings) -> dict[str, Any]:
+    if name == "-":
+        return _task_fields(task_from_tar(_stdin("--task -")))
+    folder = Path(name) if name else settings.task
     if folder.is_dir():
-        task = load_task(folder, None if args.task else settings.task_label)
-        return {"document": task.doc, "question": task.question, "name": _name(task.task_id),
-                "answers": list(task.golds) or None}  # fmt: skip
-    if args.task and ("/" in args.task or args.task.startswith(".")):
-        raise TaskError(f"--task {args.task}: no such task folder")
-    return {"task": args.task or folder.name}  # a bundled task's name
+        return _task_fields(load_task(folder, None if name else settings.task_label))
+    if name and ("/" in name or name.startswith(".")):
+        raise TaskError(f"--task {name}: no such task folder here (a folder of another machine, or of the "
+                        f"host outside a container, goes on standard input: tar -C FOLDER -c . | ... --task -)")  # fmt: skip
+    return {"task": name or folder.name}  # a bundled task's name
+
+
+def _task_fields(task: Task) -> dict[str, Any]:
+    return {"document": task.doc, "question": task.question, "name": _name(task.task_id),
+            "answers": list(task.golds) or None}  # fmt: skip
+
+
+def _stdin(flag: str) -> bytes:
+    """Standard input, for ``--document -`` / ``--task -``: never a terminal."""
+    if sys.stdin is None or sys.stdin.isatty():
+        raise TaskError(f"{flag} reads standard input, which is a terminal here: send the file with "
+                        f"'< FILE' or a pipe (through docker compose exec, with -T)")  # fmt: skip
+    return read_stdin(sys.stdin.buffer, flag)
 
 
 def _name(text: str) -> str | None:
@@ -242,9 +272,12 @@ def add_commands(sub: Subparsers) -> None:
     api.set_defaults(func=_cmd_serve)
 
     sb = sub.add_parser("submit", help="start a run on a running network service and follow it live")
-    sb.add_argument("--task", help="a task folder (doc.txt + ground_truth.json) or a bundled task's name "
-                    "(default: TASK, the folder make up mounts)")  # fmt: skip
-    sb.add_argument("--document", help="a text file to ask about instead of a task")
+    sb.add_argument("--task", help="a task folder (doc.txt + ground_truth.json), '-' for one packed as a tar on "
+                    "standard input, or a bundled task's name (default: TASK, the folder make up mounts)")  # fmt: skip
+    sb.add_argument("--document", help="a text file to ask about instead of a task ('-': standard input)")
+    sb.add_argument(
+        "--name", help="what the run is called in its metrics (default: the folder's or file's name)"
+    )
     sb.add_argument("--question", help="the question (needed with --document; replaces a task's)")
     sb.add_argument("--answer", help="the right answer, to score the run (without one it is not scored)")
     sb.add_argument("--url", help="the service (default http://SERVICE_HOST:SERVICE_PORT)")

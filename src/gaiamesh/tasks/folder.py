@@ -51,28 +51,34 @@ def load_task(path: str | Path, label: str | None = None) -> Task:
     for needed in (doc_path, truth_path):
         if not needed.is_file():
             raise TaskError(f"task {folder}: missing {needed.name}")
+    return parse_task(task_id, doc_path.read_bytes(), truth_path.read_bytes(), f"task {folder}", folder)
+
+
+def parse_task(task_id: str, doc_bytes: bytes, truth_bytes: bytes, where: str, path: Path) -> Task:
+    """Check a task's ``doc.txt`` and ``ground_truth.json`` (their bytes, wherever they came from:
+    a folder, or a folder packed as a tar on standard input); ``where`` begins each error."""
     try:
-        doc = doc_path.read_text(encoding="utf-8")
+        doc = doc_bytes.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text reads it
     except UnicodeDecodeError as exc:
-        raise TaskError(f"task {folder}: doc.txt is not UTF-8 ({exc.reason})") from exc
+        raise TaskError(f"{where}: doc.txt is not UTF-8 ({exc.reason})") from exc
     if not doc.strip():
-        raise TaskError(f"task {folder}: doc.txt is empty")
+        raise TaskError(f"{where}: doc.txt is empty")
     try:
-        truth = json.loads(truth_path.read_text(encoding="utf-8"))
+        truth = json.loads(truth_bytes.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TaskError(f"task {folder}: ground_truth.json is not valid JSON ({exc})") from exc
+        raise TaskError(f"{where}: ground_truth.json is not valid JSON ({exc})") from exc
     if not isinstance(truth, dict):
-        raise TaskError(f"task {folder}: ground_truth.json must be an object with question and answer")
+        raise TaskError(f"{where}: ground_truth.json must be an object with question and answer")
     if not _scalar(truth.get("question")):
-        raise TaskError(f"task {folder}: ground_truth.json needs a non-empty 'question'")
+        raise TaskError(f"{where}: ground_truth.json needs a non-empty 'question'")
     listed = truth.get("answers", [])
     if not isinstance(listed, list) or not all(_scalar(a) for a in listed):
-        raise TaskError(f"task {folder}: ground_truth.json 'answers' must be a list of non-empty answers")
+        raise TaskError(f"{where}: ground_truth.json 'answers' must be a list of non-empty answers")
     answers = [str(a).strip() for a in ([truth["answer"]] if _scalar(truth.get("answer")) else []) + listed]
     if truth.get("answer") is not None and not isinstance(truth["answer"], str) and not answers:
-        raise TaskError(f"task {folder}: ground_truth.json 'answer' must be text or a number")
+        raise TaskError(f"{where}: ground_truth.json 'answer' must be text or a number")
     golds = tuple(dict.fromkeys(answers))  # none: the question is asked, and its runs are not scored
-    return Task(task_id, doc, str(truth["question"]).strip(), golds[0] if golds else "", folder,
+    return Task(task_id, doc, str(truth["question"]).strip(), golds[0] if golds else "", path,
                 answers=golds if len(golds) > 1 else ())  # fmt: skip
 
 
