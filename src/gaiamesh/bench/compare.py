@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -30,6 +30,9 @@ from . import fairness, schedule
 from . import stats as ci
 from .baseline import run_baseline
 from .load import LoadProbe
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # one CSV column per field of metrics.json, and the share of the answer's decisions the model made
 COLUMNS = ["repeat", *RunMetrics.columns(), "model_share", "order", "load_1m", "cpu_other", "steal_pct", "containers",
@@ -174,17 +177,28 @@ def run_bench(
 
 
 def collect(root: Path) -> list[dict[str, Any]]:
-    """Rows from every ``metrics.json`` under ``root`` (for runs made on the compose stack)."""
+    """Rows from every ``metrics.json`` under ``root`` (for runs made on the compose stack).
+    A run found twice (the same ``run_id``: ``gaiamesh submit --out`` saved a copy beside the
+    service's own ``runs/<run id>/``) counts once; the console says how many copies were skipped."""
     rows = []
     seen: Counter[tuple[str | None, ...]] = Counter()
+    runs: set[str] = set()
+    copies = 0
     for path in sorted(root.rglob("metrics.json")):
         metrics = RunMetrics.read(path)
+        if metrics.run_id and metrics.run_id in runs:
+            copies += 1
+            continue
+        runs.add(metrics.run_id)
         # A run's repeat number: `make bench` names its folders <task>-<repeat>; any other folder
         # (the service's runs/<run id>/, a user's own) counts the runs of each task and variant.
         variant = (metrics.task_id, metrics.mode, metrics.strategy, metrics.protocol, metrics.ablated)
         seen[variant] += 1
         named = _REPEAT.match(path.parent.name)
         rows.append(_row(int(named.group(1)) if named else seen[variant], metrics))
+    if copies:
+        console.print(f"skipped {copies} duplicate run{'s' if copies > 1 else ''}: "
+                      "the same run_id, already counted from another folder")
     return rows
 
 
@@ -269,32 +283,74 @@ def write_reports(rows: list[dict[str, Any]], out: Path, seed: int | None = None
         + (DIFFERENCES_NOTE + ci.markdown(diffs, signed=True) if diffs else "")
     )
     plot(summary, out / "comparison.png", means)
-    table = Table(title="gaiamesh bench (medians; scores: means)")
+    for table in [*summary_tables(summary, console.width), *intervals_tables(means, diffs, console.width)]:
+        console.print(table)
+    for group, d in diffs.items():  # what each time difference from json can be said to be
+        console.print(f"time, {group} - {ci.REFERENCE}: {ci.time_verdict(d, contended.get(group, 0))}")
+
+
+def summary_tables(summary: dict[str, dict[str, float]], width: int) -> list[Table]:
+    """The printed summary (medians; scores: means), as many tables as ``width`` needs."""
+    cols = ["runs", "ok", *(c for c, _ in SUMMARY)]
     # one short header per summary column, in SUMMARY's order (a list of its own had drifted
     # from it: tokens and the model's share printed under the network and quality headers)
-    short = ["protocol", "runs", "ok", *(SHORT[c] for c, _ in SUMMARY)]
-    for col in short:
-        table.add_column(col, justify="right")
-    for protocol, stats in summary.items():
-        table.add_row(protocol, *(_fmt(c, stats.get(c)) for c in ["runs", "ok"] + [c for c, _ in SUMMARY]))
-    console.print(table)
-    console.print(intervals_table(means, diffs))
+    headers = ["runs", "ok", *(SHORT[c] for c, _ in SUMMARY)]
+    rows = {group: [_fmt(c, stats.get(c)) for c in cols] for group, stats in summary.items()}
+    key = "strategy · protocol" if any(" · " in group for group in summary) else "protocol"
+    return fitted("gaiamesh bench (medians; scores: means)", key, headers, rows, width)
 
 
-def intervals_table(means: dict[str, dict[str, ci.Interval]], diffs: dict[str, dict[str, ci.Interval]]) -> Table:
+def _packed(spans: list[int], room: int) -> list[list[int]]:
+    """Column indexes in order, cut into runs of at most ``room`` characters (a wider column alone)."""
+    parts: list[list[int]] = [[]]
+    for i, span in enumerate(spans):
+        if parts[-1] and sum(spans[j] for j in parts[-1]) + span > room:
+            parts.append([])
+        parts[-1].append(i)
+    return parts
+
+
+def intervals_tables(
+    means: dict[str, dict[str, ci.Interval]], diffs: dict[str, dict[str, ci.Interval]], width: int
+) -> list[Table]:
     """Quality and bytes per run, each mean with its 95% interval, and the difference from json."""
-    table = Table(title=f"means with 95% intervals; difference from {ci.REFERENCE}, run by run")
-    for col in ("group", "quality", "bytes", f"quality - {ci.REFERENCE}", f"bytes - {ci.REFERENCE}"):
-        table.add_column(col, justify="right")
 
     def cell(i: ci.Interval | None, digits: int) -> str:
         return "–" if i is None else f"{i.mean:,.{digits}f} [{i.low:,.{digits}f}, {i.high:,.{digits}f}]"
 
+    headers = ["quality", "bytes", f"quality - {ci.REFERENCE}", f"bytes - {ci.REFERENCE}"]
+    rows = {}
     for group, got in means.items():
         d = diffs.get(group, {})
-        table.add_row(group, cell(got.get("quality_score"), 3), cell(got.get("bytes"), 0),
-                      cell(d.get("quality_score"), 3), cell(d.get("bytes"), 0))  # fmt: skip
-    return table
+        rows[group] = [cell(got.get("quality_score"), 3), cell(got.get("bytes"), 0),
+                       cell(d.get("quality_score"), 3), cell(d.get("bytes"), 0)]  # fmt: skip
+    title = f"means with 95% intervals; difference from {ci.REFERENCE}, run by run"
+    return fitted(title, "group", headers, rows, width)
+
+
+def fitted(title: str, key: str, headers: list[str], rows: dict[str, list[str]], width: int) -> list[Table]:
+    """``rows`` (one per group, its cells under ``headers``) as tables of at most ``width``
+    characters: the group's column, never folded, starts each, and the other columns follow
+    in order, as many as fit whole, then the next table (a terminal's 80 columns had cut every
+    cell to one letter and an ellipsis)."""
+    spans = [max([len(h), *(len(r[i]) for r in rows.values())]) + 3 for i, h in enumerate(headers)]
+    room = width - 1 - (max([len(key), *map(len, rows)]) + 3)  # a cell: its text, 2 of padding, 1 of rule
+    parts = _packed(spans, room)
+    for narrower in range(room - 1, 0, -1):  # as many tables, with the columns spread evenly over them
+        tried = _packed(spans, narrower)
+        if len(tried) > len(parts):
+            break
+        parts = tried
+    tables = []
+    for n, part in enumerate(parts, 1):
+        table = Table(title=title if len(parts) == 1 else f"{title} ({n}/{len(parts)})")
+        table.add_column(key, no_wrap=True)
+        for i in part:
+            table.add_column(headers[i], justify="right", no_wrap=True)
+        for group, cells in rows.items():
+            table.add_row(group, *(cells[i] for i in part))
+        tables.append(table)
+    return tables
 
 
 INTERVALS_NOTE = (
@@ -309,14 +365,39 @@ DIFFERENCES_NOTE = (
 )
 
 
+NO_PLOT = "no plot: matplotlib is not installed here, so {name} was not written (the tables were)"
+
+
 def plot(
     summary: dict[str, dict[str, float]], path: Path, means: dict[str, dict[str, ci.Interval]] | None = None
-) -> None:
+) -> bool:
     """Four panels: bytes on the wire (header part hatched), time, network share, quality (with
-    its 95% interval where ``means`` has one)."""
-    import matplotlib
-
+    its 95% interval where ``means`` has one). Without matplotlib: no plot, one line that says
+    so, and False."""
+    try:
+        import matplotlib
+    except ImportError:
+        console.print(NO_PLOT.format(name=path.name))
+        return False
     matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = figure(summary, means)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def quality_title(groups: list[str]) -> str:
+    """The quality panel's title: the baseline is named only where a baseline was run."""
+    title = "quality_score (mean, 95% interval)"
+    return title + ("\nbaseline: one direct model call" if BASELINE in groups else "")
+
+
+def figure(
+    summary: dict[str, dict[str, float]], means: dict[str, dict[str, ci.Interval]] | None = None
+) -> Figure:
+    """The comparison's figure (a matplotlib ``Figure``; ``plot`` saves it)."""
     import matplotlib.pyplot as plt
 
     mesh = {p: s for p, s in summary.items() if p != BASELINE}
@@ -355,10 +436,9 @@ def plot(
                     yerr=[[sp.mean - sp.low for sp in spans if sp], [sp.high - sp.mean for sp in spans if sp]],
                     fmt="none", ecolor="black", capsize=4)  # fmt: skip
     ax.set_ylim(0, 1)
-    ax.set_title("quality_score (mean, 95% interval; baseline = one direct model call)")
+    ax.set_title(quality_title(qual_names))
     for a in axes.flat:
         a.tick_params(axis="x", rotation=20)
     fig.suptitle("Gaia Mesh: " + ("strategy and protocol" if any(" · " in n for n in names) else "protocol") + " comparison")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig

@@ -30,9 +30,17 @@ SUMMARY_KEYS = [
 ]  # fmt: skip
 
 
-def summary_table(metrics: RunMetrics, title: str = "run summary") -> Table:
-    """The end-of-run table: status, answer, quality and traffic counters."""
-    table = Table(title=title, show_header=True, header_style="bold")
+def run_title(command: str, metrics: RunMetrics) -> str:
+    """What a summary is of: the command, the task, and for a mesh run the team that answered
+    (its strategy) and the protocol (a baseline is one model call: neither)."""
+    team = [] if metrics.mode == "baseline" else [metrics.strategy or "pipeline", metrics.protocol or "?"]
+    return " · ".join([command, metrics.task_id, *team])
+
+
+def summary_table(metrics: RunMetrics, command: str = "gaiamesh") -> Table:
+    """The end-of-run table: status, answer, quality and traffic counters, under a title that
+    names the task, strategy and protocol."""
+    table = Table(title=run_title(command, metrics), show_header=True, header_style="bold")
     table.add_column("metric")
     table.add_column("value", overflow="fold")
     for key in SUMMARY_KEYS:

@@ -38,7 +38,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             str(exc),
         )
         raise
-    console.print(summary_table(metrics, f"gaiamesh run · {task.task_id}"))
+    console.print(summary_table(metrics, "gaiamesh run"))
     console.print(f"results: {out}/metrics.json, {out}/run_artifacts.tar.gz")
     if metrics.status != "ok":
         errors.print(f"[red]run ended with status {metrics.status}: {metrics.error}[/red]")
@@ -59,7 +59,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
             metrics = asyncio.run(run_baseline(settings, task, out))
     finally:
         group.stop_all()
-    console.print(summary_table(metrics, f"gaiamesh baseline · {task.task_id}"))
+    console.print(summary_table(metrics, "gaiamesh baseline"))
     return 0 if metrics.status == "ok" else 1
 
 
@@ -94,7 +94,7 @@ def _cmd_relay(args: argparse.Namespace) -> int:
     net = MeshNetwork(settings, task, Path(settings.out_dir))
     metrics = asyncio.run(net.run())
     if not args.no_summary:
-        console.print(summary_table(metrics, f"gaiamesh · {task.task_id} · {settings.protocol}"))
+        console.print(summary_table(metrics, "gaiamesh relay"))
     return 0 if metrics.status == "ok" else 1
 
 
@@ -169,7 +169,7 @@ def submit_and_report(url: str, settings: Settings, request: RunRequest, out: Pa
     if metrics is None:
         errors.print(f"[red]run {run.id} ended {run.state.value} without metrics: {run.error}[/red]")
         return 1
-    console.print(summary_table(metrics, f"gaiamesh · {run.task_id} · {metrics.protocol}"))
+    console.print(summary_table(metrics, "gaiamesh submit"))
     console.print(
         f"run {run.id}: metrics.json and run_artifacts.tar.gz in runs/{run.id}/ under the service's OUT_DIR; "
         f"API {url}/openapi.json"

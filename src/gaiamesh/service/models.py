@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -25,6 +25,8 @@ class Source(BaseModel):
     """What a run is about: a bundled task by name, or a document."""
 
     model_config = ConfigDict(extra="forbid")
+    # where the questions about a document go, as the "nothing to run" message says it
+    ASKED: ClassVar[str] = "with a 'question'"
 
     task: str | None = Field(default=None, description="name of a bundled task folder")
     document: str | None = Field(default=None, description="the document text, when no task is named")
@@ -34,7 +36,7 @@ class Source(BaseModel):
         if self.task is None and self.document is None:
             raise ValueError(
                 "nothing to run: give 'task' (the name of a bundled task, e.g. \"solar-farm\") or 'document' "
-                "(the text to ask about, with a 'question')"
+                f"(the text to ask about, {self.ASKED})"
             )
         if self.task is not None and self.document is not None:
             raise ValueError("give either 'task' (a bundled task name) or 'document', not both")
@@ -208,9 +210,22 @@ class AutoChat(BaseModel):
 
 class SessionRequest(Source, RunOptions):
     """``POST /api/sessions``: what the conversation is about, and optionally AutoChat (it starts
-    at once: the first queued message is sent when the session is created)."""
+    at once: the first queued message is sent when the session is created). Its questions are
+    messages of their own (``Ask``), not part of this body."""
+
+    ASKED: ClassVar[str] = "then send each question to POST /api/sessions/{id}/messages"
 
     autochat: AutoChat | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_question(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "question" in data:
+            raise ValueError(
+                "a session is created without a 'question': create it, then send each question to "
+                "POST /api/sessions/{id}/messages (or queue them in 'autochat')"
+            )
+        return data
 
 
 class AutoChatSwitch(BaseModel):

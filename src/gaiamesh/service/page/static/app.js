@@ -130,3 +130,18 @@ document.addEventListener("DOMContentLoaded", () => {
   const runs = document.getElementById("runs-body");
   if (runs) drawCharts(runs.dataset.finished);
 });
+
+// --- a refreshed fragment keeps where its reader had scrolled -----------------------------------
+// The runs table is swapped every 2 s; its wide-table scroll box went back to the left each time,
+// so the columns past the box's edge could not be reached.
+const scrolled = new WeakMap();
+document.addEventListener("htmx:beforeSwap", (evt) => {
+  const boxes = evt.detail.target.querySelectorAll(".scroll");
+  scrolled.set(evt.detail.target, Array.from(boxes, (b) => [b.scrollLeft, b.scrollTop]));
+});
+document.addEventListener("htmx:afterSwap", (evt) => {
+  const was = scrolled.get(evt.detail.target) || [];
+  evt.detail.target.querySelectorAll(".scroll").forEach((b, i) => {
+    if (was[i]) [b.scrollLeft, b.scrollTop] = was[i];
+  });
+});

@@ -5,7 +5,10 @@
 
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
-  const W = 640, H = 420, CX = W / 2, CY = H / 2, R = 160;
+  // The drawing is as wide as its box, one unit a CSS pixel: text keeps its CSS size on a phone
+  // (a fixed 640-unit drawing shrank 11px labels to 6px at 390px) and circles fit their labels.
+  const NARROW = 560;         // below this width, a ring that leaves room for the stats under each node
+  const MIN_R = 30;           // an agent's circle, unless its label needs more
   const HOP_MS = 380;          // one hop (agent -> relay, relay -> agent) on screen
   const MAX_FLYING = 48;       // frames in flight on screen at once; more are counted, not drawn
   const MAX_ROWS = 400;        // rows kept in the frame list
@@ -48,13 +51,13 @@
       head.querySelector("a").href = `/runs/${this.runId}`;
       this.status = head.querySelector(".run-state");
       this.count = head.querySelector(".frame-count");
-      this.svg = el("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "agents around the relay, frames moving between them", class: "mesh-svg" });
+      this.svg = el("svg", { role: "img", "aria-label": "agents around the relay, frames moving between them", class: "mesh-svg" });
       this.links = el("g", {}, this.svg);
       this.nodes = el("g", {}, this.svg);
       this.dots = el("g", {}, this.svg);
-      const relay = el("g", { class: "relay", "data-node": "network" }, this.nodes);
-      el("circle", { cx: CX, cy: CY, r: 34 }, relay);
-      el("text", { x: CX, y: CY + 5, "text-anchor": "middle" }, relay).textContent = "relay";
+      this.relay = el("g", { class: "relay", "data-node": "network" }, this.nodes);
+      el("circle", { cx: 0, cy: 0, r: 34 }, this.relay);
+      el("text", { x: 0, y: 5, "text-anchor": "middle" }, this.relay).textContent = "relay";
       const answer = html("p", "", "mesh-answer");
       answer.hidden = true;
       this.answer = answer;
@@ -74,6 +77,22 @@
       notes.append(this.notes);
       cols.append(frames, notes);
       this.root.append(head, this.svg, answer, cols);
+      this.geometry();
+      this.resized = new ResizeObserver(() => { if (Math.round(this.root.clientWidth) !== this.W) this.geometry(); });
+      this.resized.observe(this.root);
+    }
+
+    // The drawing's size and ring from its box's width (again when the box changes width).
+    geometry() {
+      this.W = Math.max(300, Math.round(this.root.clientWidth || 640));
+      this.H = this.W < NARROW ? 400 : 420;
+      this.CX = this.W / 2;
+      this.CY = this.H / 2;
+      this.RX = Math.min(this.W / 2 - 90, 240);  // room beside a side node for its stats line
+      this.RY = this.H / 2 - 80;                 // and above the top one, below the bottom one
+      this.svg.setAttribute("viewBox", `0 0 ${this.W} ${this.H}`);
+      this.relay.setAttribute("transform", `translate(${this.CX},${this.CY})`);
+      this.layout();
     }
 
     connect() {
@@ -90,6 +109,7 @@
     close() {
       this.ended = true;
       if (this.ws) this.ws.close();
+      if (this.resized) this.resized.disconnect();
     }
 
     // --- agents ------------------------------------------------------------------------------
@@ -98,9 +118,11 @@
       ids.forEach((id, i) => {
         const a = this.agents.get(id);
         const angle = -Math.PI / 2 + (2 * Math.PI * i) / ids.length;
-        a.x = CX + R * Math.cos(angle);
-        a.y = CY + R * Math.sin(angle) * 0.85;
+        a.x = this.CX + this.RX * Math.cos(angle);
+        a.y = this.CY + this.RY * Math.sin(angle);
         a.g.setAttribute("transform", `translate(${a.x},${a.y})`);
+        a.link.setAttribute("x1", this.CX);
+        a.link.setAttribute("y1", this.CY);
         a.link.setAttribute("x2", a.x);
         a.link.setAttribute("y2", a.y);
       });
@@ -109,22 +131,37 @@
     agent(id, tool) {
       let a = this.agents.get(id);
       if (a) {
-        if (tool && a.tool !== tool) { a.tool = tool; a.label.textContent = tool; }
+        if (tool && a.tool !== tool) { a.tool = tool; a.label.textContent = tool; this.fit(a); }
         return a;
       }
-      const link = el("line", { x1: CX, y1: CY, x2: CX, y2: CY, class: "link" }, this.links);
+      const link = el("line", { x1: this.CX, y1: this.CY, x2: this.CX, y2: this.CY, class: "link" }, this.links);
       const g = el("g", { class: "agent state-connected", "data-node": id, tabindex: "0" }, this.nodes);
-      el("circle", { r: 30 }, g);
+      const circle = el("circle", { r: MIN_R }, g);
       const label = el("text", { y: -2, "text-anchor": "middle", class: "tool" }, g);
       label.textContent = tool || "?";
-      el("text", { y: 12, "text-anchor": "middle", class: "node" }, g).textContent = `node ${id}`;
-      const stats = el("text", { y: 46, "text-anchor": "middle", class: "stats" }, g);
+      const node = el("text", { y: 12, "text-anchor": "middle", class: "node" }, g);
+      node.textContent = `node ${id}`;
+      const stats = el("text", { y: MIN_R + 16, "text-anchor": "middle", class: "stats" }, g);
       const title = el("title", {}, g);
-      a = { tool: tool || "?", state: "connected", g, link, label, stats, title, sent: 0, received: 0, bytes: 0, tokens: 0 };
+      a = { tool: tool || "?", state: "connected", g, link, circle, label, node, stats, title, sent: 0, received: 0, bytes: 0, tokens: 0 };
       this.agents.set(id, a);
       this.layout();
+      this.fit(a);
       this.paint(id);
       return a;
+    }
+
+    // The circle grows until both lines of its label lie inside it ("orchestrator" spilled out).
+    fit(a) {
+      let far = 0;
+      for (const t of [a.label, a.node]) {
+        let b;
+        try { b = t.getBBox(); } catch (_) { continue; }  // not laid out (a hidden page): the smallest circle
+        for (const x of [b.x, b.x + b.width]) for (const y of [b.y, b.y + b.height]) far = Math.max(far, Math.hypot(x, y));
+      }
+      const r = Math.max(MIN_R, Math.ceil(far + 3));
+      a.circle.setAttribute("r", r);
+      a.stats.setAttribute("y", r + 16);
     }
 
     paint(id) {
@@ -147,7 +184,7 @@
 
     // --- frames ------------------------------------------------------------------------------
     point(id) {
-      if (id === "network") return { x: CX, y: CY };
+      if (id === "network") return { x: this.CX, y: this.CY };
       const a = this.agent(id);
       return { x: a.x, y: a.y };
     }
@@ -183,10 +220,12 @@
       const cells = [this.frames, (f.t_ms / 1000).toFixed(2),
         `${f.src} → ${f.dst.join(", ") || "—"}`, f.type || "?", f.bytes, f.status + (f.error ? `: ${f.error}` : "")];
       for (const c of cells) tr.append(html("td", String(c)));
+      // the newest frame comes into view, unless the reader has scrolled up to earlier ones
+      const scroll = this.rows.closest(".scroll");
+      const following = scroll.scrollTop + scroll.clientHeight >= scroll.scrollHeight - 8;
       this.rows.append(tr);
       while (this.rows.children.length > MAX_ROWS) this.rows.firstChild.remove();
-      const scroll = this.rows.closest(".scroll");
-      scroll.scrollTop = scroll.scrollHeight;
+      if (following) scroll.scrollTop = scroll.scrollHeight;
     }
 
     fly(f) {
@@ -194,8 +233,9 @@
       const color = f.status === "rejected" ? "#d62828" : f.status === "redelivered" ? "#f77f00" : (COLORS[f.type] || "#555");
       const legs = [];
       const from = this.point(f.src);
-      if (f.src !== "network") legs.push([from, { x: CX, y: CY }]);
-      if (f.status !== "rejected") for (const d of f.dst) legs.push([{ x: CX, y: CY }, this.point(d)]);
+      const relay = { x: this.CX, y: this.CY };
+      if (f.src !== "network") legs.push([from, relay]);
+      if (f.status !== "rejected") for (const d of f.dst) legs.push([relay, this.point(d)]);
       if (!legs.length) return;
       const g = el("g", { class: "dot", "data-type": f.type || "" }, this.dots);
       el("circle", { r: 6 + Math.min(6, Math.log10(1 + f.bytes)), fill: color }, g);
@@ -207,7 +247,7 @@
       const step = (now) => {
         const t = now - start;
         if (t >= total) {
-          if (f.status === "rejected") { this.mark(CX, CY, "✕", "#d62828"); }
+          if (f.status === "rejected") { this.mark(relay.x, relay.y, "✕", "#d62828"); }
           g.remove();
           this.flying -= 1;
           return;
