@@ -28,9 +28,9 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.protocol import State
 from websockets.typing import Subprotocol
 
-from ..errors import ConfigError, ConnectError, StorageError
+from ..errors import ConfigError, ConnectError, FrameError, StorageError
 from ..evaluation.archive import write_archive
-from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, fold_log, read_log
+from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, ScoringChoice, fold_log, read_log
 from ..evaluation.scoring import score
 from ..evaluation.wirecost import protocol_cost
 from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
@@ -165,6 +165,7 @@ class MeshNetwork:
         self.conns: dict[str, ClientConnection] = {}
         self.models: dict[str, tuple[str, str]] = {}  # node -> (backend, model kind) it announced
         self.schema_tools: set[str] = set()  # tools whose agents hold their model's output to JSON schemas
+        self.scoring: dict[str, ScoringChoice] = {}  # tool -> the answer choice its agent announced
         self.core: RelayCore | None = None
         self.framelog: FrameLog | None = None
         self._done = asyncio.Event()
@@ -206,7 +207,11 @@ class MeshNetwork:
                 f"agent {spec.node_id} ({spec.tool}) not reachable at {spec.url} after "
                 f"{self.settings.connect_timeout:.0f}s: {last!r}"
             )
-        said = Announcement.from_headers(ws.response.headers) if ws.response else None
+        try:
+            said = Announcement.from_headers(ws.response.headers) if ws.response else None
+        except FrameError as exc:
+            await ws.close()
+            raise ConnectError(f"agent {spec.node_id} ({spec.tool}) at {spec.url}: {exc}") from exc
         if said is not None and ws.subprotocol != subprotocol(self.settings.protocol):
             # An agent of ours that cannot speak this run's protocol (e.g. no signing key).
             await ws.close()
@@ -248,6 +253,8 @@ class MeshNetwork:
             f"({', '.join(f'{s.node_id}={s.tool}' for s in self.specs)}), "
             f"routing {core.router.mode.value}, protocol {self.settings.protocol}"
         )
+        for tool, made in sorted(self.scoring.items()):
+            self.report(f"relay: {tool} chooses answers by {made.choice} ({made.why})")
 
     def _note(self, spec: AgentSpec, said: Announcement | None) -> None:
         """What an agent announced about its model, for metrics.json."""
@@ -255,6 +262,8 @@ class MeshNetwork:
             self.models[spec.node_id] = (said.backend, said.model_kind)
         if said is not None and said.schemas:
             self.schema_tools.add(said.tool)
+        if said is not None and said.answer_choice:
+            self.scoring[said.tool] = ScoringChoice(said.answer_choice, said.passage_ms, said.answer_choice_why)
 
     async def _close_all(self) -> None:
         self._closing = True
@@ -559,6 +568,8 @@ class MeshNetwork:
                 "backend": ",".join(sorted({b for b, _ in self.models.values()})) or None,
                 "model_kind": ",".join(sorted({k for _, k in self.models.values()})) or None,
                 "schemas": sorted(self.schema_tools),
+                "answer_choice": ",".join(sorted({s.choice for s in self.scoring.values()})) or None,
+                "scoring": dict(sorted(self.scoring.items())),
                 **totals.fields(),
                 "elapsed_ms": round(elapsed_ms, 3),
                 "wall_ms": round((now - self._wall0) * 1000, 3),
