@@ -264,6 +264,10 @@ class ToolSettings(BaseModel):
     # `likelihood` asks for scores: an agent whose backend has none stops at start-up.
     # docs/results/2026-11-24-answer-choice.md measures both.
     answer_choice: Literal["auto", "likelihood", "weights"] = "auto"
+    # `auto` also weighs what scoring costs: each agent that scores times a short scoring probe
+    # at start-up, and where one scored passage would take longer than this (llama-cpp-python's
+    # server: about 20 s) it chooses weights (docs/backends.md#log-probabilities).
+    score_budget_ms: float = Field(default=5000.0, gt=0)
     replay_plan: Path | None = None  # a saved task_state.json: the orchestrator runs its plan again
     web_url: str = "http://127.0.0.1:8090"  # the offline web (`gaiamesh serve-web`; compose: web)
     download_allow_hosts: str = ""  # hosts file_downloader may reach besides public ones; "" = WEB_URL's

@@ -27,15 +27,22 @@ pytestmark = [pytest.mark.e2e, pytest.mark.model]
 def run(task: Path, out: Path, **env: str) -> dict[str, Any]:
     """``gaiamesh run`` with ``env`` on top of the tests' environment; the run must end ok and its
     counters must agree with its frame log."""
+    return run_printing(task, out, **env)[0]
+
+
+def run_printing(task: Path, out: Path, **env: str) -> tuple[dict[str, Any], str]:
+    """:func:`run`, and what the run printed."""
     proc = subprocess.run(
         [sys.executable, "-m", "gaiamesh", "run", str(task), "--out", str(out), "--base-port", str(free_port_block(4)),
          "--workspaces", str(out.parent / f"ws-{out.name}")],
         cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, **env},
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    metrics = out / "metrics.json"
+    status = json.loads(metrics.read_text())["status"] if metrics.exists() else "no metrics.json"
+    assert proc.returncode == 0, f"{status}\n{proc.stdout}{proc.stderr}"
     audit = subprocess.run([sys.executable, "-m", "gaiamesh", "audit", str(out)], capture_output=True, text=True)
     assert audit.returncode == 0, audit.stdout + audit.stderr
-    return json.loads((out / "metrics.json").read_text())
+    return json.loads(metrics.read_text()), proc.stdout
 
 
 def openai_env(url: str, kind: str) -> dict[str, str]:
@@ -66,11 +73,31 @@ def test_each_strategy_and_model_kind_through_a_server_nobody_here_wrote(tmp_pat
         assert "sk-test" not in (tmp_path / out / "metrics.json").read_text()
 
 
+def test_the_default_answer_choice_finishes_on_llama_cpp_pythons_own_server(tmp_path: Path, openai_server: str) -> None:
+    """ANSWER_CHOICE=auto, the default, on a server that scores a passage in about 40 s (issue
+    44: a held-out run there ended `timeout`). The agents that score time a probe at start-up,
+    find it over SCORE_BUDGET_MS and choose weights; the run ends ok well within RUN_TIMEOUT, and
+    metrics.json and the run's output say which choice was used and why."""
+    task = dev_task("facts.jsonl#holdout", "ashcombe-wrenford-canal").path
+    env = {**openai_env(openai_server, "base"), "ANSWER_CHOICE": "auto", "RUN_TIMEOUT": "150"}
+    m, printed = run_printing(task, tmp_path / "auto", **env)
+    assert (m["status"], m["backend"], m["answer_choice"]) == ("ok", "openai", "weights") and m["prediction"]
+    assert sorted(m["scoring"]) == ["extract", "reason", "search"]  # the tools that score; triple does not
+    for made in m["scoring"].values():
+        assert made["choice"] == "weights" and made["passage_ms"] > 5000, made
+        assert "over SCORE_BUDGET_MS=5000" in made["why"] and openai_server in made["why"]
+    assert "reason chooses answers by weights (ANSWER_CHOICE=auto: a scored passage" in printed
+    assert m["made_by"]["answer"] == "tool"  # the hand-set weights chose, not the model's likelihood
+
+
 def test_our_server_in_chat_mode_through_the_ollama_client(tmp_path: Path, model_server: str) -> None:
     m = run(TASKS / "solar-farm", tmp_path / "chat", OLLAMA_HOST=model_server, MODEL_KIND="chat")
     assert (m["backend"], m["model_kind"], m["status"]) == ("ollama", "chat", "ok") and m["token_sum"] > 0
     plain = run(TASKS / "solar-farm", tmp_path / "base", OLLAMA_HOST=model_server)
     assert plain["model_kind"] == "base"  # decided from /api/show's template: our server's is raw
+    # ANSWER_CHOICE=auto on our /api/score (one pass over the text): likelihood, its probe's time recorded
+    assert plain["answer_choice"] == "likelihood" and plain["made_by"]["answer"] == "model"
+    assert all(s["choice"] == "likelihood" and s["passage_ms"] > 0 for s in plain["scoring"].values())
     # SCHEMAS=auto holds triples and typed answers to schemas on a chat model, not on a base model
     # (its few-shot pattern fixes their form); SCHEMAS=on holds them on both (our server's grammar)
     assert m["schemas"] == ["extract", "reason", "triple"] and plain["schemas"] == []

@@ -16,6 +16,7 @@ from websockets.asyncio.client import connect
 
 from gaiamesh.mesh.agent import MeshAgent
 from gaiamesh.mesh.frames import Announcement, doc_init
+from gaiamesh.models.backends.base import Ask, Completion, ModelKind, Scores
 from gaiamesh.models.llm import LLMClient
 from gaiamesh.settings import load_settings
 from gaiamesh.toolbox import get_tool
@@ -25,12 +26,17 @@ from .fakes import FakeLLM
 
 
 @contextlib.asynccontextmanager
-async def serving(tmp: Path, node_id: str, tool: str, llm: Any = None, **kw: Any) -> AsyncIterator[int]:
-    """A real MeshAgent on a free loopback port (fake model unless ``llm``); yields the port."""
+async def serving(
+    tmp: Path, node_id: str, tool: str, llm: Any = None, check: bool = False, **kw: Any
+) -> AsyncIterator[int]:
+    """A real MeshAgent on a free loopback port (fake model unless ``llm``); yields the port.
+    ``check``: its model is checked first, as ``gaiamesh agent`` checks it."""
     port = free_port()
     s = load_settings(node_id=node_id, tool=tool, port=port, workspace_root=tmp, **kw)
     stop = asyncio.Event()
     agent = MeshAgent(s, get_tool(s.tool), llm=llm or FakeLLM())
+    if check:
+        await agent.check_model()
     server = asyncio.create_task(agent.serve(stop))
     await asyncio.wait_for(agent.listening.wait(), 10)
     try:
@@ -144,3 +150,55 @@ def test_the_answering_stage_cannot_be_left_out(tmp_path: Path) -> None:
     settings = load_settings(node_id="3", tool="reason", port=free_port(), workspace_root=tmp_path, ablate="reason")
     with pytest.raises(ValueError, match="ABLATE names 'reason', which cannot be left out: it makes the answer"):
         MeshAgent(settings, get_tool(settings.tool), llm=FakeLLM())  # type: ignore[arg-type]
+
+
+class TimedBackend:
+    """A backend whose scoring takes ``score_s`` (a server that scores slowly, or quickly);
+    the real servers are timed in tests/e2e/test_backends.py."""
+
+    name, where = "openai", "http://127.0.0.1:1/v1"
+
+    def __init__(self, score_s: float) -> None:
+        self.score_s, self.scored = score_s, 0
+
+    async def kind(self) -> ModelKind:
+        return "base"
+
+    async def check(self) -> None:
+        return None
+
+    async def complete(self, ask: Ask) -> Completion:
+        return Completion(" 148 megawatts\n", 5, 3)
+
+    async def score(self, prompt: str, continuations: list[str]) -> Scores:
+        self.scored += 1
+        await asyncio.sleep(self.score_s)  # the server's time, not a synchronization
+        return Scores([-1.0] * len(continuations), 10, 0)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_an_agent_that_scores_chooses_by_what_scoring_costs_and_says_so(tmp_path: Path) -> None:
+    # 0.2 s for a probe of 10 tokens: 1,280 ms a passage of 64, over a budget of 1,000
+    slow = TimedBackend(0.2)
+    async with serving(tmp_path, "3", "reason", LLMClient(slow), check=True, score_budget_ms=1000) as port:
+        async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+            assert ws.response is not None
+            said = Announcement.from_headers(ws.response.headers)
+    assert said is not None and said.answer_choice == "weights" and said.passage_ms is not None
+    assert said.passage_ms >= 1280 and "over SCORE_BUDGET_MS=1000" in said.answer_choice_why
+    assert slow.scored == 3  # repeated while over budget (a stall is not the server's cost), then settled
+    fast = TimedBackend(0.0)
+    async with serving(tmp_path, "3", "reason", LLMClient(fast), check=True) as port:
+        async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+            assert ws.response is not None
+            said = Announcement.from_headers(ws.response.headers)
+    assert said is not None and said.answer_choice == "likelihood" and fast.scored == 1
+    # a tool that scores nothing probes nothing and announces no choice
+    idle = TimedBackend(0.0)
+    async with serving(tmp_path, "2", "triple", LLMClient(idle), check=True) as port:
+        async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+            assert ws.response is not None
+            said = Announcement.from_headers(ws.response.headers)
+    assert said is not None and said.answer_choice == "" and idle.scored == 0

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from gaiamesh.errors import ConfigError
+from gaiamesh.errors import ConfigError, FrameError
 from gaiamesh.mesh.frames import Announcement
 from gaiamesh.models.backends.ollama import kind_of
 from gaiamesh.models.backends.openai_compat import continuation_logprob
-from gaiamesh.models.llm import LLMClient, LLMUsage
+from gaiamesh.models.llm import AnswerChoice, LLMClient, LLMUsage, ScoringCost, decide_answer_choice
 from gaiamesh.models.prompts import Prompt, answer_prompt, parse_triple, triple_prompt
 from gaiamesh.settings import ModelSettings, load_settings
 
@@ -58,3 +58,34 @@ def test_the_openai_backend_needs_its_url_and_keeps_its_key_out_of_the_archive()
     s = load_settings(llm_backend="openai", openai_base_url="http://127.0.0.1:1/v1", openai_api_key="sk-secret")
     assert LLMClient.from_settings(s).backend.name == "openai"
     assert "openai_api_key" not in s.public_dict() and "sk-secret" not in str(s.public_dict())
+
+
+def test_auto_weighs_what_a_scored_passage_costs() -> None:
+    server = "openai server at http://127.0.0.1:8000/v1"
+    slow, fast = ScoringCost(3500.0, 10), ScoringCost(40.0, 10)  # 22,400 and 256 ms a passage of 64 tokens
+    assert (slow.passage_ms, fast.passage_ms) == (22400.0, 256.0)
+    over = decide_answer_choice("auto", slow, 5000, server)
+    assert (over.choice, over.passage_ms) == ("weights", 22400.0)
+    assert "22,400 ms" in over.why and "over SCORE_BUDGET_MS=5000" in over.why and server in over.why
+    within = decide_answer_choice("auto", fast, 5000, server)
+    assert within.choice == "likelihood" and "within SCORE_BUDGET_MS=5000" in within.why
+    # likelihood named by the user holds whatever it costs; weights probes nothing
+    assert decide_answer_choice("likelihood", slow, 5000, server).choice == "likelihood"
+    assert decide_answer_choice("weights", None, 5000, server) == AnswerChoice("weights", None, "ANSWER_CHOICE=weights")
+    cannot = decide_answer_choice("auto", None, 5000, server)
+    assert cannot.choice == "weights" and "gives no log-probabilities" in cannot.why
+    replayed = decide_answer_choice("auto", ScoringCost(0.0, 1, how="recorded"), 5000, "replay server")
+    assert replayed.choice == "likelihood" and replayed.passage_ms is None
+    # a backend that scores in one pass by construction (our /api/score) is not judged by a time
+    # that would measure the machine's load: a stalled probe is recorded, and likelihood kept
+    ours = decide_answer_choice("auto", ScoringCost(3500.0, 4, how="native"), 5000, "ollama server at h")
+    assert ours.choice == "likelihood" and ours.passage_ms == 56000.0 and "in one pass" in ours.why
+
+
+def test_the_announcement_carries_the_answer_choice_and_refuses_one_it_cannot_read() -> None:
+    said = Announcement(node_id="3", tool="reason", consumes=frozenset({"triples"}), answer_choice="weights",
+                        passage_ms=44800.5, answer_choice_why="ANSWER_CHOICE=auto: over")  # fmt: skip
+    assert Announcement.from_headers(said.headers()) == said
+    bad = {**said.headers(), "X-Gaiamesh-Scored-Passage-Ms": "soon"}
+    with pytest.raises(FrameError, match="agent '3' announces passage_ms='soon'"):
+        Announcement.from_headers(bad)

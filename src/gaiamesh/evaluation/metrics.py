@@ -141,6 +141,17 @@ MemberChange = Literal["lost", "rejoined", "joined", "left"]
 
 
 @dataclass(slots=True)
+class ScoringChoice:
+    """How an agent whose tool scores continuations chose among candidates, as it announced
+    at the handshake: ``likelihood`` or ``weights``, what one scored passage was measured to
+    cost on its backend at start-up (ms; None: not measured), and why."""
+
+    choice: str
+    passage_ms: float | None = None
+    why: str = ""
+
+
+@dataclass(slots=True)
 class MemberEvent:
     """A change in the run's line-up, in ``metrics.json``'s ``membership``, in the order it
     happened. ``t_ms`` has the frame records' origin (the run's wall start), so the time from a
@@ -266,6 +277,10 @@ class RunMetrics(BaseModel):
     backend: str | None = None  # how the agents reached the model: ollama | openai (as they announced it)
     model_kind: str | None = None  # base (raw completions) | chat (messages in the model's template)
     schemas: list[str] = Field(default_factory=list)  # tools whose model output was held to JSON schemas
+    # likelihood | weights: how the agents that score chose answers (ANSWER_CHOICE, and under
+    # `auto` what scoring was measured to cost at start-up); per tool, with the cost and why
+    answer_choice: str | None = None
+    scoring: dict[str, ScoringChoice] = Field(default_factory=dict)
     # who made each decision behind the answer: the plan, each step (model | template | tool)
     made_by: dict[str, str] = Field(default_factory=dict)
     scorer: str = "em_rouge"

@@ -30,7 +30,7 @@ from websockets.typing import Subprotocol
 
 from .. import ports
 from ..errors import ConfigError, PortTaken, Refused
-from ..models.llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
+from ..models.llm import AnswerChoice, LLMClient, LLMUsage, ModelError, ModelUnreachable, decide_answer_choice
 from ..settings import Settings
 from . import admission, workspaces
 from .frames import (
@@ -116,34 +116,50 @@ class MeshAgent:
     async def check_model(self) -> None:
         """Before serving: the model server answers, serves MODEL and can score where
         ANSWER_CHOICE=likelihood asks it to. Raises ModelError (or ConfigError) in one line; the
-        handshake then announces the backend and kind, which ``metrics.json`` records."""
-        need_scores = self.settings.answer_choice == "likelihood"
+        handshake then announces the backend, kind, schemas and answer choice, which
+        ``metrics.json`` records."""
         parses = self.tool.uses_schemas(self.settings) if self.tool.uses_schemas is not None else None
         # auto: JSON (plans, splits) wherever the backend holds it; triples and typed answers on a
         # chat model only: a base model's few-shot pattern already fixes their form, and holding
         # them cost it time for no gain (docs/results/2026-11-26-structured-output.md). Only what
         # would be held is probed, so that a default team starts as fast as before.
-        profile = await self.llm.profile(need_scores=need_scores)
+        profile = await self.llm.profile()
         wanted = parses is not None and self.settings.schemas != "off" and (
             self.settings.schemas == "on" or parses == "json" or profile.kind == "chat"
         )
         if wanted:
             profile = replace(profile, schemas=await self.llm.holds_schemas())
-        if need_scores and not profile.scores:
-            raise ConfigError(
-                f"ANSWER_CHOICE=likelihood, but the {profile.backend} server at {self.llm.host} gives no "
-                "log-probabilities of a continuation (ANSWER_CHOICE=auto falls back to weights)"
-            )
         if wanted and self.settings.schemas == "on" and not profile.schemas:
             raise ConfigError(
                 f"SCHEMAS=on, but the {profile.backend} server at {self.llm.host} holds no output to a JSON "
                 f"schema for this model (MODEL_KIND={profile.kind}); set SCHEMAS=auto or off"
             )
         self.schemas = bool(wanted and profile.schemas)
+        made = await self._choose_answers(profile.backend)
         self.announcement = self.announcement.model_copy(
             update={"backend": profile.backend, "model_kind": profile.kind, "schemas": self.schemas}
+            | ({"answer_choice": made.choice, "passage_ms": made.passage_ms, "answer_choice_why": made.why} if made else {})
         )
         log.info("agent %s: model %s via %s (%s)", self.node_id, profile.model, profile.backend, profile.kind)
+
+    async def _choose_answers(self, backend: str) -> AnswerChoice | None:
+        """Where the tool scores continuations: likelihood or weights, as ANSWER_CHOICE asks and,
+        under ``auto``, as the scoring probe finds the backend's cost (a tool that scores
+        nothing probes nothing). The tool then reads the choice from the settings."""
+        if not self.tool.scores:
+            return None
+        asked = self.settings.answer_choice
+        cost = None if asked == "weights" else await self.llm.scoring_cost(self.settings.score_budget_ms)
+        server = f"{backend} server at {self.llm.host}"
+        if asked == "likelihood" and cost is None:
+            raise ConfigError(
+                f"ANSWER_CHOICE=likelihood, but the {server} gives no log-probabilities of a continuation "
+                "(ANSWER_CHOICE=auto falls back to weights)"
+            )
+        made = decide_answer_choice(asked, cost, self.settings.score_budget_ms, server)
+        self.settings = self.settings.model_copy(update={"answer_choice": made.choice})
+        log.info("agent %s: answers by %s (%s)", self.node_id, made.choice, made.why)
+        return made
 
     # --- runs ------------------------------------------------------------------------------
     def run_state(self, run_id: str, question: str) -> RunState:

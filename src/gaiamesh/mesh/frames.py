@@ -321,6 +321,9 @@ HEADER_READS = "X-Gaiamesh-Reads"
 HEADER_BACKEND = "X-Gaiamesh-Backend"
 HEADER_MODEL_KIND = "X-Gaiamesh-Model-Kind"
 HEADER_SCHEMAS = "X-Gaiamesh-Schemas"
+HEADER_ANSWER_CHOICE = "X-Gaiamesh-Answer-Choice"
+HEADER_PASSAGE_MS = "X-Gaiamesh-Scored-Passage-Ms"
+HEADER_ANSWER_CHOICE_WHY = "X-Gaiamesh-Answer-Choice-Why"
 
 
 class Announcement(BaseModel):
@@ -328,7 +331,9 @@ class Announcement(BaseModel):
     it works on (``consumes``: one replica of a tool gets each) and those it only reads
     (``reads``: every replica gets them, e.g. a worker reads ``doc_init``); and the model it
     asks: its backend and kind, as found when the agent started (empty when not yet known),
-    and whether the output it parses is held to JSON schemas."""
+    and whether the output it parses is held to JSON schemas; an agent whose tool scores
+    continuations, its answer choice (likelihood or weights), what one scored passage was
+    measured to cost at start-up (ms) and why it chose so."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -339,6 +344,9 @@ class Announcement(BaseModel):
     backend: str = ""
     model_kind: str = ""
     schemas: bool = False
+    answer_choice: Literal["", "likelihood", "weights"] = ""
+    passage_ms: float | None = None
+    answer_choice_why: str = ""
 
     def headers(self) -> dict[str, str]:
         headers = {
@@ -352,16 +360,32 @@ class Announcement(BaseModel):
             headers[HEADER_BACKEND], headers[HEADER_MODEL_KIND] = self.backend, self.model_kind
         if self.schemas:
             headers[HEADER_SCHEMAS] = "true"
+        if self.answer_choice:
+            headers[HEADER_ANSWER_CHOICE] = self.answer_choice
+            headers[HEADER_ANSWER_CHOICE_WHY] = self.answer_choice_why
+        if self.passage_ms is not None:
+            headers[HEADER_PASSAGE_MS] = repr(self.passage_ms)
         return headers
 
     @classmethod
     def from_headers(cls, headers: Any) -> Announcement | None:
-        """The announcement in handshake ``headers``, or None when the agent sent none."""
+        """The announcement in handshake ``headers``, or None when the agent sent none; a
+        FrameError names a header that does not read as its field."""
         tool = headers.get(HEADER_TOOL)
         if tool is None:
             return None
         consumes = headers.get(HEADER_CONSUMES, "")
         reads = headers.get(HEADER_READS, "")
+        try:
+            return cls._from_values(headers, tool, consumes, reads)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise FrameError(
+                f"agent {headers.get(HEADER_NODE, '')!r} announces {first['loc'][0]}={first['input']!r}: {first['msg']}"
+            ) from exc
+
+    @classmethod
+    def _from_values(cls, headers: Any, tool: str, consumes: str, reads: str) -> Announcement:
         return cls(
             node_id=headers.get(HEADER_NODE, ""),
             tool=tool,
@@ -370,4 +394,7 @@ class Announcement(BaseModel):
             backend=headers.get(HEADER_BACKEND, ""),
             model_kind=headers.get(HEADER_MODEL_KIND, ""),
             schemas=headers.get(HEADER_SCHEMAS) == "true",
+            answer_choice=headers.get(HEADER_ANSWER_CHOICE, ""),
+            passage_ms=headers.get(HEADER_PASSAGE_MS),
+            answer_choice_why=headers.get(HEADER_ANSWER_CHOICE_WHY, ""),
         )

@@ -28,9 +28,9 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from websockets.protocol import State
 from websockets.typing import Subprotocol
 
-from ..errors import ConfigError, ConnectError, ForeignAgent, StorageError
+from ..errors import ConfigError, ConnectError, ForeignAgent, FrameError, StorageError
 from ..evaluation.archive import write_archive
-from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, fold_log, read_log
+from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, ScoringChoice, fold_log, read_log
 from ..evaluation.modeltime import model_time, read_memories
 from ..evaluation.scoring import score
 from ..evaluation.wirecost import protocol_cost
@@ -166,6 +166,7 @@ class MeshNetwork:
         self.conns: dict[str, ClientConnection] = {}
         self.models: dict[str, tuple[str, str]] = {}  # node -> (backend, model kind) it announced
         self.schema_tools: set[str] = set()  # tools whose agents hold their model's output to JSON schemas
+        self.scoring: dict[str, ScoringChoice] = {}  # tool -> the answer choice its agent announced
         self.core: RelayCore | None = None
         self.framelog: FrameLog | None = None
         self._done = asyncio.Event()
@@ -214,8 +215,14 @@ class MeshNetwork:
                 f"agent {spec.node_id} ({spec.tool}) not reachable at {spec.url} after "
                 f"{self.settings.connect_timeout:.0f}s: {last!r}"
             )
-        said = Announcement.from_headers(ws.response.headers) if ws.response else None
         proof = ws.response.headers.get(admission.HEADER_AGENT_PROOF) if ws.response else None
+        try:
+            said = Announcement.from_headers(ws.response.headers) if ws.response else None
+        except FrameError as exc:
+            await ws.close()
+            if token and not proof:  # not one of ours: what it says is not ours to read
+                raise ForeignAgent(self._foreign(spec, "did not prove this run's mesh token")) from exc
+            raise ConnectError(f"agent {spec.node_id} ({spec.tool}) at {spec.url}: {exc}") from exc
         if token and not (said and admission.agent_admitted(
                 token, asked[admission.HEADER_CHALLENGE], proof, said.node_id, said.tool)):  # fmt: skip
             await ws.close()
@@ -269,6 +276,8 @@ class MeshNetwork:
             f"({', '.join(f'{s.node_id}={s.tool}' for s in self.specs)}), "
             f"routing {core.router.mode.value}, protocol {self.settings.protocol}"
         )
+        for tool, made in sorted(self.scoring.items()):
+            self.report(f"relay: {tool} chooses answers by {made.choice} ({made.why})")
 
     def _note(self, spec: AgentSpec, said: Announcement | None) -> None:
         """What an agent announced about its model, for metrics.json."""
@@ -276,6 +285,8 @@ class MeshNetwork:
             self.models[spec.node_id] = (said.backend, said.model_kind)
         if said is not None and said.schemas:
             self.schema_tools.add(said.tool)
+        if said is not None and said.answer_choice:
+            self.scoring[said.tool] = ScoringChoice(said.answer_choice, said.passage_ms, said.answer_choice_why)
 
     async def _close_all(self) -> None:
         self._closing = True
@@ -578,6 +589,8 @@ class MeshNetwork:
                 "backend": ",".join(sorted({b for b, _ in self.models.values()})) or None,
                 "model_kind": ",".join(sorted({k for _, k in self.models.values()})) or None,
                 "schemas": sorted(self.schema_tools),
+                "answer_choice": ",".join(sorted({s.choice for s in self.scoring.values()})) or None,
+                "scoring": dict(sorted(self.scoring.items())),
                 **totals.fields(),
                 "elapsed_ms": round(elapsed_ms, 3),
                 "wall_ms": round((now - self._wall0) * 1000, 3),

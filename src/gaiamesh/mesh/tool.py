@@ -61,3 +61,6 @@ class Tool:
     # Ablation (ABLATE): the tool's output made from its input with no work, e.g. the facts
     # handed on without triples. None: the tool cannot be left out (it makes the answer).
     passthrough: Callable[[Any], Body] | None = None
+    # Whether the tool scores continuations (ANSWER_CHOICE): its agent then times one scoring
+    # probe at start-up and chooses likelihood or weights (see MeshAgent.check_model).
+    scores: bool = False

@@ -8,7 +8,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..errors import ConfigError, ModelError, ModelUnreachable
@@ -26,8 +26,18 @@ T = TypeVar("T")
 RETRY_FIRST_S = 0.25
 RETRY_CAP_S = 2.0
 
-__all__ = ["LLMClient", "LLMUsage", "ModelError", "ModelUnreachable", "Profile"]
+__all__ = ["AnswerChoice", "LLMClient", "LLMUsage", "ModelError", "ModelUnreachable", "Profile", "ScoringCost"]
 PROBE_SCHEMA: dict[str, Any] = {"type": "object"}  # the smallest schema: is one taken at all?
+# The scoring probe (ANSWER_CHOICE=auto): a short continuation scored, timed. Its time per
+# token, scaled to a passage of PASSAGE_TOKENS, is what one scored passage costs on the backend
+# at most: llama-cpp-python's server pays per echoed token (it sorts the vocabulary for each).
+# A probe over budget is repeated, up to PROBE_REPEATS, and the least time kept: a busy machine
+# stalls a call now and then, a slow server every time. A backend that scores in one pass over
+# the text by construction (our /api/score: the work of reading a prompt) is probed once, for
+# the record, and not judged by a time that would only measure the machine's load.
+PROBE_PROMPT, PROBE_CONTINUATION = "The sky is", " blue"
+PASSAGE_TOKENS = 64  # the median scored call of a bundled task's run (docs/results/2026-11-27-own-server.md)
+PROBE_REPEATS = 3
 
 
 @dataclass
@@ -77,6 +87,63 @@ class Profile:
     kind: ModelKind
     scores: bool | None  # None: not asked (no configuration needs to know)
     schemas: bool | None = None
+
+
+@dataclass(frozen=True)
+class ScoringCost:
+    """The scoring probe: its least time over ``probes`` calls (ms, as the agent saw it) and
+    the tokens the server counted for it."""
+
+    probe_ms: float
+    tokens: int
+    probes: int = 1
+    # timed: judged by its time; native: the backend scores in one pass by construction;
+    # recorded: a replay's (the recorded runs scored, and it answers from them)
+    how: Literal["timed", "native", "recorded"] = "timed"
+
+    @property
+    def passage_ms(self) -> float:
+        """What one scored passage of :data:`PASSAGE_TOKENS` costs at the probe's rate per token
+        (at most: a fixed cost per call is counted as if it grew with the text)."""
+        return round(self.probe_ms * PASSAGE_TOKENS / max(1, self.tokens), 1)
+
+
+@dataclass(frozen=True)
+class AnswerChoice:
+    """How an agent that scores chooses among candidates (``likelihood`` or ``weights``), and
+    why: what ANSWER_CHOICE asked and what a scored passage was measured to cost (None: not
+    measured). Announced at the handshake and recorded in ``metrics.json``."""
+
+    choice: Literal["likelihood", "weights"]
+    passage_ms: float | None
+    why: str
+
+
+def decide_answer_choice(
+    asked: Literal["auto", "likelihood", "weights"], cost: ScoringCost | None, budget_ms: float, server: str
+) -> AnswerChoice:
+    """The choice ANSWER_CHOICE ``asked`` for makes on a backend whose scoring probe found
+    ``cost`` (None: the backend cannot score). ``auto`` takes likelihood only where a scored
+    passage fits in ``budget_ms`` (SCORE_BUDGET_MS). ``likelihood`` on a backend that cannot
+    score is the caller's error to raise."""
+    if asked == "weights":
+        return AnswerChoice("weights", None, "ANSWER_CHOICE=weights")
+    if cost is None:
+        return AnswerChoice("weights", None, f"ANSWER_CHOICE={asked}: the {server} gives no log-probabilities of a continuation")
+    if cost.how == "recorded":
+        return AnswerChoice("likelihood", None, f"ANSWER_CHOICE={asked}: the recorded runs scored continuations")
+    took = (
+        f"a scored passage of {PASSAGE_TOKENS} tokens takes about {cost.passage_ms:,.0f} ms on the {server} "
+        f"(a probe of {cost.tokens} tokens took {cost.probe_ms:,.0f} ms)"
+    )
+    if cost.how == "native":
+        return AnswerChoice("likelihood", cost.passage_ms, f"ANSWER_CHOICE={asked}: the {server} scores a "
+                            f"continuation in one pass over the text, as it reads a prompt; {took}")  # fmt: skip
+    if asked == "likelihood":
+        return AnswerChoice("likelihood", cost.passage_ms, f"ANSWER_CHOICE=likelihood; {took}")
+    if cost.passage_ms > budget_ms:
+        return AnswerChoice("weights", cost.passage_ms, f"ANSWER_CHOICE=auto: {took}, over SCORE_BUDGET_MS={budget_ms:g}")
+    return AnswerChoice("likelihood", cost.passage_ms, f"ANSWER_CHOICE=auto: {took}, within SCORE_BUDGET_MS={budget_ms:g}")
 
 
 def make_backend(settings: ModelSettings, tool: str | None = None) -> Backend:
@@ -166,6 +233,27 @@ class LLMClient:
         if need_schemas:
             schemas = await self.holds_schemas()
         return Profile(self.backend.name, self.model, kind, scores, schemas)
+
+    async def scoring_cost(self, budget_ms: float) -> ScoringCost | None:
+        """The scoring probe (see :data:`PROBE_PROMPT`): None when the backend cannot score.
+        Its calls are retried while the server is unreachable, like any call. A replay answers
+        from its records: scores where they hold some, at no cost."""
+        known = getattr(self.backend, "abilities", None)
+        if known is not None:
+            return ScoringCost(0.0, 1, how="recorded") if known.scores else None
+        native = bool(getattr(self.backend, "scores_in_one_pass", False))
+        best: ScoringCost | None = None
+        for made in range(1, 2 if native else PROBE_REPEATS + 1):
+            usage = LLMUsage()
+            if await self.score(PROBE_PROMPT, [PROBE_CONTINUATION], usage) is None:
+                return None
+            if best is None or usage.llm_ms < best.probe_ms:
+                tokens = usage.tokens or len(f"{PROBE_PROMPT}{PROBE_CONTINUATION}".split())
+                best = ScoringCost(round(usage.llm_ms, 1), tokens, how="native" if native else "timed")
+            best = replace(best, probes=made)
+            if best.passage_ms <= budget_ms:
+                break
+        return best
 
     async def holds_schemas(self) -> bool:
         """Whether the backend holds this model's output to a JSON schema (a small probe)."""

@@ -137,7 +137,8 @@ async def choose_sentences(ctx: ToolContext, topic: str, pool: list[str], n: int
     ``topic``: each sentence's log-likelihood per word as a sentence of that summary, after
     the pool itself, plus its rank in retrieval; without scores, retrieval's first ``n``."""
     prompt = f"Text: {' '.join(pool)}\nThe sentence of the text that says most about {topic}:"
-    scores = await ctx.llm.score(prompt, [f" {s}\n" for s in pool], ctx.usage)
+    weights = ctx.settings is not None and ctx.settings.answer_choice == "weights"
+    scores = None if weights else await ctx.llm.score(prompt, [f" {s}\n" for s in pool], ctx.usage)
     if scores is None:
         return list(range(min(n, len(pool))))
     weight = [v / max(1, len(s.split())) + RANK_PRIOR / (1 + r) for r, (s, v) in enumerate(zip(pool, scores, strict=True))]

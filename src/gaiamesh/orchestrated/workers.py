@@ -193,6 +193,7 @@ WORKER_TOOLS: tuple[Tool, ...] = tuple(
     Tool(
         role, PacketType.SUBTASK, PacketType.RESULT, worker(role), description=f"{role} worker of the orchestrated strategy",
         reads=frozenset({PacketType.DOC_INIT}) if role == RESEARCH else frozenset(),
+        scores=role == RESEARCH,  # reading: a fact among candidates, a summary's sentences
     )
     for role in HANDLERS
 )  # fmt: skip

@@ -120,4 +120,5 @@ TOOL = Tool(
     "extract", PacketType.SEARCH_DOCS, PacketType.EVENTS, run, description="question-relevant facts",
     passthrough=passthrough,
     uses_schemas=lambda _s: "phrases",  # typed answers (and a split, where search was left out)
+    scores=True,  # query-likelihood reranking of sentences
 )

@@ -285,4 +285,5 @@ TOOL = Tool(
     tag=FINAL_ANSWER_TAG,
     description="final short answer",
     uses_schemas=lambda _s: "phrases",  # typed answers
+    scores=True,  # the answer among candidates by likelihood
 )

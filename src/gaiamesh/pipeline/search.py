@@ -73,4 +73,5 @@ TOOL = Tool(
     "search", PacketType.DOC_INIT, PacketType.SEARCH_DOCS, run, description="BM25 over document chunks",
     passthrough=passthrough,
     uses_schemas=lambda s: "json" if s.decompose == "model" else None,  # the model's split of a question
+    scores=True,  # query-likelihood reranking
 )

@@ -28,6 +28,9 @@ def _unreachable(exc: BaseException) -> bool:
 
 class OllamaBackend:
     name = "ollama"
+    # /api/score (ours) reads prompt and continuations in one forward pass, the work of reading a
+    # prompt for a completion: ANSWER_CHOICE=auto does not judge it by a probe's time
+    scores_in_one_pass = True
 
     def __init__(self, host: str, model: str, options: dict[str, Any], timeout: float) -> None:
         self.where = host

@@ -22,6 +22,9 @@ SCHEMA_FORMS = ("json_schema", "json_object")
 
 class OpenAIBackend:
     name = "openai"
+    # an echo's prompt log-probabilities cost what the server makes of them (llama-cpp-python's:
+    # a sort of the vocabulary per token): ANSWER_CHOICE=auto times a probe
+    scores_in_one_pass = False
 
     def __init__(self, base_url: str, api_key: str, model: str, options: dict[str, Any], timeout: float) -> None:
         self.where = base_url
