@@ -11,10 +11,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
+
+# The package's own check (standard library only), so that make up and local commands name a
+# port's holder alike: a container and its compose project, or a process and its pid.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+from gaiamesh.ports import holder, taken  # noqa: E402
 
 
 def dotenv(path: Path) -> dict[str, str]:
@@ -41,26 +45,6 @@ def ours() -> set[int]:
                 if pub.get("PublishedPort"):
                     ports.add(int(pub["PublishedPort"]))
     return ports
-
-
-def holder(port: int) -> str:
-    """Who listens on ``port``, from `ss` when it can tell."""
-    try:
-        out = subprocess.run(["ss", "-Hltnp", f"sport = :{port}"], capture_output=True, text=True).stdout
-    except FileNotFoundError:
-        return "another program"
-    m = re.search(r'users:\(\("([^"]+)",pid=(\d+)', out)
-    return f"{m.group(1)} (pid {m.group(2)})" if m else "another program"
-
-
-def taken(port: int) -> bool:
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-    return False
 
 
 def main() -> int:
