@@ -146,7 +146,7 @@ def run_bench(
     ablations = ablations or [settings.ablate]
     keys = [(s, a) for s in strategies for a in ablations]
     variants = [Variant(s, a, p) for s, a in keys for p in protocols]
-    variants += [Variant(settings.strategy, settings.ablate, BASELINE)] if baseline else []
+    variants += [Variant(*keys[0], BASELINE)] if baseline else []  # a direct call: no team, any team's settings
     slots = schedule.interleaved(tasks, variants, repeat, seed)
     group = ProcessGroup(out / "logs")
     probe = LoadProbe(lambda: [os.getpid(), *group.pids()])
