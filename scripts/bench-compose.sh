@@ -7,7 +7,7 @@
 #   make bench           record + replay (the default): each task once under json on the live model
 #                        (OUT/records/), then the agents replay those records (LLM_BACKEND=replay)
 #                        under every protocol: only the wire differs; minutes, not an hour
-#   LIVE=1 make bench    the model live under every protocol (about a minute a run on 2 cores)
+#   LIVE=1 make bench    the model live under every protocol (about 15 s a run on a quiet 2-core machine)
 #   make bench FULL=1    every task, REPEAT=3
 #   PROTOCOLS=json,a2a LIMIT=1 REPEAT=2 SEED=3 OUT=bench/mine make bench     any narrower or wider one
 # Its own ports (apart from make up's stack): BENCH_SERVICE_PORT (8090), BENCH_HOST_PORT_PREFIX (91).
@@ -21,8 +21,9 @@ OUT="${OUT:-bench/compose}"
 case "$OUT" in /*) ;; *) OUT="$PWD/$OUT" ;; esac  # compose reads a bare relative path as a volume name
 export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-gaiamesh-bench}" RESULTS_DIR="$OUT"
 export SERVICE_PORT="${BENCH_SERVICE_PORT:-8090}" HOST_PORT_PREFIX="${BENCH_HOST_PORT_PREFIX:-91}"
-# Estimates for the cost said up front (seconds a run on 2 cores; docs/results/2026-11-27-make-bench-replay.md).
-LIVE_RUN_S=60 REPLAY_RUN_S=5
+# Estimates for the cost said up front: seconds a run on a quiet 2-core machine (a live run took 11 s, a
+# replayed one under 1 s; beside other load a live run took 2 min): docs/results/2026-11-27-make-bench-replay.md.
+LIVE_RUN_S=15 REPLAY_RUN_S=1
 tasks=(tasks/*/)
 if [ "$LIMIT" -gt 0 ]; then tasks=("${tasks[@]:0:$LIMIT}"); fi
 runs=$(( $(tr ',' '\n' <<<"$PROTOCOLS" | wc -l) * REPEAT * ${#tasks[@]} ))
@@ -32,7 +33,7 @@ bench=(.venv/bin/gaiamesh bench-compose --url "http://127.0.0.1:$SERVICE_PORT" -
 export GAIAMESH_ENV_FILE=.env
 minutes() { echo $(( ($1 + 59) / 60 )); }
 if [ "$LIVE" != 0 ]; then
-  echo "LIVE=1: $runs live runs + 1 warm-up, at about ${LIVE_RUN_S} s a run on 2 cores: about $(minutes $(( (runs + 1) * LIVE_RUN_S ))) min"
+  echo "LIVE=1: $runs live runs + 1 warm-up, at about ${LIVE_RUN_S} s a run on a quiet 2-core machine: about $(minutes $(( (runs + 1) * LIVE_RUN_S ))) min (more beside other load)"
 else
   echo "record + replay: ${#tasks[@]} live records (about ${LIVE_RUN_S} s each), then $runs replayed runs + 1 warm-up" \
        "(about ${REPLAY_RUN_S} s each): about $(minutes $(( ${#tasks[@]} * LIVE_RUN_S + (runs + 1) * REPLAY_RUN_S ))) min" \
