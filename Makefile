@@ -170,8 +170,9 @@ test-swarm: setup dirs keys
 	$(BIN)/pytest -ra -s tests/swarm
 
 # Protocol comparison on its own compose stack (ports BENCH_SERVICE_PORT=8090, BENCH_HOST_PORT_PREFIX=91):
-# every protocol on every task once (about 18 min on 2 cores); FULL=1 repeats it 3 times;
-# PROTOCOLS=json,a2a LIMIT=N (first N tasks) REPEAT=N OUT=folder set it by hand. Results in bench/compose/.
+# every protocol on every task once, the model recorded once per task and replayed under each protocol
+# (LIVE=1: live under each, about 15 s a run on a quiet 2-core machine); FULL=1 repeats it 3 times; PROTOCOLS=json,a2a
+# LIMIT=N (first N tasks) REPEAT=N SEED=N (the shuffled order) OUT=folder set it by hand. Results in bench/compose/.
 bench: setup dirs keys
 	scripts/bench-compose.sh
 

@@ -1,9 +1,11 @@
 """The Makefile's own targets, run as CI runs them (root), each on a compose project of its own:
-`make bench` narrowed to one protocol and one task, its port check, a stack that does not become
+`make bench` narrowed to one task (record + replay, and LIVE=1), its port check, a stack that does not become
 healthy, and `make down` whatever profiles were started. Each leaves nothing running."""
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import socket
 import subprocess
@@ -43,17 +45,60 @@ def bench_env(tmp: Path, **extra: str) -> dict[str, str]:
             "LIMIT": "1", "REPEAT": "1", **extra}  # fmt: skip
 
 
-def test_make_bench_as_root_on_one_protocol_and_one_task(tmp_path: Path) -> None:
-    env = bench_env(tmp_path)
+def read_rows(out: Path) -> list[dict[str, str]]:
+    with (out / "results.csv").open() as f:
+        return list(csv.DictReader(f))
+
+
+LOAD_COLUMNS = ("load_1m", "cpu_other", "steal_pct", "containers", "contended")
+
+
+def test_make_bench_records_the_model_once_and_replays_it_under_every_protocol(tmp_path: Path) -> None:
+    env = bench_env(tmp_path, PROTOCOLS="json,a2a", SEED="0")
     proc = subprocess.run(["make", "bench"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     out = tmp_path / "bench"
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    said = next((line for line in proc.stdout.splitlines() if line.startswith("record + replay: ")), "")
+    assert said.startswith("record + replay: 1 live records") and said.endswith(" min)"), proc.stdout[:500]
+    records = sorted((out / "records").iterdir())
+    assert len(records) == 1 and (records[0] / "run_artifacts.tar.gz").is_file()
+    recorded = json.loads((records[0] / "metrics.json").read_text())
+    assert recorded["backend"] == "ollama" and recorded["protocol"] == "json" and recorded["status"] == "ok"
+    rows = read_rows(out)
+    assert sorted(r["protocol"] for r in rows) == ["a2a", "json"]
+    for row in rows:  # the model's answers are the record's: only the wire differs
+        assert row["backend"] == "replay" and row["status"] == "ok", row
+        assert row["task_id"] == recorded["task_id"] and row["prediction"] == recorded["prediction"], row
+        assert all(row[c] != "" for c in LOAD_COLUMNS), row
+    # one warm-up run, not counted, then both protocols of the task back to back
+    assert len(list((out / "warm-up").rglob("metrics.json"))) == 1
+    assert sorted(int(r["order"]) for r in rows) == [1, 2]
+    summary = (out / "summary.md").read_text()
+    assert "record + replay" in summary and str(out / "records") in summary, summary[:1500]
+    assert "## Load during the runs" in summary and "Not measured" not in summary
+    assert {p.name for p in out.iterdir()} >= {"summary.md", "comparison.png", "bench-runs"}
+    for protocol in ("json", "a2a"):
+        run = next((out / "bench-runs" / protocol).iterdir())
+        assert (run / "metrics.json").is_file() and (run / "run_artifacts.tar.gz").is_file()
+    assert containers(env["COMPOSE_PROJECT_NAME"]) == []
+
+
+def test_live_make_bench_says_its_cost_and_runs_the_model_under_each_protocol(tmp_path: Path) -> None:
+    env = bench_env(tmp_path, LIVE="1")
+    proc = subprocess.run(["make", "bench"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    out = tmp_path / "bench"
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    said = next((line for line in proc.stdout.splitlines() if line.startswith("LIVE=1: ")), "")
+    assert said.startswith("LIVE=1: 1 live runs + 1 warm-up") and " min" in said, proc.stdout[:500]
     assert "[  1/1] json" in proc.stdout and "elapsed, about 0:00 left" in proc.stdout
-    rows = (out / "results.csv").read_text().splitlines()
-    assert len(rows) == 2 and ",ok," in rows[1], rows
+    rows = read_rows(out)
+    assert len(rows) == 1 and rows[0]["status"] == "ok" and rows[0]["backend"] == "ollama", rows
+    assert rows[0]["order"] == "1" and all(rows[0][c] != "" for c in LOAD_COLUMNS), rows
+    assert not (out / "records").exists()
+    summary = (out / "summary.md").read_text()
+    assert "**live**" in summary and "record + replay" not in summary
     run = next((out / "bench-runs" / "json").iterdir())
     assert (run / "metrics.json").is_file() and (run / "run_artifacts.tar.gz").is_file()
-    assert {p.name for p in out.iterdir()} >= {"summary.md", "comparison.png", "bench-runs"}
     if os.getuid() == 0:  # the folders the containers write belong to their user, not to root
         owner = subprocess.run([ROOT / "scripts" / "owner.sh"], capture_output=True, text=True).stdout.strip()
         assert f"{out.stat().st_uid}:{out.stat().st_gid}" == owner

@@ -257,9 +257,10 @@ def summary_markdown(summary: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_reports(rows: list[dict[str, Any]], out: Path, seed: int | None = None) -> None:
+def write_reports(rows: list[dict[str, Any]], out: Path, seed: int | None = None, how: str = "") -> None:
     """``results.csv``, ``summary.md`` and ``comparison.png`` in ``out``; the table is printed too.
-    ``seed``: the order's seed, where this bench chose the order (None: rows from folders)."""
+    ``seed``: the order's seed, where this bench chose the order (None: rows from folders);
+    ``how``: a paragraph on how the model was reached (``make bench``: record + replay, or live)."""
     out.mkdir(parents=True, exist_ok=True)
     with (out / "results.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
@@ -275,7 +276,7 @@ def write_reports(rows: list[dict[str, Any]], out: Path, seed: int | None = None
     contended = fairness.contended_runs(rows, group_of)
     backends = ", ".join(sorted({str(r.get("backend")) for r in rows if r.get("backend")})) or "unknown"
     (out / "summary.md").write_text(
-        "# gaiamesh bench summary\n\n" + fairness.how_it_ran(rows, seed, backends)
+        "# gaiamesh bench summary\n\n" + fairness.how_it_ran(rows, seed, backends) + how
         + "Medians per protocol over all runs (quality: means). "
         "`network_share` = 1 - llm_ms / elapsed_ms.\n\n" + summary_markdown(summary)
         + fairness.load_section(rows, group_of) + fairness.time_section(diffs, contended)

@@ -163,6 +163,37 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_compose(args: argparse.Namespace) -> int:
+    from ..bench import compose_bench as cb
+    from ..mesh.protocols import available
+    from ..tasks import discover_tasks
+
+    settings = settings_from(args)
+    if not settings.access_key:
+        raise ConfigError("GAIAMESH_ACCESS_KEY is empty (make setup writes it into .env)")
+    protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    unknown = [p for p in protocols if p not in available()]
+    if unknown:
+        raise ConfigError(f"unknown protocol(s) {', '.join(unknown)}; available: {', '.join(available())}")
+    if args.repeat < 1:
+        raise ConfigError("--repeat must be at least 1")
+    tasks = [t.path.name for t in discover_tasks(args.tasks)[: args.limit or None]]
+    stack, out = cb.Stack(args.url, settings.access_key, args.project), Path(args.out)
+    if args.record_only:
+        failed = cb.record(stack, tasks, out)
+        if failed:
+            errors.print(f"[red]{failed} of {len(tasks)} records failed (their run.log says why); nothing to replay[/red]")
+        return 1 if failed else 0
+    how = cb.LIVE
+    if args.replayed_from:
+        cb.check_records(Path(args.replayed_from), tasks)
+        how = cb.how_replayed(Path(args.replayed_from), settings.replay_pace)
+    rows, failed = cb.compare(stack, cb.Matrix(tasks, protocols, args.repeat, args.seed), out, how)
+    if failed:
+        errors.print(f"[red]{failed} of {len(tasks) * len(protocols) * args.repeat} runs failed (their run.log says why)[/red]")
+    return 1 if failed or not rows else 0
+
+
 def _cmd_plans(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
@@ -249,6 +280,7 @@ TASKS_HELP = "folder of task folders (default tasks/), or a task-set file (FILE.
 def add_commands(sub: Subparsers) -> None:
     """Add this module's commands to ``gaiamesh``."""
     _add_bench(sub)
+    _add_bench_compose(sub)
     _add_plans(sub)
     _add_overhead(sub)
     _add_failstorm(sub)
@@ -356,6 +388,25 @@ def _add_bench(sub: Subparsers) -> None:
     report.add_argument("runs")
     report.add_argument("--out", help="where to write results.csv/summary.md/comparison.png (default: runs)")
     report.set_defaults(func=_cmd_report)
+
+
+def _add_bench_compose(sub: Subparsers) -> None:
+    bc = sub.add_parser("bench-compose", help="make bench: the protocol comparison on a running compose stack, "
+                        "through its API (record + replay, or live)")  # fmt: skip
+    bc.add_argument("--url", default="http://127.0.0.1:8080", help="the stack's network service")
+    bc.add_argument("--project", required=True, help="the stack's compose project (its containers' load is the bench's)")
+    bc.add_argument("--tasks", default="tasks", help="the task folders the stack mounts (default tasks/)")
+    bc.add_argument("--protocols", default="json,binary,compressed,signed,a2a,anp,acp,agora")
+    bc.add_argument("--repeat", type=int, default=1)
+    bc.add_argument("--limit", type=int, default=0, help="the first N tasks only (0: all)")
+    bc.add_argument("--seed", type=int, default=0, help="the seed of the runs' shuffled order (default 0)")
+    bc.add_argument("--out", default="bench/compose")
+    mode = bc.add_mutually_exclusive_group()
+    mode.add_argument("--record-only", action="store_true",
+                      help="run each task once under json on the live model, into OUT/records/<task>/")  # fmt: skip
+    mode.add_argument("--replayed-from", metavar="RECORDS",
+                      help="the stack's agents replay these records (LLM_BACKEND=replay): say so in the summary")  # fmt: skip
+    bc.set_defaults(func=_cmd_bench_compose)
 
 
 def _add_plans(sub: Subparsers) -> None:
