@@ -48,16 +48,29 @@ def metrics_of(service: Service, run_id: str) -> dict[str, Any]:
     return json.loads((service.state / "runs" / run_id / "metrics.json").read_text())
 
 
-def same(shown: str, value: object) -> bool:
-    """A value of metrics.json as the page prints it (JavaScript writes 1.0 as "1"; a list is
-    joined with commas, a mapping as "key: value" pairs)."""
+def as_shown(value: object, nested: bool = False) -> str:
+    """A value as the page writes it: a list joined with commas, a mapping as "key: value"
+    pairs, nested ones in brackets and parentheses; JavaScript writes 1.0 as "1"."""
+    if value is None:
+        return "–"
     if isinstance(value, list):
-        return shown == ", ".join(str(v) for v in value)
+        text = ", ".join(as_shown(v, True) for v in value)
+        return f"[{text}]" if nested else text
     if isinstance(value, dict):
-        return shown == ", ".join(f"{k}: {v}" for k, v in value.items())
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return shown == ("–" if value is None else str(value))
-    return float(shown) == float(value)
+        text = ", ".join(f"{k}: {as_shown(v, True)}" for k, v in value.items())
+        return f"({text})" if nested else text
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def same(shown: str, value: object) -> bool:
+    """A value of metrics.json as the page prints it."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(shown) == float(value)
+    return shown == as_shown(value)
 
 
 def test_without_the_key_the_page_shows_no_data(visit: Visit) -> None:

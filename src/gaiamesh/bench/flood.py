@@ -56,7 +56,7 @@ REJECTED_AS = {
 def _event(run_id: str, seq: int, final: bool, **over: Any) -> dict[str, Any]:
     payload = {"answer": "flood", "method": "flood", "question": "?", "reading": "flood", "candidates": [],
                "facts_used": 0, "triples_seen": 0}  # fmt: skip
-    fields: dict[str, Any] = {"run_id": run_id, "src": FLOODER, "seq": seq, "token_used": 0, "llm_ms": 0.0}
+    fields: dict[str, Any] = {"run_id": run_id, "src": FLOODER, "seq": seq, "token_used": 0}
     if final:
         fields["tag"] = "final_answer"
     packet = make_packet(PacketType.DATA_EVENT, payload, **fields).to_dict()

@@ -399,7 +399,7 @@ def audit(run_dir: Path) -> list[tuple[str, object, object]]:
     Returns ``(counter, in metrics.json, from the frame log)`` for every counter; equal pairs
     mean the run's numbers are consistent with the frames it actually carried.
     """
-    from .modeltime import archived_memories, model_time  # it reads FrameRecord from here
+    from .modeltime import model_time, run_memories  # it reads FrameRecord from here
 
     metrics = RunMetrics.read(run_dir / "metrics.json")
     records = read_log(run_dir / "frames.jsonl")
@@ -409,7 +409,5 @@ def audit(run_dir: Path) -> list[tuple[str, object, object]]:
     rows: list[tuple[str, object, object]] = [
         (k, getattr(metrics, k), getattr(totals, k)) for k in Totals.COUNTERS
     ]
-    archive = run_dir / "run_artifacts.tar.gz"
-    memories = archived_memories(archive) if archive.is_file() else {}
-    rows.append(("llm_ms", metrics.llm_ms, round(model_time(records, memories)[0], 3)))
+    rows.append(("llm_ms", metrics.llm_ms, round(model_time(records, run_memories(run_dir))[0], 3)))
     return rows

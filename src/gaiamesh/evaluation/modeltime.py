@@ -63,3 +63,13 @@ def archived_memories(archive: Path) -> dict[str, dict[str, Any]]:
                 if f is not None:
                     found[parts[1]] = json.loads(f.read())
     return found
+
+
+def run_memories(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """The agents' memory of a run folder: from its ``run_artifacts.tar.gz``, or, where the
+    archive was unpacked there, from its ``workspaces/<node>/memory.json``."""
+    archive = run_dir / "run_artifacts.tar.gz"
+    if archive.is_file():
+        return archived_memories(archive)
+    workspaces = run_dir / "workspaces"
+    return read_memories({p.name: p for p in workspaces.iterdir() if p.is_dir()} if workspaces.is_dir() else {})

@@ -434,10 +434,18 @@
 
   // A value of metrics.json as the table prints it: a list joined with commas, a mapping
   // (made_by) as "key: value" pairs.
-  function shownValue(v) {
-    if (v === null) return "–";
-    if (Array.isArray(v)) return v.join(", ");
-    if (typeof v === "object") return Object.entries(v).map(([k, x]) => `${k}: ${x}`).join(", ");
+  // A value of metrics.json as text: a list joined with commas, a mapping as "key: value" pairs;
+  // nested ones in brackets and parentheses (a tool's scoring choice, a membership event).
+  function shownValue(v, nested = false) {
+    if (v === null || v === undefined) return "–";
+    if (Array.isArray(v)) {
+      const s = v.map((x) => shownValue(x, true)).join(", ");
+      return nested ? `[${s}]` : s;
+    }
+    if (typeof v === "object") {
+      const s = Object.entries(v).map(([k, x]) => `${k}: ${shownValue(x, true)}`).join(", ");
+      return nested ? `(${s})` : s;
+    }
     return String(v);
   }
 
