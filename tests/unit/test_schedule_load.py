@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 from gaiamesh.bench import fairness, schedule
 from gaiamesh.bench import stats as ci
@@ -50,6 +51,9 @@ def test_the_probe_tells_the_benchs_own_cpu_from_another_processs() -> None:
     assert other.cpu_other - own.cpu_other >= 0.3  # the spin: counted only where it is not ours
     assert other.contended
     assert other.load_1m >= 0 and 0 <= other.steal_pct <= 100
+    # a run of a few ms (a replayed one): a 10 ms tick is most of it, so its load is not judged
+    brief = replace(other, seconds=0.02)
+    assert not brief.contended and brief.row()["cpu_other"] == "" and brief.row()["contended"] is False
 
 
 def interval(mean: float, low: float, high: float) -> ci.Interval:
@@ -75,3 +79,5 @@ def test_the_summary_names_the_groups_whose_runs_overlapped_other_load() -> None
     calm = [{**r, "cpu_other": 0.0, "contended": False} for r in rows]
     assert "No run overlapped other load" in fairness.load_section(calm, lambda r: str(r["protocol"]))
     assert "Not measured" in fairness.load_section([{"protocol": "json"}], lambda r: "json")
+    brief = [{**r, "cpu_other": "", "contended": False} for r in rows]
+    assert "3 runs lasted under 1 s" in fairness.load_section(brief, lambda r: str(r["protocol"]))

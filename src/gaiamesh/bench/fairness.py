@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import stats as ci
-from .load import CONTENDED_CORES
+from .load import CONTENDED_CORES, MIN_WINDOW_S
 
 Row = Mapping[str, Any]
 
@@ -39,8 +39,11 @@ def how_it_ran(rows: Sequence[Row], seed: int | None, backend: str) -> str:
 def load_section(rows: Sequence[Row], group_of: Callable[[Row], str]) -> str:
     """The machine's load per group, and which groups' runs overlapped other load."""
     measured = [r for r in rows if r.get("cpu_other") not in ("", None)]
+    short = sum(1 for r in rows if r.get("cpu_other") in ("", None) and r.get("load_1m") not in ("", None))
+    too_short = (f"\n\n{short} runs lasted under {MIN_WINDOW_S:.0f} s, too short for /proc's 10 ms ticks to tell "
+                 "other load from none (replayed runs): their load is not judged." if short else "")  # fmt: skip
     if not measured:
-        return "\n## Load during the runs\n\nNot measured (runs gathered from folders).\n"
+        return "\n## Load during the runs\n\n" + (too_short.strip() or "Not measured (runs gathered from folders).") + "\n"
     lines = ["| group | runs | overlapped other load | cpu_other (cores, median) | load_1m (max) | steal % (max) | other containers (max) |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for group in dict.fromkeys(group_of(r) for r in measured):
@@ -57,7 +60,7 @@ def load_section(rows: Sequence[Row], group_of: Callable[[Row], str]) -> str:
             f"outside this bench kept ≥ {CONTENDED_CORES} cores busy on average): the intervals of "
             f"{', '.join(hit)} include them, and their times may be that load's." if hit else
             f"No run overlapped other load (processes outside this bench stayed under {CONTENDED_CORES} cores).")  # fmt: skip
-    return "\n## Load during the runs\n\n" + said + "\n\n" + "\n".join(lines) + "\n"
+    return "\n## Load during the runs\n\n" + said + too_short + "\n\n" + "\n".join(lines) + "\n"
 
 
 def time_section(diffs: Mapping[str, Mapping[str, ci.Interval]], contended: Mapping[str, int]) -> str:

@@ -23,6 +23,9 @@ from pathlib import Path
 # A run during which processes outside the bench kept at least this much CPU busy, on average,
 # overlapped other load: its time says as much about them as about what it measured.
 CONTENDED_CORES = 0.25
+# /proc counts CPU in ticks of 10 ms: over a run shorter than this (a replayed run takes tens of
+# ms) a tick more or less is most of the measure, so such a run is not called contended.
+MIN_WINDOW_S = 1.0
 PROC = Path("/proc")
 
 
@@ -97,14 +100,17 @@ class Load:
     cpu_other: float  # cores kept busy by processes outside the bench, mean over the run
     steal_pct: float  # % of the machine's CPU time the hypervisor stole during the run
     containers: int | None  # running containers of the engine that are not the bench's
+    seconds: float = MIN_WINDOW_S  # how long the run lasted
 
     @property
     def contended(self) -> bool:
-        return self.cpu_other >= CONTENDED_CORES
+        return self.seconds >= MIN_WINDOW_S and self.cpu_other >= CONTENDED_CORES
 
     def row(self) -> dict[str, object]:
-        return {"load_1m": self.load_1m, "cpu_other": self.cpu_other, "steal_pct": self.steal_pct,
-                "containers": "" if self.containers is None else self.containers, "contended": self.contended}  # fmt: skip
+        # cpu_other left empty where the run was too short for it to mean anything
+        return {"load_1m": self.load_1m, "cpu_other": self.cpu_other if self.seconds >= MIN_WINDOW_S else "",
+                "steal_pct": self.steal_pct, "containers": "" if self.containers is None else self.containers,
+                "contended": self.contended}  # fmt: skip
 
 
 class LoadProbe:
@@ -134,4 +140,5 @@ class LoadProbe:
             cpu_other=round(other, 3),
             steal_pct=round(100 * (cpu1.steal - cpu0.steal) / total, 2),
             containers=running_containers(self.project),
+            seconds=round(seconds, 3),
         )
