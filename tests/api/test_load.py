@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gaiamesh.evaluation.metrics import audit, read_log
+from gaiamesh.evaluation.audit import audit
+from gaiamesh.evaluation.metrics import read_log
 
 from .conftest import KEY, Service
 

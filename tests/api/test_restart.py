@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect
 
-from gaiamesh.evaluation.metrics import audit, read_log
+from gaiamesh.evaluation.audit import audit
+from gaiamesh.evaluation.metrics import read_log
 
 from .conftest import KEY, Service
 

@@ -17,7 +17,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from gaiamesh.evaluation.metrics import audit
+from gaiamesh.evaluation.audit import audit
 
 from .conftest import KEY, SECRET, Service
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.evaluation.metrics import audit
+from gaiamesh.evaluation.audit import audit
 
 from ..conftest import fill_disk, small_disk
 from .conftest import Service

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.evaluation.metrics import audit, read_log
+from gaiamesh.evaluation.audit import audit
+from gaiamesh.evaluation.metrics import read_log
 
 from ..conftest import ROOT, TASKS, free_port, free_port_block, recorded_metrics
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics, audit
+from gaiamesh.evaluation.audit import audit
+from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.runner import ProcessGroup, child_env, free_port, free_port_block, wait_until_answers
 from gaiamesh.settings import Settings, default_agents, load_settings

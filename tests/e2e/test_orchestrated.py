@@ -20,7 +20,8 @@ from typing import Any
 import pypdf
 import pytest
 
-from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics, audit, read_log
+from gaiamesh.evaluation.audit import audit
+from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics, read_log
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.runner import ProcessGroup, child_env, web_server
 from gaiamesh.settings import Settings, load_settings

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from gaiamesh.evaluation.metrics import RunMetrics, audit, read_log
+from gaiamesh.evaluation.audit import audit
+from gaiamesh.evaluation.metrics import RunMetrics, read_log
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.runner import ProcessGroup, child_env
 from gaiamesh.settings import default_agents, load_settings

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.evaluation.metrics import FrameRecord, audit, read_log
+from gaiamesh.evaluation.audit import audit
+from gaiamesh.evaluation.metrics import FrameRecord, read_log
 from gaiamesh.mesh.relay import MeshNetwork, StorageError
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gaiamesh.evaluation.metrics import audit
+from gaiamesh.evaluation.audit import audit
 
 from ..conftest import recorded_metrics
 from .conftest import Swarm

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from gaiamesh.errors import ConfigError
-from gaiamesh.evaluation.metrics import AgentMetrics, FrameRecord, Totals, audit, read_log, totals_from_log
+from gaiamesh.evaluation.audit import audit
+from gaiamesh.evaluation.metrics import AgentMetrics, FrameRecord, Totals, read_log, totals_from_log
 from gaiamesh.mesh.agent import MeshAgent
 from gaiamesh.mesh.discovery import discover, expand, replica_id, resolve_ipv4, unresolved
 from gaiamesh.mesh.protocols import generate_keys

@@ -325,7 +325,8 @@ def test_the_fault_field_is_written_only_when_there_is_one() -> None:
 
 # --- the relay under faults: real sockets, real agents, a fast fake model ------------------
 async def test_a_run_under_every_fault_answers_as_calm_and_its_log_agrees(tmp_path: Path) -> None:
-    from gaiamesh.evaluation.metrics import audit, read_log
+    from gaiamesh.evaluation.audit import audit
+    from gaiamesh.evaluation.metrics import read_log
 
     from ..conftest import free_port_block
     from .test_relay import TOOLS, run, settings_for

@@ -428,7 +428,8 @@ async def test_a_log_write_that_fails_ends_the_run_storage_error_and_metrics_agr
     import errno
 
     import gaiamesh.mesh.relay as relay_module
-    from gaiamesh.evaluation.metrics import FrameLog, audit
+    from gaiamesh.evaluation.audit import audit
+    from gaiamesh.evaluation.metrics import FrameLog
 
     class RefusesTheAnswer(FrameLog):
         def write(self, records: list[Any]) -> None:

@@ -31,7 +31,8 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.progress import Progress
 
-from ..evaluation.metrics import FrameRecord, RunMetrics, audit
+from ..evaluation.audit import audit
+from ..evaluation.metrics import FrameRecord, RunMetrics
 from ..mesh.admission import new_token
 from ..mesh.relay import MeshNetwork
 from ..mesh.relay import Team as RelayTeam

@@ -26,7 +26,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import ConfigError
-from ..evaluation.metrics import RunMetrics, audit, read_log
+from ..evaluation.audit import audit
+from ..evaluation.metrics import RunMetrics, read_log
 from ..mesh.faults import FaultPlan
 from ..mesh.protocols import generate_keys
 from ..mesh.relay import MeshNetwork

@@ -29,7 +29,8 @@ from rich.console import Console
 from rich.table import Table
 from websockets.asyncio.server import ServerConnection, serve
 
-from ..evaluation.metrics import FrameRecord, audit, read_log
+from ..evaluation.audit import audit
+from ..evaluation.metrics import FrameRecord, read_log
 from ..evaluation.modeltime import archived_memories, model_time
 from ..mesh.frames import Announcement, PacketType, make_packet
 from ..mesh.protocols import generate_keys, get_adapter

@@ -48,7 +48,7 @@ def _cmd_tasks_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from ..evaluation.metrics import audit
+    from ..evaluation.audit import audit
 
     run_dir = Path(args.run_dir)
     if not (run_dir / "metrics.json").is_file() or not (run_dir / "frames.jsonl").is_file():

@@ -390,24 +390,3 @@ def totals_from_log(path: Path) -> dict[str, int]:
     """Recompute the counters from a frame log (for audits and tests)."""
     totals = fold_log(path)
     return {k: getattr(totals, k) for k in Totals.COUNTERS if k != "frames"}
-
-
-def audit(run_dir: Path) -> list[tuple[str, object, object]]:
-    """Compare ``metrics.json`` with the totals recomputed from ``frames.jsonl`` (and the model's
-    time from the agents' memory in ``run_artifacts.tar.gz``, by the packets the log counted).
-
-    Returns ``(counter, in metrics.json, from the frame log)`` for every counter; equal pairs
-    mean the run's numbers are consistent with the frames it actually carried.
-    """
-    from .modeltime import model_time, run_memories  # it reads FrameRecord from here
-
-    metrics = RunMetrics.read(run_dir / "metrics.json")
-    records = read_log(run_dir / "frames.jsonl")
-    totals = Totals()
-    for record in records:
-        totals.add(record)
-    rows: list[tuple[str, object, object]] = [
-        (k, getattr(metrics, k), getattr(totals, k)) for k in Totals.COUNTERS
-    ]
-    rows.append(("llm_ms", metrics.llm_ms, round(model_time(records, run_memories(run_dir))[0], 3)))
-    return rows
