@@ -226,8 +226,9 @@ def test_bench_writes_results_summary_and_plot(tmp_path: Path, recorded: Path) -
     assert sorted(r["protocol"] for r in rows) == ["compressed", "json"]
     assert sorted(r["order"] for r in rows) == ["1", "2"]  # the warm-up is not a row
     assert (tmp_path / "bench/warm-up").is_dir()
-    for r in rows:  # the machine's load beside each run
-        assert float(r["cpu_other"]) >= 0 and float(r["load_1m"]) >= 0 and r["contended"] in ("True", "False")
+    for r in rows:  # the machine's load beside each run (a replayed run, ms long, is not judged)
+        assert float(r["load_1m"]) >= 0 and r["contended"] in ("True", "False")
+        assert r["cpu_other"] != "" or r["contended"] == "False"
     rows = sorted(rows, key=lambda r: r["protocol"] != "json")
     assert {"bytes_tx", "bytes_rx", "header_overhead", "pkt_cnt", "elapsed_ms", "llm_ms", "network_share",
             "quality_score", "exact_match"} <= set(rows[0])  # fmt: skip
