@@ -167,6 +167,7 @@ def run_flood(settings: Settings, task: Task, out: Path, seconds: float = 10.0) 
     settings = settings.model_copy(update={
         "agents": default_agents(base), "protocol": "signed", "keys_dir": keys, "routing": RoutingMode.TOPIC,
         "max_frame_bytes": min(settings.max_frame_bytes, 65536), "workspace_root": out / "ws",
+        "mesh_token": "",  # the flooder is a plain WebSocket server of this bench: it proves no token
     })  # fmt: skip
     group = ProcessGroup(out / "logs")
     ctx = multiprocessing.get_context("spawn")

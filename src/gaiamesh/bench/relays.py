@@ -84,9 +84,11 @@ async def floor_relay(urls: list[str]) -> None:
 
 async def mesh_relay(agents: str, workdir: Path) -> None:
     """Our relay, as deployed: validation, counting and the frame log on; JSON, broadcast."""
+    # No .env: the peers are this bench's own plain WebSocket servers, which prove no mesh token
+    # (a developer's .env holds the compose stack's, and the relay would refuse them).
     settings = Settings(
-        agents=agents, routing=RoutingMode.BROADCAST, protocol="json", workspace_root=workdir / "ws",
-        run_timeout=600, connect_timeout=30, max_frame_bytes=1 << 20,
+        _env_file=None, agents=agents, routing=RoutingMode.BROADCAST, protocol="json",  # type: ignore[call-arg]
+        workspace_root=workdir / "ws", run_timeout=600, connect_timeout=30, max_frame_bytes=1 << 20, mesh_token="",
     )  # fmt: skip
     task = Task("overhead", "x" * 400, "q?", "a", workdir)
     await MeshNetwork(settings, task, workdir / "relay", quiet=True).run()
