@@ -2,7 +2,8 @@
 a named kind, whose message says what was wrong and what to do. What a kind means to a caller
 is decided in one place each, from the kind and never from a message's words: the exit code of
 a command (:data:`EXIT_CODES`, read by ``cli``), the HTTP status of a refusal
-(:attr:`Refused.status`, read by ``service.app``), a run's status (``runner``).
+(:attr:`Refused.status`, read by ``service.app``), the status a run ends with when an error ends
+it (:data:`RUN_STATUS`, read by every writer of ``metrics.json`` through :func:`run_status`).
 
 Kinds that were ``ValueError`` or ``RuntimeError`` before stay so as well, so that code catching
 those still catches them.
@@ -52,6 +53,10 @@ class ForeignAgent(ConnectError):
 class PortTaken(RunError):
     """A port a command needs for a process it starts is held by another program; the message
     names the port, its holder where it can be found, and the flag or variable that moves it."""
+
+
+class AgentFailed(RunError):
+    """An agent's tool failed on its input (the agent said so with an ``error`` packet)."""
 
 
 class StorageError(RunError):
@@ -137,6 +142,19 @@ class NoSpace(Refused):
 # service that failed).
 EXIT_CODES: dict[type[GaiameshError], int] = {ConfigError: 2, TaskError: 2, GaiameshError: 1}
 
+# The status a run ends with when an error of each kind ends it (the most specific kind wins), in
+# ``metrics.json``'s ``status``: the relay, a local run that could not start, the baseline and the
+# service all read it here. Statuses that no error causes (ok, timeout, cancelled, ...) are the
+# relay core's own.
+RUN_STATUS: dict[type[GaiameshError], str] = {
+    ModelUnreachable: "model_unreachable",
+    ModelError: "model_error",
+    AgentFailed: "agent_error",
+    StorageError: "storage_error",
+    ConnectError: "connect_failed",
+    GaiameshError: "failed",
+}
+
 # How each kind introduces itself on the command line.
 LABELS: dict[type[GaiameshError], str] = {
     ConfigError: "bad configuration",
@@ -144,6 +162,7 @@ LABELS: dict[type[GaiameshError], str] = {
     ModelUnreachable: "model server unreachable",
     ModelError: "model server error",
     StorageError: "cannot write the results",
+    AgentFailed: "agent failed",
     ForeignAgent: "not this run's agent",
     ConnectError: "cannot reach the agents",
     PortTaken: "port taken",
@@ -168,6 +187,11 @@ def _lookup(table: Mapping[type[GaiameshError], T], exc: GaiameshError) -> T:
 def exit_code(exc: GaiameshError) -> int:
     """The exit code a command ends with on ``exc``."""
     return _lookup(EXIT_CODES, exc)
+
+
+def run_status(exc: GaiameshError) -> str:
+    """The status of a run that ``exc`` ended."""
+    return _lookup(RUN_STATUS, exc)
 
 
 def label(exc: GaiameshError) -> str:

@@ -259,12 +259,3 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunM
     if not metrics_path.is_file():
         raise RunError(f"the relay exited with code {relay.returncode} without writing {metrics_path}")
     return RunMetrics.read(metrics_path)
-
-
-def write_failure(out: Path, settings: Settings, task: Task, status: str, error: str) -> Path:
-    """A ``metrics.json`` for a run that could not start, so every run leaves its status behind."""
-    out.mkdir(parents=True, exist_ok=True)
-    metrics = RunMetrics.model_validate(
-        {"status": status, "error": error, **RunMetrics.describing(task, settings.model, settings.scorer), "protocol": settings.protocol}
-    )
-    return metrics.write(out / "metrics.json")

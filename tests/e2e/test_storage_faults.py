@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from gaiamesh.errors import StorageError
 from gaiamesh.evaluation.audit import audit
 from gaiamesh.evaluation.metrics import FrameRecord, read_log
-from gaiamesh.mesh.relay import MeshNetwork, StorageError
+from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 

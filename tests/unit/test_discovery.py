@@ -17,9 +17,9 @@ from gaiamesh.errors import ConfigError
 from gaiamesh.evaluation.audit import audit
 from gaiamesh.evaluation.metrics import AgentMetrics, FrameRecord, Totals, read_log, totals_from_log
 from gaiamesh.mesh.agent import MeshAgent
-from gaiamesh.mesh.discovery import discover, expand, replica_id, resolve_ipv4, unresolved
+from gaiamesh.mesh.discovery import discover, expand, present, replica_id, resolve_ipv4, unresolved
 from gaiamesh.mesh.protocols import generate_keys
-from gaiamesh.mesh.relay import MeshNetwork, present
+from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import AgentSpec, Settings, default_agents, load_settings, parse_agents
 from gaiamesh.tasks import load_task
 from gaiamesh.toolbox import get_tool

@@ -15,9 +15,10 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from gaiamesh.evaluation.metrics import totals_from_log
 from gaiamesh.mesh.agent import MeshAgent
+from gaiamesh.mesh.connect import subprotocol
 from gaiamesh.mesh.frames import Announcement
 from gaiamesh.mesh.protocols import available, generate_keys, get_adapter
-from gaiamesh.mesh.relay import MeshNetwork, subprotocol
+from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
 from gaiamesh.toolbox import get_tool, subscriptions

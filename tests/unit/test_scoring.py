@@ -27,9 +27,9 @@ def test_rouge_l_argument_order_and_range() -> None:
 
 def test_quality_score_is_mean_of_em_and_rouge() -> None:
     s = default_scorer("Dr. Rupert Ashcombe", "Rupert Ashcombe")
-    assert s["exact_match"] == 0
-    assert s["quality_score"] == pytest.approx((0 + s["rouge_l"]) / 2)
-    assert default_scorer("Kelmscar", "kelmscar")["quality_score"] == 1.0
+    assert s.exact_match == 0
+    assert s.quality_score == pytest.approx((0 + s.rouge_l) / 2)
+    assert default_scorer("Kelmscar", "kelmscar").quality_score == 1.0
 
 
 @pytest.mark.parametrize(
@@ -52,7 +52,7 @@ def test_gaia_match(pred: str, truth: str, expected: int) -> None:
 
 
 def test_scorer_registry() -> None:
-    assert get_scorer("gaia")("37,500", "37500")["quality_score"] == 1.0
+    assert get_scorer("gaia")("37,500", "37500").quality_score == 1.0
     with pytest.raises(ValueError, match="unknown scorer"):
         get_scorer("bleu")
 
@@ -79,5 +79,5 @@ def test_squad_em_and_f1_take_the_best_gold(pred: str, golds: list[str], em: int
 
 def test_every_score_takes_the_best_of_several_golds() -> None:
     s = default_scorer("Port Ellery", ["Ellery Harbour", "Port Ellery"])
-    assert (s["exact_match"], s["rouge_l"], s["gaia_match"], s["squad_em"], s["squad_f1"]) == (1, 1.0, 1, 1, 1.0)
-    assert get_scorer("squad")("in Paris", "Paris")["quality_score"] == pytest.approx(2 / 3)
+    assert (s.exact_match, s.rouge_l, s.gaia_match, s.squad_em, s.squad_f1) == (1, 1.0, 1, 1, 1.0)
+    assert get_scorer("squad")("in Paris", "Paris").quality_score == pytest.approx(2 / 3)

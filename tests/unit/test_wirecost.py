@@ -21,8 +21,8 @@ def test_percentiles_are_measured_values_by_nearest_rank() -> None:
 def test_the_cost_per_message_leaves_rejected_frames_out_of_bytes_and_header() -> None:
     records = [rec(100, 20, 30.0), rec(300, 20, 50.0), rec(50, 0, None), rec(999, 0, 900.0, "rejected")]
     cost = protocol_cost(records, [12.0, 8.0, 10.0])
-    assert cost["decode_us_p50"] == 30.0 and cost["decode_us_p95"] == 50.0  # the relay's own frame has none
-    assert cost["encode_us_p50"] == 10.0 and cost["encode_us_p95"] == 12.0
-    assert cost["bytes_per_msg"] == 150.0 and cost["header_share"] == round(40 / 450, 4)
+    assert cost.decode_us_p50 == 30.0 and cost.decode_us_p95 == 50.0  # the relay's own frame has none
+    assert cost.encode_us_p50 == 10.0 and cost.encode_us_p95 == 12.0
+    assert cost.bytes_per_msg == 150.0 and cost.header_share == round(40 / 450, 4)
     empty = protocol_cost([], [])
-    assert set(empty.values()) == {None}
+    assert set(empty.model_dump().values()) == {None}

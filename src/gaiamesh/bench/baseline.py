@@ -5,44 +5,28 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..errors import ModelError, run_status
 from ..evaluation.metrics import RunMetrics
-from ..evaluation.scoring import score
-from ..models.llm import LLMClient, LLMUsage, ModelError, ModelUnreachable
+from ..evaluation.outcome import DirectCall, Ending, finish_run
+from ..models.llm import LLMClient, LLMUsage
 from ..models.prompts import answer_prompt, clean_answer
 from ..settings import Settings
 from ..tasks import Task
 
 
 async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
-    """Ask the model once; write ``metrics.json`` in the same schema as a mesh run."""
+    """Ask the model once; finish the run as a mesh run is finished (``metrics.json`` in the same
+    schema, ``mode`` baseline)."""
     out.mkdir(parents=True, exist_ok=True)
     llm = LLMClient.from_settings(settings)
     usage = LLMUsage()
     started = time.perf_counter()
-    status, error, prediction, kind = "ok", None, "", None
+    ending, kind = Ending("ok"), None
     try:
         kind = await llm.kind()
-        prediction = clean_answer(await llm.complete(answer_prompt(task.doc, task.question), usage))
-    except ModelUnreachable as exc:
-        status, error = "model_unreachable", str(exc)
-    except ModelError as exc:
-        status, error = "model_error", str(exc)
+        ending = Ending("ok", prediction=clean_answer(await llm.complete(answer_prompt(task.doc, task.question), usage)))
+    except ModelError as exc:  # unreachable, or refused: the status says which
+        ending = Ending(run_status(exc), str(exc))
     elapsed = (time.perf_counter() - started) * 1000
-    metrics = RunMetrics.model_validate(
-        {
-            "status": status,
-            "error": error,
-            "mode": "baseline",
-            **RunMetrics.describing(task, settings.model, settings.scorer),
-            "prediction": prediction,
-            "token_sum": usage.reported,
-            "backend": llm.backend.name,
-            "model_kind": kind,
-            "llm_ms": round(usage.llm_ms, 3),
-            "elapsed_ms": round(elapsed, 3),
-            "wall_ms": round(elapsed, 3),
-            **score(settings.scorer, prediction, task.golds),
-        }
-    )
-    metrics.write(out / "metrics.json")
-    return metrics
+    call = DirectCall(llm.backend.name, kind, usage.reported, usage.llm_ms, elapsed)
+    return finish_run(out, settings, task, ending, direct=call)

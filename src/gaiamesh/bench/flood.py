@@ -32,9 +32,10 @@ from websockets.asyncio.server import ServerConnection, serve
 from ..evaluation.audit import audit
 from ..evaluation.metrics import FrameRecord, read_log
 from ..evaluation.modeltime import archived_memories, model_time
+from ..mesh.connect import subprotocol
 from ..mesh.frames import Announcement, PacketType, make_packet
 from ..mesh.protocols import generate_keys, get_adapter
-from ..mesh.relay import MeshNetwork, subprotocol
+from ..mesh.relay import MeshNetwork
 from ..mesh.routing import RoutingMode
 from ..runner import ProcessGroup, free_port_block, model_server
 from ..settings import Settings, default_agents

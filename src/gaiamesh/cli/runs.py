@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, ModelUnreachable, RunError, TaskError
+from ..errors import ConfigError, RunError, TaskError, run_status
 from ..settings import STRATEGY_TOOLS, Settings
 from ..tasks import Task, load_task
 from ..tasks.packed import document_from, read_stdin, task_from_tar
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from ..runner import run_local, write_failure
+    from ..evaluation.outcome import Ending, finish_run
+    from ..runner import run_local
 
     settings = settings_from(args)
     task = load_task(args.task)
@@ -30,13 +31,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         metrics = run_local(settings, task, out, args.base_port)
     except RunError as exc:  # metrics.json says how the run ended; main() says why, and exits 1
-        write_failure(
-            out,
-            settings,
-            task,
-            "model_unreachable" if isinstance(exc, ModelUnreachable) else "failed",
-            str(exc),
-        )
+        finish_run(out, settings, task, Ending(run_status(exc), str(exc)))
         raise
     console.print(summary_table(metrics, "gaiamesh run"))
     console.print(f"results: {out}/metrics.json, {out}/run_artifacts.tar.gz")

@@ -36,6 +36,8 @@ class FaultNote:
     """What the network fault model (``FAULT_*``, ``mesh/faults.py``) did to a frame: the
     ``fault`` of its line in ``frames.jsonl``, which only frames it touched have."""
 
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
     causes: list[str]  # latency, slow, partition, loss, queued (behind an earlier frame)
     in_ms: float = 0.0  # held on the sender's link before the relay took the frame
     out_ms: dict[str, float] = field(default_factory=dict)  # per receiver: held on its link
@@ -124,6 +126,8 @@ RECORD: TypeAdapter[FrameRecord] = TypeAdapter(FrameRecord)
 class AgentMetrics:
     """Per agent: what the relay saw of it (counts folded from the frame records)."""
 
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
     node_id: str
     tool: str
     status: str = "registered"  # registered | connected | dead | left (a replica let go: see MemberEvent)
@@ -146,6 +150,8 @@ class ScoringChoice:
     at the handshake: ``likelihood`` or ``weights``, what one scored passage was measured to
     cost on its backend at start-up (ms; None: not measured), and why."""
 
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
     choice: str
     passage_ms: float | None = None
     why: str = ""
@@ -164,6 +170,8 @@ class MemberEvent:
       (``DISCOVERY_INTERVAL``), or one let go whose address came back; it is routable from now.
     - ``left``: a lost replica whose address left DNS: let go, nothing waits for it any more.
     """
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
 
     t_ms: float
     node_id: str
@@ -254,11 +262,42 @@ Status = Literal[
 ]  # fmt: skip
 
 
-class RunMetrics(BaseModel):
-    """``metrics.json``: the one schema every writer (relay, baseline, run) and reader
-    (bench, report, audit) uses."""
+class Scores(BaseModel):
+    """The answer's scores (``evaluation/scoring.py`` computes them): all null when the run has no
+    gold answer to score against (unscored is not wrong: such a run is left out of every mean).
+    A run that has a gold answer but ended without an answer scores 0."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
+
+    quality_score: float | None = None
+    exact_match: int | None = None
+    rouge_l: float | None = None
+    gaia_match: int | None = None
+    squad_em: int | None = None
+    squad_f1: float | None = None
+
+
+class WireCost(BaseModel):
+    """What the protocol itself costs per message, apart from the model
+    (``evaluation/wirecost.py`` computes it from the frame log and the agents' encode times)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decode_us_p50: float | None = None
+    decode_us_p95: float | None = None
+    encode_us_p50: float | None = None
+    encode_us_p95: float | None = None
+    bytes_per_msg: float | None = None
+    header_share: float | None = None
+
+
+class RunMetrics(Scores, WireCost):
+    """``metrics.json``: the one schema every reader (bench, report, audit, the service) uses,
+    written by one step (``evaluation/outcome.py``). Its parts are typed where they are
+    computed (:class:`Scores`, :class:`WireCost`, :class:`Totals`' counters); a key it does not
+    know is an error, never dropped."""
+
+    model_config = ConfigDict(extra="forbid")
 
     status: Status
     error: str | None = None
@@ -294,23 +333,7 @@ class RunMetrics(BaseModel):
     elapsed_ms: float = 0.0
     wall_ms: float = 0.0
     network_share: float | None = None
-    # The scores: null when the run has no gold answer to score against (unscored is not wrong:
-    # such a run is left out of every mean). A run that has a gold answer but ended without an
-    # answer scores 0.
-    quality_score: float | None = None
-    exact_match: int | None = None
-    rouge_l: float | None = None
-    gaia_match: int | None = None
-    squad_em: int | None = None
-    squad_f1: float | None = None
     frames: int = 0
-    # What the protocol itself costs per message, apart from the model (see wirecost.py)
-    decode_us_p50: float | None = None
-    decode_us_p95: float | None = None
-    encode_us_p50: float | None = None
-    encode_us_p95: float | None = None
-    bytes_per_msg: float | None = None
-    header_share: float | None = None
     agents: dict[str, AgentMetrics] = Field(default_factory=dict)
     # Agents lost, back, found by DNS or let go while the run went on (empty: the line-up held)
     membership: list[MemberEvent] = Field(default_factory=list)
@@ -342,8 +365,11 @@ class RunMetrics(BaseModel):
 
     @classmethod
     def columns(cls) -> list[str]:
-        """The scalar fields, in schema order (CSV columns, summary tables)."""
-        return [n for n in cls.model_fields if n not in ("agents", "membership", "workspaces_missing")]
+        """The scalar fields (CSV columns, summary tables): the run's own in schema order, then
+        its parts' (the scores, the wire cost)."""
+        own = [n for n in cls.__annotations__ if n in cls.model_fields]
+        parts = [n for base in cls.__bases__ if issubclass(base, BaseModel) for n in base.model_fields]
+        return [n for n in (*own, *parts) if n not in ("agents", "membership", "workspaces_missing")]
 
 
 class FrameLog:

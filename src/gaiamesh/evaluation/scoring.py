@@ -12,9 +12,10 @@ from collections.abc import Callable, Sequence
 from rouge_score import rouge_scorer
 
 from ..errors import ConfigError
+from .metrics import Scores
 
-Scorer = Callable[[str, str | Sequence[str]], dict[str, float]]
-"""``scorer(prediction, gold answer or answers) -> {metric: value}``."""
+Scorer = Callable[[str, str | Sequence[str]], Scores]
+"""``scorer(prediction, gold answer or answers) -> Scores``."""
 
 _PUNCT = str.maketrans("", "", string.punctuation)
 _EDGE = string.punctuation + " "
@@ -113,42 +114,40 @@ def _gaia_one(prediction: str, answer: str) -> int:
     return int(_gaia_element(prediction, answer))
 
 
-def default_scorer(prediction: str, answers: str | Sequence[str]) -> dict[str, float]:
+def default_scorer(prediction: str, answers: str | Sequence[str]) -> Scores:
     """The seed's scores plus GAIA match and SQuAD's EM and F1: ``quality_score = (EM + ROUGE-L) / 2``."""
     em = exact_match(prediction, answers)
     rl = rouge_l(prediction, answers)
-    return {
-        "quality_score": (em + rl) / 2,
-        "exact_match": em,
-        "rouge_l": rl,
-        "gaia_match": gaia_match(prediction, answers),
-        "squad_em": squad_em(prediction, answers),
-        "squad_f1": squad_f1(prediction, answers),
-    }
+    return Scores(
+        quality_score=(em + rl) / 2,
+        exact_match=em,
+        rouge_l=rl,
+        gaia_match=gaia_match(prediction, answers),
+        squad_em=squad_em(prediction, answers),
+        squad_f1=squad_f1(prediction, answers),
+    )
 
 
-def gaia_scorer(prediction: str, answers: str | Sequence[str]) -> dict[str, float]:
+def gaia_scorer(prediction: str, answers: str | Sequence[str]) -> Scores:
     """GAIA's match as the quality score; the other fields are still reported."""
     scores = default_scorer(prediction, answers)
-    scores["quality_score"] = float(scores["gaia_match"])
-    return scores
+    return scores.model_copy(update={"quality_score": float(scores.gaia_match or 0)})
 
 
-def squad_scorer(prediction: str, answers: str | Sequence[str]) -> dict[str, float]:
+def squad_scorer(prediction: str, answers: str | Sequence[str]) -> Scores:
     """SQuAD's token F1 as the quality score; the other fields are still reported."""
     scores = default_scorer(prediction, answers)
-    scores["quality_score"] = scores["squad_f1"]
-    return scores
+    return scores.model_copy(update={"quality_score": scores.squad_f1})
 
 
 SCORERS: dict[str, Scorer] = {"em_rouge": default_scorer, "gaia": gaia_scorer, "squad": squad_scorer}
 
 
-def score(name: str, prediction: str, answers: Sequence[str]) -> dict[str, float]:
+def score(name: str, prediction: str, answers: Sequence[str]) -> Scores:
     """The scores of ``prediction`` by the scorer ``name``; none at all when there is no gold
     answer (an unscored run, not a wrong one). A run that ended without an answer scores 0."""
     if not any(a.strip() for a in answers):
-        return {}
+        return Scores()
     return get_scorer(name)(prediction, [a for a in answers if a.strip()])
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from .metrics import FrameRecord
+from .metrics import FrameRecord, WireCost
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -21,7 +21,7 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-def protocol_cost(records: Iterable[FrameRecord], encode_us: Sequence[float]) -> dict[str, float | None]:
+def protocol_cost(records: Iterable[FrameRecord], encode_us: Sequence[float]) -> WireCost:
     """The per-message fields of ``metrics.json`` (rounded to 0.1 µs, 0.1 byte, 0.0001)."""
     # a copy network faults lost (dropped_fault) is no message of its own: it repeats its frame's
     frames = [r for r in records if r.status not in ("rejected", "dropped_fault")]
@@ -31,11 +31,11 @@ def protocol_cost(records: Iterable[FrameRecord], encode_us: Sequence[float]) ->
     def rounded(v: float | None, digits: int = 1) -> float | None:
         return None if v is None else round(v, digits)
 
-    return {
-        "decode_us_p50": rounded(percentile(decode, 0.5)),
-        "decode_us_p95": rounded(percentile(decode, 0.95)),
-        "encode_us_p50": rounded(percentile(encode_us, 0.5)),
-        "encode_us_p95": rounded(percentile(encode_us, 0.95)),
-        "bytes_per_msg": rounded(size / len(frames)) if frames else None,
-        "header_share": round(sum(r.header_size for r in frames) / size, 4) if size else None,
-    }
+    return WireCost(
+        decode_us_p50=rounded(percentile(decode, 0.5)),
+        decode_us_p95=rounded(percentile(decode, 0.95)),
+        encode_us_p50=rounded(percentile(encode_us, 0.5)),
+        encode_us_p95=rounded(percentile(encode_us, 0.95)),
+        bytes_per_msg=rounded(size / len(frames)) if frames else None,
+        header_share=round(sum(r.header_size for r in frames) / size, 4) if size else None,
+    )

@@ -30,7 +30,7 @@ from websockets.typing import Subprotocol
 
 from .. import ports
 from ..errors import ConfigError, PortTaken, Refused
-from ..models.llm import AnswerChoice, LLMClient, LLMUsage, ModelError, ModelUnreachable, decide_answer_choice
+from ..models.llm import AnswerChoice, LLMClient, LLMUsage, ModelError, decide_answer_choice
 from ..settings import Settings
 from . import admission, workspaces
 from .frames import (
@@ -275,10 +275,7 @@ class MeshAgent:
             )  # fmt: skip
         except (ModelError, ValueError, KeyError, TypeError) as exc:
             log.error("agent %s (%s) failed on %s: %s", self.node_id, self.tool.name, packet.type, exc)
-            failure = ToolFailure(
-                tool=self.tool.name, error=str(exc), on=packet.type.value,
-                kind="model_unreachable" if isinstance(exc, ModelUnreachable) else "tool",
-            )  # fmt: skip
+            failure = ToolFailure.of(self.tool.name, packet.type.value, exc)
             envelope["seq"] = state.next_seq()
             reply = make_packet(PacketType.ERROR, failure, token_used=usage.reported, **envelope)
         state.memory.setdefault("steps", []).append(

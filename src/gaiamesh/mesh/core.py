@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..errors import run_status
 from ..evaluation.metrics import (
     AgentMetrics,
     FaultNote,
@@ -337,8 +338,7 @@ class RelayCore:
             message = f"agent {src} ({self.router.tool_of(src)}) failed: {packet.payload.error}"
             self.agents[src].note = message
             out.notes.append(f"[{self._s(now):7.2f}s] {message}")
-            status = "model_unreachable" if packet.payload.kind == "model_unreachable" else "agent_error"
-            self._finish(out, now, status, message)
+            self._finish(out, now, run_status(packet.payload.as_error(message)), message)
             return out
         self._tools_done.add(self.router.tool_of(src))
         dst = self.router.destinations(packet.type.value, src)

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..settings import AgentSpec
+from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]  # (name, port) -> IPv4 addresses
 
@@ -137,3 +137,43 @@ async def discover(specs: Sequence[AgentSpec], wait: float = 0.0, resolve: Resol
     for spec, addrs in zip(named, found, strict=True):
         addresses.setdefault(spec.dns_name or "", []).extend(addrs)
     return expand(specs, addresses)
+
+
+PRESENCE_TIMEOUT_S = 5.0  # how long a name lookup may take before an optional agent counts as absent
+
+
+async def present(specs: list[AgentSpec], wait: float = 0.0, resolve: Resolver = resolve_ipv4) -> list[AgentSpec]:
+    """The agents a run can use: every required one, each optional one (``?`` in AGENTS) whose
+    host name resolves, i.e. whose compose profile is on, and one agent per address of each
+    ``dns:`` entry (:func:`~gaiamesh.mesh.discovery.discover`, which looks a required entry's
+    name up again for up to ``wait`` seconds)."""
+
+    async def here(spec: AgentSpec) -> bool:
+        if not spec.optional or spec.dns_name is not None:
+            return True
+        try:
+            async with asyncio.timeout(PRESENCE_TIMEOUT_S):
+                await asyncio.get_running_loop().getaddrinfo(spec.host, spec.port)
+        except (OSError, TimeoutError):
+            return False
+        return True
+
+    found = await asyncio.gather(*(here(s) for s in specs))
+    return await discover([s for s, ok in zip(specs, found, strict=True) if ok], wait, resolve)
+
+
+def missing_team(settings: Settings, configured: list[AgentSpec], here: list[AgentSpec]) -> str | None:
+    """Why the agents ``here`` cannot answer with the run's strategy: a tool of its team that
+    ``AGENTS`` lists (as optional agents) has none running. In words that say how to start
+    them; None when every listed tool has an agent."""
+    tools = {s.tool for s in here}
+    listed = {s.tool for s in configured}
+    missing = [t for t in STRATEGY_TOOLS[settings.strategy] if t in listed and t not in tools]
+    if not missing:
+        return None
+    return (
+        f"the {settings.strategy} strategy needs agents with the tools {', '.join(missing)}, and none is "
+        f"running: start them with the compose profile '{settings.strategy}' (docker compose --profile "
+        f"{settings.strategy} up -d, or COMPOSE_PROFILES={settings.strategy} in .env before make up), "
+        "or ask for another strategy"
+    )

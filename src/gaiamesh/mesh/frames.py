@@ -21,7 +21,7 @@ from pydantic import (
     model_serializer,
 )
 
-from ..errors import FrameError
+from ..errors import AgentFailed, FrameError, GaiameshError, ModelUnreachable
 from ..tasks import Turn  # a conversation turn: a task's history, and doc_init's
 
 
@@ -139,6 +139,16 @@ class ToolFailure(Body):
     # What failed: the tool itself, or the model server it could not reach (the run then ends
     # ``model_unreachable`` instead of ``agent_error``).
     kind: Literal["tool", "model_unreachable"] = "tool"
+
+    @classmethod
+    def of(cls, tool: str, on: str, exc: Exception) -> ToolFailure:
+        """The failure an agent reports when its tool raised ``exc`` on a packet of type ``on``."""
+        kind: Literal["tool", "model_unreachable"] = "model_unreachable" if isinstance(exc, ModelUnreachable) else "tool"
+        return cls(tool=tool, error=str(exc), on=on, kind=kind)
+
+    def as_error(self, message: str) -> GaiameshError:
+        """The error kind this failure is, for the run's status (``errors.RUN_STATUS``)."""
+        return ModelUnreachable(message) if self.kind == "model_unreachable" else AgentFailed(message)
 
 
 class SubTask(Body):

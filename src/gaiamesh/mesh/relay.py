@@ -14,31 +14,27 @@ answer and writes ``metrics.json``, ``config.json`` and ``run_artifacts.tar.gz``
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed, InvalidURI
 from websockets.protocol import State
-from websockets.typing import Subprotocol
 
-from ..errors import ConfigError, ConnectError, ForeignAgent, FrameError, StorageError
-from ..evaluation.archive import write_archive
-from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, ScoringChoice, fold_log, read_log
-from ..evaluation.modeltime import model_time, read_memories
-from ..evaluation.scoring import score
-from ..evaluation.wirecost import protocol_cost
-from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
+from ..errors import ConfigError, ConnectError, StorageError, run_status
+from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, ScoringChoice, Totals
+from ..evaluation.outcome import Announced, Ending, WireEnd, finish_run
+from ..settings import AgentSpec, Settings
 from ..tasks import Task
-from . import admission, collect
-from .core import Outcome, RelayCore
-from .discovery import Resolver, discover, reconcile, resolve_all, resolve_ipv4, unresolved
+from . import collect
+from .connect import connect_agent
+from .core import Outcome, RelayCore, RunEnd
+from .discovery import Resolver, missing_team, present, reconcile, resolve_all, resolve_ipv4, unresolved
 from .faults import network_faults
 from .frames import Announcement
 from .protocols import get_adapter
@@ -62,51 +58,6 @@ class AgentStatus:
 Team = tuple[AgentStatus, ...]
 # Each frame record, each progress note, and the team whenever an agent joins or is lost.
 Observer = Callable[[FrameRecord | str | Team], None]
-
-
-def subprotocol(protocol: str) -> Subprotocol:
-    """The WebSocket subprotocol that names a wire protocol: a run's connections all speak it."""
-    return Subprotocol(f"gaiamesh.{protocol}")
-
-
-PRESENCE_TIMEOUT_S = 5.0  # how long a name lookup may take before an optional agent counts as absent
-
-
-async def present(specs: list[AgentSpec], wait: float = 0.0, resolve: Resolver = resolve_ipv4) -> list[AgentSpec]:
-    """The agents a run can use: every required one, each optional one (``?`` in AGENTS) whose
-    host name resolves, i.e. whose compose profile is on, and one agent per address of each
-    ``dns:`` entry (:func:`~gaiamesh.mesh.discovery.discover`, which looks a required entry's
-    name up again for up to ``wait`` seconds)."""
-
-    async def here(spec: AgentSpec) -> bool:
-        if not spec.optional or spec.dns_name is not None:
-            return True
-        try:
-            async with asyncio.timeout(PRESENCE_TIMEOUT_S):
-                await asyncio.get_running_loop().getaddrinfo(spec.host, spec.port)
-        except (OSError, TimeoutError):
-            return False
-        return True
-
-    found = await asyncio.gather(*(here(s) for s in specs))
-    return await discover([s for s, ok in zip(specs, found, strict=True) if ok], wait, resolve)
-
-
-def missing_team(settings: Settings, configured: list[AgentSpec], here: list[AgentSpec]) -> str | None:
-    """Why the agents ``here`` cannot answer with the run's strategy: a tool of its team that
-    ``AGENTS`` lists (as optional agents) has none running. In words that say how to start
-    them; None when every listed tool has an agent."""
-    tools = {s.tool for s in here}
-    listed = {s.tool for s in configured}
-    missing = [t for t in STRATEGY_TOOLS[settings.strategy] if t in listed and t not in tools]
-    if not missing:
-        return None
-    return (
-        f"the {settings.strategy} strategy needs agents with the tools {', '.join(missing)}, and none is "
-        f"running: start them with the compose profile '{settings.strategy}' (docker compose --profile "
-        f"{settings.strategy} up -d, or COMPOSE_PROFILES={settings.strategy} in .env before make up), "
-        "or ask for another strategy"
-    )
 
 
 def write_frames(ws: ClientConnection, blobs: list[bytes]) -> None:
@@ -183,79 +134,10 @@ class MeshNetwork:
         self.storage_error: str | None = None  # the frame log could not be written: the run ends
 
     # --- connecting ------------------------------------------------------------------------
-    async def _connect_one(
-        self, spec: AgentSpec, deadline: float
-    ) -> tuple[ClientConnection, Announcement | None]:
-        last: Exception | None = None
-        token = self.settings.mesh_token
-        while time.monotonic() < deadline:
-            asked = admission.relay_headers(token)
-            try:
-                ws = await connect(
-                    spec.url,
-                    additional_headers=asked,
-                    # No permessage-deflate: it would compress every frame behind the protocol's
-                    # back, so bytes_tx/bytes_rx would not be what crosses the wire (and it costs
-                    # ~80 µs a hop here).
-                    compression=None,
-                    subprotocols=[subprotocol(self.settings.protocol)],
-                    max_size=4 * self.settings.max_frame_bytes,
-                    open_timeout=max(0.5, min(5.0, deadline - time.monotonic())),
-                )
-                break
-            except InvalidStatus as exc:
-                if exc.response.status_code == 403 and token:
-                    raise ForeignAgent(self._foreign(spec, "refused this run's mesh token")) from exc
-                last = exc
-            except (OSError, InvalidHandshake, TimeoutError) as exc:
-                last = exc
-            await asyncio.sleep(0.25)  # retry back-off while the agent starts
-        else:
-            raise ConnectError(
-                f"agent {spec.node_id} ({spec.tool}) not reachable at {spec.url} after "
-                f"{self.settings.connect_timeout:.0f}s: {last!r}"
-            )
-        proof = ws.response.headers.get(admission.HEADER_AGENT_PROOF) if ws.response else None
-        try:
-            said = Announcement.from_headers(ws.response.headers) if ws.response else None
-        except FrameError as exc:
-            await ws.close()
-            if token and not proof:  # not one of ours: what it says is not ours to read
-                raise ForeignAgent(self._foreign(spec, "did not prove this run's mesh token")) from exc
-            raise ConnectError(f"agent {spec.node_id} ({spec.tool}) at {spec.url}: {exc}") from exc
-        if token and not (said and admission.agent_admitted(
-                token, asked[admission.HEADER_CHALLENGE], proof, said.node_id, said.tool)):  # fmt: skip
-            await ws.close()
-            raise ForeignAgent(self._foreign(spec, "did not prove this run's mesh token"))
-        if said is not None and ws.subprotocol != subprotocol(self.settings.protocol):
-            # An agent of ours that cannot speak this run's protocol (e.g. no signing key).
-            await ws.close()
-            raise ConnectError(
-                f"agent {spec.node_id} ({spec.tool}) at {spec.url} does not speak protocol "
-                f"{self.settings.protocol!r}"
-            )
-        # A replica found through a dns: entry announces the entry's node id (its NODE_ID,
-        # shared with the other replicas); the relay knows it as the replica's own id.
-        if said is not None and (said.tool != spec.tool or said.node_id not in ("", spec.announces)):
-            await ws.close()
-            raise ConnectError(
-                f"agent at {spec.url} announces node {said.node_id!r} with tool {said.tool!r}, "
-                f"but AGENTS names node {spec.announces!r} with tool {spec.tool!r}"
-            )
-        return ws, said
-
-    @staticmethod
-    def _foreign(spec: AgentSpec, what: str) -> str:
-        return (
-            f"what answers at {spec.url} (agent {spec.node_id}, {spec.tool}) {what}: it is not one of "
-            f"this run's agents. Another stack or bench holds port {spec.port}? Start this run's agents "
-            "on other ports (--base-port), or stop the other (make down)"
-        )
-
     async def _connect(self, core: RelayCore) -> None:
         deadline = time.monotonic() + self.settings.connect_timeout
         results = await asyncio.gather(
-            *(self._connect_one(s, deadline) for s in self.specs), return_exceptions=True
+            *(connect_agent(s, self.settings, deadline) for s in self.specs), return_exceptions=True
         )
         failures = [r for r in results if isinstance(r, Exception)]
         for spec, result in zip(self.specs, results, strict=True):
@@ -326,7 +208,7 @@ class MeshNetwork:
         if self.storage_error is not None:
             # Write-ahead: frames the log could not take are never sent, and the run ends here.
             if self.core is not None:
-                self.core.fail("storage_error", self.storage_error, time.monotonic())
+                self.core.fail(run_status(StorageError(self.storage_error)), self.storage_error, time.monotonic())
             if self.observer is not None:
                 self.observer(f"run ends: storage_error ({self.storage_error})")
             self._done.set()
@@ -387,9 +269,9 @@ class MeshNetwork:
         """Connect to a lost agent as soon as it answers again (until cancelled)."""
         while True:
             try:
-                return await self._connect_one(spec, time.monotonic() + REJOIN_ATTEMPT_S)
+                return await connect_agent(spec, self.settings, time.monotonic() + REJOIN_ATTEMPT_S)
             except ConnectError:
-                continue  # _connect_one waited between its attempts; the agent is not back yet
+                continue  # connect_agent waited between its attempts; the agent is not back yet
 
     # --- replicas found or gone while the run goes on (dns: entries, DISCOVERY_INTERVAL) -------
     async def _rediscover(self, core: RelayCore, entries: list[AgentSpec], tasks: asyncio.TaskGroup) -> None:
@@ -412,7 +294,7 @@ class MeshNetwork:
     async def _join(self, core: RelayCore, spec: AgentSpec, tasks: asyncio.TaskGroup) -> None:
         """Connect to a replica DNS just gave, and add it to the run with a reader of its own."""
         try:
-            ws, said = await self._connect_one(spec, time.monotonic() + REJOIN_ATTEMPT_S)
+            ws, said = await connect_agent(spec, self.settings, time.monotonic() + REJOIN_ATTEMPT_S)
         except ConnectError as exc:
             if spec.node_id not in self._refused and not self.quiet:
                 self.report(f"relay: replica {spec.node_id} found by DNS did not join (tried again while "
@@ -498,7 +380,7 @@ class MeshNetwork:
                     raise ConnectError(absent)
                 await self._connect(core)
             except ConnectError as exc:
-                self._apply(core.fail("connect_failed", str(exc), time.monotonic()))
+                self._apply(core.fail(run_status(exc), str(exc), time.monotonic()))
             if core.end is not None:
                 await self._close_all()  # failed to connect, or cancelled while connecting
             else:
@@ -549,72 +431,26 @@ class MeshNetwork:
         if self.core is not None and self.core.end is None:
             self._apply(self.core.fail(status, reason, time.monotonic()))
 
-    def _protocol_cost(self, records: list[FrameRecord], memories: dict[str, dict[str, Any]]) -> dict[str, float | None]:
-        """From the frame log as written and the agents' own encode times (their memory.json in
-        the workspaces gathered for the archive; an agent whose workspace is missing adds none)."""
-        encode_us = [us for memory in memories.values() for us in memory.get("encode_us", [])]
-        return protocol_cost(records, encode_us)
-
     def finalize(self, core: RelayCore, folders: dict[str, Path], missing: dict[str, str]) -> RunMetrics:
-        """Score, write ``metrics.json`` and ``config.json``, and archive the run with the agents'
-        workspaces in ``folders`` (``missing``: the agents whose workspace could not be had)."""
+        """Hand what the relay saw to the run's one finishing step (``evaluation/outcome.py``),
+        with the agents' workspaces in ``folders`` (``missing``: those that could not be had)."""
         now = time.monotonic()
-        status, error = (core.end.status, core.end.error) if core.end else ("running", None)
-        final = core.final
-        totals = core.totals
+        end = core.end or RunEnd("running")
+        ending = Ending(end.status, end.error, core.final.payload.answer if core.final else "",
+                        core.final.payload.made_by if core.final else {})  # fmt: skip
+        totals: Totals | None = core.totals
         if self.storage_error is not None:
             # After a failed log write the core has counted frames the log lacks (perhaps the
             # final answer itself): the run reports the failure, and the counters of the log as
             # written, so metrics.json still agrees with it.
-            status, error, final = "storage_error", self.storage_error, None
-            totals = fold_log(self.out_dir / "frames.jsonl")
-        records = read_log(self.out_dir / "frames.jsonl")
-        memories = read_memories(folders)
-        totals.llm_ms, agent_ms = model_time(records, memories)  # the model's time, kept off the wire
-        prediction = final.payload.answer if final else ""
-        scores = score(self.settings.scorer, prediction, self.task.golds)
-        elapsed_ms = core.elapsed_ms(now)
-        metrics = RunMetrics.model_validate(
-            {
-                "status": status,
-                "error": error,
-                "run_id": self.run_id,
-                **RunMetrics.describing(self.task, self.settings.model, self.settings.scorer),
-                "prediction": prediction,
-                "made_by": final.payload.made_by if final else {},
-                "strategy": self.settings.strategy,
-                "ablated": ",".join(sorted(self.settings.ablated)),
-                "protocol": self.settings.protocol,
-                "routing": core.router.mode.value,
-                "backend": ",".join(sorted({b for b, _ in self.models.values()})) or None,
-                "model_kind": ",".join(sorted({k for _, k in self.models.values()})) or None,
-                "schemas": sorted(self.schema_tools),
-                "answer_choice": ",".join(sorted({s.choice for s in self.scoring.values()})) or None,
-                "scoring": dict(sorted(self.scoring.items())),
-                **totals.fields(),
-                "elapsed_ms": round(elapsed_ms, 3),
-                "wall_ms": round((now - self._wall0) * 1000, 3),
-                "network_share": round(max(0.0, 1 - totals.llm_ms / elapsed_ms), 4)
-                if elapsed_ms > 0
-                else 0.0,
-                **scores,
-                **self._protocol_cost(records, memories),
-                "agents": {n: replace(a, llm_ms=round(agent_ms.get(n, 0.0), 3)) for n, a in core.agents.items()},
-                "membership": core.membership,
-                "workspaces_missing": missing,
-            }
-        )
-        metrics.write(self.out_dir / "metrics.json")
-        (self.out_dir / "config.json").write_text(
-            json.dumps(
-                {"settings": self.settings.public_dict(), "task": str(self.task.path), "run_id": self.run_id},
-                indent=2,
-            )
-        )
-        write_archive(
-            self.out_dir / "run_artifacts.tar.gz",
-            workspaces=folders,
-            files=[self.out_dir / n for n in ("frames.jsonl", "metrics.json", "config.json")],
-        )
+            ending, totals = Ending(run_status(StorageError(self.storage_error)), self.storage_error), None
+        said = Announced(
+            backends=frozenset(b for b, _ in self.models.values()), kinds=frozenset(k for _, k in self.models.values()),
+            schemas=frozenset(self.schema_tools), scoring=self.scoring,
+        )  # fmt: skip
+        wire = WireEnd(core.router.mode.value, totals, core.agents, core.membership, core.elapsed_ms(now),
+                       (now - self._wall0) * 1000, said)  # fmt: skip
+        metrics = finish_run(self.out_dir, self.settings, self.task, ending, run_id=self.run_id, wire=wire,
+                             workspaces=folders, missing=missing)  # fmt: skip
         shutil.rmtree(self.staging, ignore_errors=True)  # fetched copies: now in the archive
         return metrics

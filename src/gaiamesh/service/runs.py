@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import re
 import shutil
@@ -20,11 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping, TooLarge
-from ..evaluation.archive import write_archive
-from ..evaluation.metrics import FrameRecord, RunMetrics, fold_log, read_log
+from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping, StorageError, TooLarge
+from ..evaluation.metrics import FrameRecord, RunMetrics, read_log
+from ..evaluation.outcome import Ending, finish_run
+from ..mesh.discovery import missing_team, present
 from ..mesh.protocols import available
-from ..mesh.relay import AgentStatus, MeshNetwork, StorageError, Team, missing_team, present
+from ..mesh.relay import AgentStatus, MeshNetwork, Team
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
 from .journals import follow, read_all
@@ -171,10 +171,7 @@ class RunManager:
             raise Busy(f"the run queue is full ({self.settings.max_queued_runs} waiting, MAX_QUEUED_RUNS); try again later"
             )
         run_id = uuid.uuid4().hex[:16]
-        options = {"protocol": request.protocol, "routing": request.routing, "strategy": request.strategy,
-                   "rejoin_grace": request.rejoin_grace, "run_timeout": request.run_timeout}  # fmt: skip
-        overrides = {k: v for k, v in options.items() if v is not None and v != ""}
-        settings = self.settings.model_copy(update=overrides)
+        settings = self._settings_for(request)
         if not settings.team_specs():  # refused now, not failed later inside a worker
             raise Conflict(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents}): start its "
                 "agents (the compose profile of that strategy) or ask for another strategy",
@@ -262,10 +259,7 @@ class RunManager:
 
     def _end(self, live: LiveRun, state: RunState, metrics: RunMetrics | None, error: str | None) -> None:
         try:
-            self.store.set_run(
-                live.id, state=state.value, finished=_now(), error=error,
-                metrics=metrics.model_dump(mode="json") if metrics else None,
-            )  # fmt: skip
+            self.store.set_run(live.id, state=state.value, finished=_now(), error=error)
         except sqlite3.Error as exc:
             # The store's disk is full: the run's end still reaches its readers.
             error = f"{error + '; ' if error else ''}the end of this run could not be recorded: {exc}"
@@ -319,9 +313,13 @@ class RunManager:
         return RunView(
             id=row["id"], state=RunState(row["state"]), session_id=row["session_id"], task_id=row["task_id"],
             question=row["question"], queue_position=position, created=row["created"], started=row["started"],
-            finished=row["finished"], error=row["error"],
-            metrics=RunMetrics.model_validate_json(row["metrics"]) if row["metrics"] else None,
+            finished=row["finished"], error=row["error"], metrics=self._metrics(run_id),
         )  # fmt: skip
+
+    def _metrics(self, run_id: str) -> RunMetrics | None:
+        """The run's ``metrics.json``, the one copy of its metrics (None: the run wrote none)."""
+        path = self.runs_dir / run_id / "metrics.json"
+        return RunMetrics.read(path) if path.is_file() else None
 
     def subscribe(self, run_id: str) -> Subscriber:
         """A reader of the run's events from the first one; for a run this process did not see
@@ -361,43 +359,27 @@ class RunManager:
     # --- after a restart -------------------------------------------------------------------
     def recover(self) -> list[str]:
         """Runs left queued or running by a stopped service end ``interrupted``; one that was in
-        flight keeps its frame log and gets a ``metrics.json`` counted from it, and an archive."""
+        flight keeps its frame log and is finished from it (``evaluation/outcome.py``):
+        ``metrics.json`` counted from the log, and an archive."""
         recovered = []
         for row in self.store.unfinished_runs():
             out = self.runs_dir / row["id"]
-            log = out / "frames.jsonl"
-            metrics = None
-            if log.is_file():
-                metrics = interrupted_metrics(row, log, self.settings)
-                metrics.write(out / "metrics.json")
-                write_archive(out / "run_artifacts.tar.gz", workspaces={}, files=[log, out / "metrics.json"])
-            error = "the service stopped while this run was " + ("in flight" if row["state"] == "running" else "queued")
-            self.store.set_run(
-                row["id"], state=RunState.INTERRUPTED.value, finished=_now(), error=error,
-                metrics=metrics.model_dump(mode="json") if metrics else None,
-            )  # fmt: skip
+            where = "in flight" if row["state"] == "running" else "queued"
+            error = f"the service stopped while this run was {where}"
+            if (out / "frames.jsonl").is_file():
+                request = RunRequest.model_validate_json(row["request"])
+                answer, answers = _golds(request)
+                task = Task(row["task_id"], "", row["question"], answer, out, (), answers)
+                finish_run(out, self._settings_for(request), task, Ending("interrupted", error), run_id=row["id"])
+            self.store.set_run(row["id"], state=RunState.INTERRUPTED.value, finished=_now(), error=error)
             recovered.append(row["id"])
         return recovered
 
-
-def interrupted_metrics(row: sqlite3.Row, log: Path, settings: Settings) -> RunMetrics:
-    """``metrics.json`` of a run cut off by a restart: the counters of its frame log so far."""
-    totals = fold_log(log)
-    request = json.loads(row["request"])
-    return RunMetrics.model_validate(
-        {
-            "status": "interrupted",
-            "error": "the service stopped while this run was in flight",
-            "run_id": row["id"],
-            "task_id": row["task_id"],
-            "question": row["question"],
-            "answer": request.get("answer", ""),
-            "protocol": request.get("protocol") or settings.protocol,
-            "model": settings.model,
-            "scorer": settings.scorer,
-            **totals.fields(),
-        }
-    )
+    def _settings_for(self, request: RunRequest) -> Settings:
+        """The service's settings with what ``request`` chose for its run."""
+        options = {"protocol": request.protocol, "routing": request.routing, "strategy": request.strategy,
+                   "rejoin_grace": request.rejoin_grace, "run_timeout": request.run_timeout}  # fmt: skip
+        return self.settings.model_copy(update={k: v for k, v in options.items() if v is not None and v != ""})
 
 
 def _golds(request: RunRequest) -> tuple[str, tuple[str, ...]]:

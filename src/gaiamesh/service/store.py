@@ -1,5 +1,8 @@
 """The service's state in SQLite (stdlib ``sqlite3``, WAL): runs, sessions and their messages.
 
+A run's row indexes it (state, times, the request); its metrics are its ``metrics.json`` in the
+run's folder, the one copy (a database made by an earlier version keeps an unused column).
+
 One connection, used from the event loop's thread only; every write is one short transaction,
 so a killed service loses nothing that was written and never leaves half a change.
 """
@@ -23,8 +26,7 @@ CREATE TABLE IF NOT EXISTS runs (
     created REAL NOT NULL,
     started REAL,
     finished REAL,
-    error TEXT,
-    metrics TEXT
+    error TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_session ON runs (session_id);
 CREATE TABLE IF NOT EXISTS sessions (
@@ -69,8 +71,6 @@ class Store:
         )
 
     def set_run(self, run_id: str, **fields: Any) -> None:
-        if "metrics" in fields and fields["metrics"] is not None and not isinstance(fields["metrics"], str):
-            fields["metrics"] = json.dumps(fields["metrics"])
         cols = ", ".join(f"{k} = ?" for k in fields)
         self.db.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*fields.values(), run_id))  # noqa: S608
 

@@ -1,0 +1,94 @@
+"""The relay's side of connecting to an agent: the WebSocket handshake that names the run's
+protocol (:func:`subprotocol`), proves the run's mesh token (``admission.py``) and reads what the
+agent announces (``frames.Announcement``). The relay calls :func:`connect_agent` at the start of a
+run, to reach a lost agent again, and for a replica DNS gave."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import InvalidHandshake, InvalidStatus
+from websockets.typing import Subprotocol
+
+from ..errors import ConnectError, ForeignAgent, FrameError
+from ..settings import AgentSpec, Settings
+from . import admission
+from .frames import Announcement
+
+
+def subprotocol(protocol: str) -> Subprotocol:
+    """The WebSocket subprotocol that names a wire protocol: a run's connections all speak it."""
+    return Subprotocol(f"gaiamesh.{protocol}")
+
+
+async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) -> tuple[ClientConnection, Announcement | None]:
+    """Connect to the agent ``spec`` names before ``deadline`` (trying again while it starts),
+    check that it is one of this run's (it proves the run's mesh token), speaks the run's protocol
+    and is the agent AGENTS names; returns the connection and what the agent announced (None: an
+    agent that announces nothing, such as a bench's plain WebSocket server)."""
+    last: Exception | None = None
+    token = settings.mesh_token
+    while time.monotonic() < deadline:
+        asked = admission.relay_headers(token)
+        try:
+            ws = await connect(
+                spec.url,
+                additional_headers=asked,
+                # No permessage-deflate: it would compress every frame behind the protocol's
+                # back, so bytes_tx/bytes_rx would not be what crosses the wire (and it costs
+                # ~80 µs a hop here).
+                compression=None,
+                subprotocols=[subprotocol(settings.protocol)],
+                max_size=4 * settings.max_frame_bytes,
+                open_timeout=max(0.5, min(5.0, deadline - time.monotonic())),
+            )
+            break
+        except InvalidStatus as exc:
+            if exc.response.status_code == 403 and token:
+                raise ForeignAgent(_foreign(spec, "refused this run's mesh token")) from exc
+            last = exc
+        except (OSError, InvalidHandshake, TimeoutError) as exc:
+            last = exc
+        await asyncio.sleep(0.25)  # retry back-off while the agent starts
+    else:
+        raise ConnectError(
+            f"agent {spec.node_id} ({spec.tool}) not reachable at {spec.url} after "
+            f"{settings.connect_timeout:.0f}s: {last!r}"
+        )
+    proof = ws.response.headers.get(admission.HEADER_AGENT_PROOF) if ws.response else None
+    try:
+        said = Announcement.from_headers(ws.response.headers) if ws.response else None
+    except FrameError as exc:
+        await ws.close()
+        if token and not proof:  # not one of ours: what it says is not ours to read
+            raise ForeignAgent(_foreign(spec, "did not prove this run's mesh token")) from exc
+        raise ConnectError(f"agent {spec.node_id} ({spec.tool}) at {spec.url}: {exc}") from exc
+    if token and not (said and admission.agent_admitted(
+            token, asked[admission.HEADER_CHALLENGE], proof, said.node_id, said.tool)):  # fmt: skip
+        await ws.close()
+        raise ForeignAgent(_foreign(spec, "did not prove this run's mesh token"))
+    if said is not None and ws.subprotocol != subprotocol(settings.protocol):
+        # An agent of ours that cannot speak this run's protocol (e.g. no signing key).
+        await ws.close()
+        raise ConnectError(
+            f"agent {spec.node_id} ({spec.tool}) at {spec.url} does not speak protocol "
+            f"{settings.protocol!r}"
+        )
+    # A replica found through a dns: entry announces the entry's node id (its NODE_ID,
+    # shared with the other replicas); the relay knows it as the replica's own id.
+    if said is not None and (said.tool != spec.tool or said.node_id not in ("", spec.announces)):
+        await ws.close()
+        raise ConnectError(
+            f"agent at {spec.url} announces node {said.node_id!r} with tool {said.tool!r}, "
+            f"but AGENTS names node {spec.announces!r} with tool {spec.tool!r}"
+        )
+    return ws, said
+
+def _foreign(spec: AgentSpec, what: str) -> str:
+    return (
+        f"what answers at {spec.url} (agent {spec.node_id}, {spec.tool}) {what}: it is not one of "
+        f"this run's agents. Another stack or bench holds port {spec.port}? Start this run's agents "
+        "on other ports (--base-port), or stop the other (make down)"
+    )
