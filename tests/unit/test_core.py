@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from gaiamesh.evaluation.metrics import Totals
-from gaiamesh.mesh.core import Outcome, RelayCore
+from gaiamesh.mesh.core import RelayCore
 from gaiamesh.mesh.frames import PacketType, make_packet
+from gaiamesh.mesh.outcome import Outcome
 from gaiamesh.mesh.protocols import generate_keys, get_adapter
 from gaiamesh.mesh.routing import RoutingMode
 from gaiamesh.toolbox import subscriptions

@@ -34,8 +34,8 @@ from rich.progress import Progress
 from ..evaluation.audit import audit
 from ..evaluation.metrics import FrameRecord, RunMetrics
 from ..mesh.admission import new_token
+from ..mesh.outcome import Team as RelayTeam
 from ..mesh.relay import MeshNetwork
-from ..mesh.relay import Team as RelayTeam
 from ..mesh.routing import RoutingMode
 from ..runner import ProcessGroup, free_port_block, model_server
 from ..settings import Settings

@@ -18,46 +18,30 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidURI
 from websockets.protocol import State
 
 from ..errors import ConfigError, ConnectError, StorageError, run_status
-from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, ScoringChoice, Totals
+from ..evaluation.metrics import FrameLog, RunMetrics, ScoringChoice, Totals
 from ..evaluation.outcome import Announced, Ending, WireEnd, finish_run
 from ..settings import AgentSpec, Settings
 from ..tasks import Task
 from . import collect
 from .connect import connect_agent
-from .core import Outcome, RelayCore, RunEnd
+from .core import RelayCore
 from .discovery import Resolver, missing_team, present, reconcile, resolve_all, resolve_ipv4, unresolved
 from .faults import network_faults
 from .frames import Announcement
+from .outcome import AgentStatus, Observer, Outcome, RunEnd, Team, describe
 from .protocols import get_adapter
 
 Reporter = Callable[[str], None]
 
 
 REJOIN_ATTEMPT_S = 2.0  # one round of connection attempts to a lost agent (repeated until the run ends)
-
-
-@dataclass(frozen=True)
-class AgentStatus:
-    """One agent of the run's team as the relay sees it (for the live view)."""
-
-    node_id: str
-    tool: str
-    state: Literal["connected", "unreachable", "lost"]
-    reason: str | None = None
-
-
-Team = tuple[AgentStatus, ...]
-# Each frame record, each progress note, and the team whenever an agent joins or is lost.
-Observer = Callable[[FrameRecord | str | Team], None]
 
 
 def write_frames(ws: ClientConnection, blobs: list[bytes]) -> None:
@@ -72,18 +56,6 @@ def write_frames(ws: ClientConnection, blobs: list[bytes]) -> None:
     for blob in blobs:
         ws.protocol.send_binary(blob)
     ws.transport.write(b"".join(ws.protocol.data_to_send()))
-
-
-def describe(r: FrameRecord) -> str:
-    """One progress line for a frame the relay handled."""
-    at = f"[{r.t_ms / 1000:7.2f}s]"
-    if r.status == "rejected":
-        return f"{at} REJECTED frame from agent {r.src}: {r.error}"
-    if r.status == "redelivered":
-        return f"{at} redelivered {r.type} to {','.join(r.dst) or '-'}"
-    if r.status == "dropped_fault":
-        return f"{at} LOST {r.type} on the way to {','.join(r.dst)} (network faults; redelivered later)"
-    return f"{at} {r.type:<10} {r.src} -> {','.join(r.dst) or '-'} ({r.size} B, {'?' if r.token_used is None else r.token_used} tokens)"
 
 
 class MeshNetwork:

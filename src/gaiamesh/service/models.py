@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..evaluation.metrics import FrameRecord, RunMetrics
 from ..mesh.frames import Turn
-from ..mesh.relay import AgentStatus
+from ..mesh.outcome import AgentStatus
 from ..mesh.routing import RoutingMode
 
 

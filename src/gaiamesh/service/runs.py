@@ -23,8 +23,9 @@ from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping, Stora
 from ..evaluation.metrics import FrameRecord, RunMetrics, read_log
 from ..evaluation.outcome import Ending, finish_run
 from ..mesh.discovery import missing_team, present
+from ..mesh.outcome import AgentStatus, Team
 from ..mesh.protocols import available
-from ..mesh.relay import AgentStatus, MeshNetwork, Team
+from ..mesh.relay import MeshNetwork
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
 from .journals import follow, read_all
