@@ -2,7 +2,7 @@
 a named kind, whose message says what was wrong and what to do. What a kind means to a caller
 is decided in one place each, from the kind and never from a message's words: the exit code of
 a command (:data:`EXIT_CODES`, read by ``cli``), the HTTP status of a refusal
-(:attr:`Refused.status`, read by ``service.app``), a run's status (``runner``).
+(:attr:`Refused.status`, read by ``service.app``), a run's status (``deploy.local``).
 
 Kinds that were ``ValueError`` or ``RuntimeError`` before stay so as well, so that code catching
 those still catches them.

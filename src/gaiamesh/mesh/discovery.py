@@ -27,6 +27,18 @@ from ..settings import AgentSpec
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]  # (name, port) -> IPv4 addresses
 
+
+
+@dataclass(frozen=True)
+class Lineup:
+    """Whom a run may use: the agents of ``AGENTS`` that answer with its strategy, and the tools
+    that strategy's team is made of (whoever starts the relay knows the teams: ``agents/teams.py``)."""
+
+    strategy: str
+    tools: tuple[str, ...]
+    agents: tuple[AgentSpec, ...]
+
+
 RESOLVE_TIMEOUT_S = 5.0  # one lookup of a name
 RESOLVE_RETRY_S = 0.5  # between lookups of a required entry's name that gave no address yet
 

@@ -26,7 +26,6 @@ from typing import Any, Literal
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.protocol import State
-from websockets.typing import Subprotocol
 
 from ..errors import ConfigError, ConnectError, ForeignAgent, FrameError, StorageError
 from ..evaluation.archive import write_archive
@@ -34,14 +33,15 @@ from ..evaluation.metrics import FrameLog, FrameRecord, RunMetrics, ScoringChoic
 from ..evaluation.modeltime import model_time, read_memories
 from ..evaluation.scoring import score
 from ..evaluation.wirecost import protocol_cost
-from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
+from ..settings import AgentSpec, Settings
 from ..tasks import Task
 from . import admission, collect
 from .core import Outcome, RelayCore
-from .discovery import Resolver, discover, reconcile, resolve_all, resolve_ipv4, unresolved
+from .discovery import Lineup, Resolver, discover, reconcile, resolve_all, resolve_ipv4, unresolved
 from .faults import network_faults
 from .frames import Announcement
 from .protocols import get_adapter
+from .subprotocols import subprotocol
 
 Reporter = Callable[[str], None]
 
@@ -62,11 +62,6 @@ class AgentStatus:
 Team = tuple[AgentStatus, ...]
 # Each frame record, each progress note, and the team whenever an agent joins or is lost.
 Observer = Callable[[FrameRecord | str | Team], None]
-
-
-def subprotocol(protocol: str) -> Subprotocol:
-    """The WebSocket subprotocol that names a wire protocol: a run's connections all speak it."""
-    return Subprotocol(f"gaiamesh.{protocol}")
 
 
 PRESENCE_TIMEOUT_S = 5.0  # how long a name lookup may take before an optional agent counts as absent
@@ -92,19 +87,20 @@ async def present(specs: list[AgentSpec], wait: float = 0.0, resolve: Resolver =
     return await discover([s for s, ok in zip(specs, found, strict=True) if ok], wait, resolve)
 
 
-def missing_team(settings: Settings, configured: list[AgentSpec], here: list[AgentSpec]) -> str | None:
+def missing_team(lineup: Lineup, here: list[AgentSpec]) -> str | None:
     """Why the agents ``here`` cannot answer with the run's strategy: a tool of its team that
     ``AGENTS`` lists (as optional agents) has none running. In words that say how to start
     them; None when every listed tool has an agent."""
     tools = {s.tool for s in here}
-    listed = {s.tool for s in configured}
-    missing = [t for t in STRATEGY_TOOLS[settings.strategy] if t in listed and t not in tools]
+    listed = {s.tool for s in lineup.agents}
+    missing = [t for t in lineup.tools if t in listed and t not in tools]
     if not missing:
         return None
+    strategy = lineup.strategy
     return (
-        f"the {settings.strategy} strategy needs agents with the tools {', '.join(missing)}, and none is "
-        f"running: start them with the compose profile '{settings.strategy}' (docker compose --profile "
-        f"{settings.strategy} up -d, or COMPOSE_PROFILES={settings.strategy} in .env before make up), "
+        f"the {strategy} strategy needs agents with the tools {', '.join(missing)}, and none is "
+        f"running: start them with the compose profile '{strategy}' (docker compose --profile "
+        f"{strategy} up -d, or COMPOSE_PROFILES={strategy} in .env before make up), "
         "or ask for another strategy"
     )
 
@@ -149,6 +145,8 @@ class MeshNetwork:
         observer: Observer | None = None,
         resolve: Resolver = resolve_ipv4,
         share_start: int = 0,
+        *,
+        lineup: Lineup,  # whom the run may use: its strategy's agents of AGENTS (agents.teams.lineup)
     ) -> None:
         self.settings = settings
         self.share_start = share_start  # where `share` starts its turns (the service: runs so far)
@@ -159,7 +157,8 @@ class MeshNetwork:
         self.observer = observer  # the service's live event stream
         self.resolve = resolve  # the addresses of AGENTS' dns: entries (tests pass their own)
         self.adapter = get_adapter(settings.protocol, "network", settings.keys_dir)
-        self.specs: list[AgentSpec] = settings.team_specs()
+        self.lineup = lineup
+        self.specs: list[AgentSpec] = list(lineup.agents)
         if not self.specs:
             raise ConfigError(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents!r})")
         self.run_id = run_id or uuid.uuid4().hex[:16]
@@ -478,7 +477,7 @@ class MeshNetwork:
         self._wall0 = time.monotonic()
         configured = self.specs
         self.specs = await present(configured, self.settings.connect_timeout, self.resolve)
-        absent = unresolved(configured, self.specs) or missing_team(self.settings, configured, self.specs)
+        absent = unresolved(configured, self.specs) or missing_team(self.lineup, self.specs)
         core = self.core = RelayCore(
             self.run_id,
             self.adapter,
