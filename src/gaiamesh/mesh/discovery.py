@@ -28,7 +28,6 @@ from ..settings import AgentSpec
 Resolver = Callable[[str, int], Awaitable[list[str]]]  # (name, port) -> IPv4 addresses
 
 
-
 @dataclass(frozen=True)
 class Lineup:
     """Whom a run may use: the agents of ``AGENTS`` that answer with its strategy, and the tools
