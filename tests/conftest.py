@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Playwright, sync_playwright
 
-from gaiamesh.runner import ProcessGroup, child_env, free_port, free_port_block, wait_until_answers  # noqa: F401
-from gaiamesh.settings import default_agents, load_settings
+from gaiamesh.agents.teams import default_agents
+from gaiamesh.deploy.local import ProcessGroup, child_env, free_port, free_port_block, wait_until_answers  # noqa: F401
+from gaiamesh.settings import load_settings
 from gaiamesh.tasks import Task, read_set
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Self
+from typing import Any, Literal, NamedTuple, get_args
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
@@ -62,13 +62,9 @@ class AgentSpec(NamedTuple):
         return f"ws://{self.host}:{self.port}/ws"
 
 
-DEFAULT_TOOLS = ("search", "extract", "triple", "reason")
-# Each strategy's team, one agent per tool: the four-agent pipeline of seed 000, and seed 004's
-# orchestrator with its research and utility workers.
-STRATEGY_TOOLS: dict[str, tuple[str, ...]] = {
-    "pipeline": DEFAULT_TOOLS,
-    "orchestrated": ("orchestrator", "research", "utility"),
-}
+# The strategies a run may answer with; each one's team is declared in agents/teams.py.
+Strategy = Literal["pipeline", "orchestrated"]
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
 
 
 def parse_agents(spec: str) -> list[AgentSpec]:
@@ -100,11 +96,6 @@ def parse_agents(spec: str) -> list[AgentSpec]:
     if len(set(ids)) != len(ids):
         raise ConfigError(f"duplicate node ids in AGENTS: {ids}")
     return agents
-
-
-def default_agents(base_port: int = 9000, host: str = "127.0.0.1", strategy: str = "pipeline") -> str:
-    """A strategy's default line-up, one agent per tool on consecutive ports."""
-    return ",".join(f"{i}={tool}@{host}:{base_port + i}" for i, tool in enumerate(STRATEGY_TOOLS[strategy]))
 
 
 class ModelSettings(BaseModel):
@@ -139,10 +130,12 @@ class ModelSettings(BaseModel):
 class MeshSettings(BaseModel):
     """The wire: which team, which protocol, who receives what, and the relay's limits."""
 
-    strategy: Literal["pipeline", "orchestrated"] = "pipeline"  # AGENTS defaults to its team
+    strategy: Strategy = "pipeline"
     protocol: str = "json"
     routing: RoutingMode = RoutingMode.AUTO
-    agents: str = Field(default_factory=default_agents)
+    # NODE_ID=TOOL@HOST:PORT,... (parse_agents). Empty: the strategy's own team on 127.0.0.1 from
+    # port 9000; each strategy's team is declared in agents/teams.py, which also reads this line.
+    agents: str = ""
     chunk_size: int = 400
     run_timeout: float = 300.0
     connect_timeout: float = 60.0
@@ -170,24 +163,6 @@ class MeshSettings(BaseModel):
         if v < 0:
             raise ValueError("must not be negative (0 turns discovery during a run off)")
         return v
-
-    @model_validator(mode="after")
-    def _team(self) -> Self:
-        # AGENTS not given: the chosen strategy's team.
-        if "agents" not in self.model_fields_set:
-            self.agents = default_agents(strategy=self.strategy)
-        return self
-
-    def agent_specs(self) -> list[AgentSpec]:
-        return parse_agents(self.agents)
-
-    def team_specs(self) -> list[AgentSpec]:
-        """The agents of ``AGENTS`` that answer with this run's strategy: one ``AGENTS`` may list
-        both teams (compose does), and each run takes its own strategy's tools, plus any tool
-        that belongs to no strategy."""
-        others = {t for s, tools in STRATEGY_TOOLS.items() if s != self.strategy for t in tools}
-        mine = set(STRATEGY_TOOLS[self.strategy])
-        return [a for a in self.agent_specs() if a.tool in mine or a.tool not in others]
 
     def topic_table(self) -> dict[str, frozenset[str]]:
         """``TOPICS`` as tool -> consumed packet types; raises ``ConfigError`` on a bad entry."""

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from gaiamesh.runner import wait_until_answers
+from gaiamesh.deploy.local import wait_until_answers
 
 from ..conftest import ROOT, TASKS, free_port
 

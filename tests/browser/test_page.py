@@ -14,7 +14,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 from websockets.sync.server import ServerConnection, serve
 
-from gaiamesh.runner import ProcessGroup, child_env
+from gaiamesh.agents.teams import agent_specs
+from gaiamesh.deploy.local import ProcessGroup, child_env
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 
@@ -401,7 +402,7 @@ def test_rejected_frames_are_marked_with_their_reason(
     line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(["search", "extract", "triple", "reason"]))
     settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws")
     group = ProcessGroup(tmp / "logs")
-    for spec in settings.agent_specs()[1:]:  # the real extract, triple and reason
+    for spec in agent_specs(settings)[1:]:  # the real extract, triple and reason
         group.start(f"agent-{spec.node_id}", ["agent"],
                     child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
     fake = serve(naughty_search, "127.0.0.1", port, max_size=None)

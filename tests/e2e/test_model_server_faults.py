@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from gaiamesh.agents.teams import agent_specs, default_agents, lineup
+from gaiamesh.deploy.local import ProcessGroup, child_env, free_port, free_port_block, wait_until_answers
 from gaiamesh.evaluation.audit import audit
 from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics
 from gaiamesh.mesh.relay import MeshNetwork
-from gaiamesh.runner import ProcessGroup, child_env, free_port, free_port_block, wait_until_answers
-from gaiamesh.settings import Settings, default_agents, load_settings
+from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
 
 from ..conftest import TASKS
@@ -48,15 +49,15 @@ class Team:
         self.group.procs["model-server"].wait()
 
     def start_agents(self) -> None:
-        for spec in self.settings.agent_specs():
+        for spec in agent_specs(self.settings):
             self.group.start(f"agent-{spec.node_id}", ["agent"],
                              child_env(self.settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
 
     def agent_logs(self) -> str:
-        return "".join((self.group.log_dir / f"agent-{s.node_id}.log").read_text() for s in self.settings.agent_specs())
+        return "".join((self.group.log_dir / f"agent-{s.node_id}.log").read_text() for s in agent_specs(self.settings))
 
     def agents_alive(self) -> None:
-        for spec in self.settings.agent_specs():
+        for spec in agent_specs(self.settings):
             self.group.check(f"agent-{spec.node_id}")  # raises with the log's tail if one exited
 
 
@@ -83,7 +84,7 @@ def run(team: Team, out: Path, on_first_frame: object = None) -> RunMetrics:
             if isinstance(item, FrameRecord) and not started and callable(on_first_frame):
                 started.append(asyncio.get_running_loop().create_task(on_first_frame()))
 
-        metrics = await MeshNetwork(team.settings, task, out, quiet=True, observer=observe).run()
+        metrics = await MeshNetwork(team.settings, task, out, quiet=True, observer=observe, lineup=lineup(team.settings)).run()
         for t in started:
             await t
         return metrics

@@ -20,10 +20,11 @@ from typing import Any
 import pypdf
 import pytest
 
+from gaiamesh.agents.teams import agent_specs, lineup
+from gaiamesh.deploy.local import ProcessGroup, child_env, web_server
 from gaiamesh.evaluation.audit import audit
 from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics, read_log
 from gaiamesh.mesh.relay import MeshNetwork
-from gaiamesh.runner import ProcessGroup, child_env, web_server
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import Task, load_task
 
@@ -46,7 +47,7 @@ def running(settings: Settings, logs: Path) -> Iterator[ProcessGroup]:
     """The team's agents as processes, stopped afterwards whatever happens."""
     group = ProcessGroup(logs)
     try:
-        for spec in settings.agent_specs():
+        for spec in agent_specs(settings):
             group.start(
                 f"agent-{spec.node_id}", ["agent"],
                 child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)),
@@ -58,7 +59,7 @@ def running(settings: Settings, logs: Path) -> Iterator[ProcessGroup]:
 
 def ask(settings: Settings, task: Task, out: Path, **kw: Any) -> RunMetrics:
     """One run through the real relay."""
-    return asyncio.run(MeshNetwork(settings, task, out, quiet=True, **kw).run())
+    return asyncio.run(MeshNetwork(settings, task, out, quiet=True, **kw, lineup=lineup(settings)).run())
 
 
 def audited(run_dir: Path) -> None:

@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
+from gaiamesh.agents.teams import agent_specs, default_agents, lineup
+from gaiamesh.deploy.local import ProcessGroup, child_env
 from gaiamesh.evaluation.audit import audit
 from gaiamesh.evaluation.metrics import RunMetrics, read_log
 from gaiamesh.mesh.relay import MeshNetwork
-from gaiamesh.runner import ProcessGroup, child_env
-from gaiamesh.settings import default_agents, load_settings
+from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 
 from ..conftest import TASKS, free_port_block
@@ -55,7 +56,7 @@ def test_two_overlapping_runs_match_their_runs_alone(tmp_path: Path, recorded: P
     )
     tasks = [load_task(TASKS / t) for t in TASK_IDS]
     group = ProcessGroup(tmp_path / "logs")
-    for spec in settings.agent_specs():
+    for spec in agent_specs(settings):
         group.start(
             f"agent-{spec.node_id}",
             ["agent"],
@@ -63,7 +64,7 @@ def test_two_overlapping_runs_match_their_runs_alone(tmp_path: Path, recorded: P
         )
 
     async def runs(label: str, together: bool) -> list[RunMetrics]:
-        nets = [MeshNetwork(settings, t, tmp_path / label / t.task_id, reporter=lambda _: None) for t in tasks]
+        nets = [MeshNetwork(settings, t, tmp_path / label / t.task_id, reporter=lambda _: None, lineup=lineup(settings)) for t in tasks]
         if together:
             return list(await asyncio.gather(*(n.run() for n in nets)))
         return [await n.run() for n in nets]

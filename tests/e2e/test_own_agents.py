@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.runner import ProcessGroup, wait_until_answers
-from gaiamesh.settings import default_agents, load_settings
+from gaiamesh.agents.teams import default_agents
+from gaiamesh.deploy.local import ProcessGroup, wait_until_answers
+from gaiamesh.settings import load_settings
 
 from ..conftest import ROOT, TASKS, free_port_block, replayed
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gaiamesh.agents.teams import lineup
 from gaiamesh.errors import StorageError
 from gaiamesh.evaluation.audit import audit
 from gaiamesh.evaluation.metrics import FrameRecord, read_log
@@ -37,7 +38,7 @@ def test_a_disk_that_fills_mid_run_ends_it_with_the_reason_and_loses_nothing(
                     fill_disk(disk)  # the first batch (doc_init) is logged and sent; then the disk is full
                 seen.append(item)
 
-        net = MeshNetwork(settings, task, disk / "run", quiet=True, observer=observe)
+        net = MeshNetwork(settings, task, disk / "run", quiet=True, observer=observe, lineup=lineup(settings))
         started = time.monotonic()
         with pytest.raises(StorageError) as failed:
             asyncio.run(net.run())
@@ -52,6 +53,6 @@ def test_a_disk_that_fills_mid_run_ends_it_with_the_reason_and_loses_nothing(
         assert {r.type for r in logged} == {"doc_init"}
 
     # the agents are unharmed: the next run on a working disk is answered and audited
-    again = asyncio.run(MeshNetwork(settings, task, tmp_path / "again", quiet=True).run())
+    again = asyncio.run(MeshNetwork(settings, task, tmp_path / "again", quiet=True, lineup=lineup(settings)).run())
     assert again.status == "ok" and again.exact_match == 1
     assert all(a == b for _, a, b in audit(tmp_path / "again"))

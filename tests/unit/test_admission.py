@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from gaiamesh.agents.agent import MeshAgent
+from gaiamesh.agents.catalog import get_tool
+from gaiamesh.agents.teams import lineup
 from gaiamesh.errors import PortTaken
 from gaiamesh.mesh import admission
-from gaiamesh.mesh.agent import MeshAgent
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.tasks import load_task
-from gaiamesh.toolbox import get_tool
 
 from ..conftest import TASKS, free_port_block
 from .fakes import FakeLLM
@@ -46,7 +47,7 @@ async def _run(tmp: Path, relay_token: str, agent_token: str) -> tuple[dict[str,
     relay = agents.model_copy(update={"mesh_token": relay_token})
     async with mesh(agents):
         started = time.monotonic()
-        m = await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None).run()
+        m = await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, lineup=lineup(relay)).run()
     return m.model_dump(), time.monotonic() - started
 
 

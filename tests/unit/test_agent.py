@@ -14,12 +14,12 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from gaiamesh.mesh.agent import MeshAgent
+from gaiamesh.agents.agent import MeshAgent
+from gaiamesh.agents.catalog import get_tool
 from gaiamesh.mesh.frames import Announcement, doc_init
 from gaiamesh.models.backends.base import Ask, Completion, ModelKind, Scores
 from gaiamesh.models.llm import LLMClient
 from gaiamesh.settings import load_settings
-from gaiamesh.toolbox import get_tool
 
 from ..conftest import free_port
 from .fakes import FakeLLM

@@ -13,16 +13,17 @@ from typing import Any
 
 import pytest
 
+from gaiamesh.agents.agent import MeshAgent
+from gaiamesh.agents.catalog import get_tool
+from gaiamesh.agents.teams import agent_specs, default_agents, lineup
 from gaiamesh.errors import ConfigError
 from gaiamesh.evaluation.audit import audit
 from gaiamesh.evaluation.metrics import AgentMetrics, FrameRecord, Totals, read_log, totals_from_log
-from gaiamesh.mesh.agent import MeshAgent
 from gaiamesh.mesh.discovery import discover, expand, present, replica_id, resolve_ipv4, unresolved
 from gaiamesh.mesh.protocols import generate_keys
 from gaiamesh.mesh.relay import MeshNetwork
-from gaiamesh.settings import AgentSpec, Settings, default_agents, load_settings, parse_agents
+from gaiamesh.settings import AgentSpec, Settings, load_settings, parse_agents
 from gaiamesh.tasks import load_task
-from gaiamesh.toolbox import get_tool
 
 from ..conftest import TASKS, free_port_block
 from .fakes import FakeLLM
@@ -144,7 +145,7 @@ async def run_replicated(tmp: Path, s: Settings, node_ids: dict[str, str] | None
     each with its own workspace (a swarm replica has its own volume). Run the relay."""
     stop = asyncio.Event()
     tasks = []
-    for spec in s.agent_specs():
+    for spec in agent_specs(s):
         hosts = REPLICAS if spec.dns_name else [spec.host]
         for host in hosts:
             node = (node_ids or {}).get(host, spec.node_id) if spec.dns_name else spec.node_id
@@ -154,7 +155,7 @@ async def run_replicated(tmp: Path, s: Settings, node_ids: dict[str, str] | None
             })  # fmt: skip
             tasks.append(asyncio.create_task(MeshAgent(conf, get_tool(conf.tool), llm=FakeLLM()).serve(stop)))  # type: ignore[arg-type]
     try:
-        net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, resolve=resolver)
+        net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, resolve=resolver, lineup=lineup(s))
         return (await net.run()).model_dump()
     finally:
         stop.set()
@@ -195,7 +196,7 @@ async def test_a_required_dns_entry_that_resolves_to_nothing_ends_the_run_at_onc
         return []
 
     s = replicated(tmp_path, free_port_block(4), connect_timeout=0.5)
-    net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, resolve=nothing)
+    net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, resolve=nothing, lineup=lineup(s))
     m = (await net.run()).model_dump()
     assert m["status"] == "connect_failed"
     assert "names dns:tasks.agent-search, which resolves to no IPv4 address" in m["error"]
@@ -257,7 +258,7 @@ def reasoned(tmp: Path, base: int, **kw: Any) -> Settings:
 
 
 def conf(s: Settings, tmp: Path, node: str, host: str = "127.0.0.1") -> Settings:
-    spec = next(x for x in s.agent_specs() if x.node_id == node)
+    spec = next(x for x in agent_specs(s) if x.node_id == node)
     return s.model_copy(update={"node_id": node, "tool": spec.tool, "port": spec.port, "agent_host": host,
                                 "workspace_root": tmp / f"ws-{host}"})  # fmt: skip
 
@@ -274,7 +275,7 @@ async def run_live(
         await asyncio.gather(*(a.listening.wait() for a in agents.values()))
         try:
             net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp / "out", reporter=print,  # shown on failure
-                              observer=lambda item: observe(item, stops), resolve=resolve)  # fmt: skip
+                              observer=lambda item: observe(item, stops), resolve=resolve, lineup=lineup(s))  # fmt: skip
             m = (await net.run()).model_dump()
         finally:
             for event in [*stops.values(), *gates]:

@@ -2,13 +2,13 @@
 
 import pytest
 
+from gaiamesh.agents.catalog import get_tool
 from gaiamesh.mesh.frames import PacketType, make_packet
 from gaiamesh.models.llm import LLMUsage
-from gaiamesh.pipeline import ToolContext
 from gaiamesh.pipeline.extract import nearest
 from gaiamesh.pipeline.hops import about, decompose
 from gaiamesh.pipeline.text import rank
-from gaiamesh.toolbox import get_tool
+from gaiamesh.tools.tool import ToolContext
 
 from .fakes import FakeLLM
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from gaiamesh.agents.catalog import subscriptions
 from gaiamesh.evaluation.metrics import AgentMetrics, MemberEvent, RunMetrics
 from gaiamesh.mesh.discovery import Change, reconcile
 from gaiamesh.mesh.routing import Router, RoutingMode
 from gaiamesh.settings import AgentSpec, load_settings, parse_agents
-from gaiamesh.toolbox import subscriptions
 
 from .test_core import FOUR, core, counters_equal_records, frame
 

@@ -13,15 +13,16 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
+from gaiamesh.agents.agent import MeshAgent
+from gaiamesh.agents.catalog import get_tool, subscriptions
+from gaiamesh.agents.teams import agent_specs, lineup
 from gaiamesh.evaluation.metrics import totals_from_log
-from gaiamesh.mesh.agent import MeshAgent
-from gaiamesh.mesh.connect import subprotocol
 from gaiamesh.mesh.frames import Announcement
 from gaiamesh.mesh.protocols import available, generate_keys, get_adapter
 from gaiamesh.mesh.relay import MeshNetwork
+from gaiamesh.mesh.subprotocols import subprotocol
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
-from gaiamesh.toolbox import get_tool, subscriptions
 
 from ..conftest import TASKS, free_port_block
 from .fakes import FakeLLM
@@ -45,7 +46,7 @@ async def mesh(settings: Settings, scripted: dict[str, Script] | None = None) ->
     scripted = scripted or {}
     stop = asyncio.Event()
     tasks = []
-    for spec in settings.agent_specs():
+    for spec in agent_specs(settings):
         if spec.node_id in scripted:
             said = Announcement(node_id=spec.node_id, tool=spec.tool, consumes=subscriptions()[spec.tool])
             tasks.append(asyncio.create_task(_scripted(spec.port, scripted[spec.node_id], stop, said)))
@@ -86,7 +87,7 @@ async def _scripted(port: int, script: Script, stop: asyncio.Event, said: Announ
 async def run(tmp: Path, settings: Settings, scripted: dict[str, Script] | None = None) -> dict[str, Any]:
     async with mesh(settings, scripted):
         metrics = await MeshNetwork(
-            settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None
+            settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, lineup=lineup(settings)
         ).run()
     return metrics.model_dump()
 
@@ -211,14 +212,14 @@ async def run_signed(tmp: Path, settings: Settings, script: Script) -> dict[str,
                 await script(ws, packet)
 
     async def serve_script() -> None:
-        async with serve(handler, "127.0.0.1", settings.agent_specs()[0].port):
+        async with serve(handler, "127.0.0.1", agent_specs(settings)[0].port):
             await stop.wait()
 
     task = asyncio.create_task(serve_script())
     try:
         async with mesh(settings.model_copy(update={"agents": settings.agents.split(",", 1)[1]})):
             metrics = await MeshNetwork(
-                settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None
+                settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, lineup=lineup(settings)
             ).run()
         return metrics.model_dump()
     finally:
@@ -257,10 +258,10 @@ async def test_a_restarted_agent_is_taken_back_mid_run(tmp_path: Path) -> None:
     """Agent 6 (a triple replica) stops while the run is in flight and starts again on its port:
     the relay notices it, reconnects, sends it the run's doc_init again and counts it live."""
     s = settings_for(tmp_path, free_port_block(8), TOOLS * 2, routing="share")
-    stops = {spec.node_id: asyncio.Event() for spec in s.agent_specs()}
+    stops = {spec.node_id: asyncio.Event() for spec in agent_specs(s)}
 
     def agent(node: str) -> MeshAgent:
-        spec = next(x for x in s.agent_specs() if x.node_id == node)
+        spec = next(x for x in agent_specs(s) if x.node_id == node)
         conf = s.model_copy(update={"node_id": node, "tool": spec.tool, "port": spec.port})
         return MeshAgent(conf, get_tool(conf.tool), llm=FakeLLM(delay=0.3))  # type: ignore[arg-type]
 
@@ -284,7 +285,7 @@ async def test_a_restarted_agent_is_taken_back_mid_run(tmp_path: Path) -> None:
                 tasks.create_task(agent("6").serve(stops["6"]))  # it comes back on its port
 
         net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None,
-                          observer=observe)  # type: ignore[arg-type]  # fmt: skip
+                          observer=observe, lineup=lineup(s))  # type: ignore[arg-type]  # fmt: skip
         m = (await net.run()).model_dump()
         for stop in stops.values():
             stop.set()
@@ -312,7 +313,7 @@ async def test_unreachable_agent_is_a_clear_connect_failure(tmp_path: Path) -> N
     base = free_port_block(4)
     s = settings_for(tmp_path, base, TOOLS, connect_timeout=1)
     task = load_task(TASKS / "solar-farm")
-    m = (await MeshNetwork(s, task, tmp_path / "out", reporter=lambda _: None).run()).model_dump()
+    m = (await MeshNetwork(s, task, tmp_path / "out", reporter=lambda _: None, lineup=lineup(s)).run()).model_dump()
     assert m["status"] == "connect_failed"
     assert f"agent 0 (search) not reachable at ws://127.0.0.1:{base}/ws" in m["error"]
     assert (tmp_path / "out/metrics.json").is_file()
@@ -341,7 +342,7 @@ async def test_a_strategy_whose_listed_team_is_absent_ends_at_once_naming_its_pr
 
 def test_bad_agents_setting_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="bad AGENTS entry 'oops'"):
-        load_settings(agents="oops").agent_specs()
+        agent_specs(load_settings(agents="oops"))
     with pytest.raises(ValueError, match="bad TOPICS entry 'extract'"):
         load_settings(topics="extract").topic_table()
 
@@ -354,8 +355,8 @@ async def test_an_agent_that_is_not_the_configured_one_is_refused(tmp_path: Path
     async with mesh(s):
         m = (
             await MeshNetwork(
-                s.model_copy(update={"agents": wrong}), load_task(TASKS / "solar-farm"), tmp_path / "out",
-                reporter=lambda _: None,
+                (swapped := s.model_copy(update={"agents": wrong})), load_task(TASKS / "solar-farm"), tmp_path / "out",
+                reporter=lambda _: None, lineup=lineup(swapped)
             ).run()
         ).model_dump()  # fmt: skip
     assert m["status"] == "connect_failed"
@@ -379,12 +380,12 @@ async def test_topic_routing_follows_announcements_or_the_topics_setting(tmp_pat
 
     s = settings_for(tmp_path, free_port_block(4), TOOLS, routing="topic", topics="search=doc_init")
     stop = asyncio.Event()
-    spec0 = s.agent_specs()[0]
+    spec0 = agent_specs(s)[0]
     silent = asyncio.create_task(_scripted(spec0.port, search_silently, stop, None))  # no announcement
     try:
         async with mesh(s.model_copy(update={"agents": s.agents.split(",", 1)[1]})):
             m = (
-                await MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None).run()
+                await MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, lineup=lineup(s)).run()
             ).model_dump()
     finally:
         stop.set()
@@ -403,7 +404,7 @@ async def test_the_same_agents_serve_runs_in_different_protocols(tmp_path: Path)
             m = (
                 await MeshNetwork(
                     s.model_copy(update={"protocol": protocol}), load_task(TASKS / "solar-farm"),
-                    tmp_path / protocol, reporter=lambda _: None,
+                    tmp_path / protocol, reporter=lambda _: None, lineup=lineup(s)
                 ).run()
             ).model_dump()  # fmt: skip
             assert m["status"] == "ok" and m["protocol"] == protocol and m["header_overhead"] > 0, m["error"]
@@ -414,7 +415,7 @@ async def test_the_same_agents_serve_runs_in_different_protocols(tmp_path: Path)
         m = (
             await MeshNetwork(
                 s.model_copy(update={"protocol": "signed", "keys_dir": keyless}), load_task(TASKS / "solar-farm"),
-                tmp_path / "signed", reporter=lambda _: None,
+                tmp_path / "signed", reporter=lambda _: None, lineup=lineup(s)
             ).run()
         ).model_dump()  # fmt: skip
     assert m["status"] == "connect_failed"

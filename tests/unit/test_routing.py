@@ -1,5 +1,5 @@
+from gaiamesh.agents.catalog import subscriptions
 from gaiamesh.mesh.routing import Router, RoutingMode, resolve_mode
-from gaiamesh.toolbox import subscriptions
 
 FOUR = [("0", "search"), ("1", "extract"), ("2", "triple"), ("3", "reason")]
 EIGHT = FOUR + [("4", "search"), ("5", "extract"), ("6", "triple"), ("7", "reason")]

@@ -6,9 +6,10 @@ import socket
 
 import pytest
 
+from gaiamesh.agents.teams import agent_specs, default_agents
+from gaiamesh.deploy.local import own_team
 from gaiamesh.errors import PortTaken
-from gaiamesh.runner import own_team
-from gaiamesh.settings import default_agents, load_settings
+from gaiamesh.settings import load_settings
 
 
 def test_a_team_gets_free_ports_and_a_token_of_its_own_each_time() -> None:
@@ -16,7 +17,7 @@ def test_a_team_gets_free_ports_and_a_token_of_its_own_each_time() -> None:
     one, two = own_team(s), own_team(s)
     assert one.mesh_token and two.mesh_token and one.mesh_token != two.mesh_token
     assert one.agents != default_agents()  # not 9000-9003, where a compose stack publishes
-    assert [a.tool for a in one.agent_specs()] == ["search", "extract", "triple", "reason"]
+    assert [a.tool for a in agent_specs(one)] == ["search", "extract", "triple", "reason"]
 
 
 def test_a_given_base_port_that_is_taken_stops_before_anything_starts() -> None:

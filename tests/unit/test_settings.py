@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from gaiamesh.agents.teams import agent_specs
 from gaiamesh.errors import ConfigError
 from gaiamesh.models.llm import LLMClient
 from gaiamesh.settings import (
@@ -49,7 +50,7 @@ def test_the_environment_reaches_each_part(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_a_part_stands_alone_with_its_own_checks() -> None:
-    assert MeshSettings(strategy="orchestrated").agents.startswith("0=orchestrator@")
+    assert agent_specs(MeshSettings(strategy="orchestrated"))[0].tool == "orchestrator"  # AGENTS unset: its team
     with pytest.raises(ValidationError, match="must be positive"):
         MeshSettings(chunk_size=0)
     with pytest.raises(ValidationError, match="must be positive"):

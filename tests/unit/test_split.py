@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gaiamesh.agents.catalog import get_tool
 from gaiamesh.mesh.frames import PacketType, Split, make_packet
 from gaiamesh.models.llm import LLMUsage
 from gaiamesh.models.prompts import SPLIT_SCHEMA
-from gaiamesh.pipeline import ToolContext
 from gaiamesh.pipeline.split import split_question
 from gaiamesh.settings import load_settings
-from gaiamesh.toolbox import get_tool
+from gaiamesh.tools.tool import ToolContext
 
 DOC = ("The Aske choir was founded by Ida Venn in 1921. Ida Venn was born in Tarnby, a fishing town. "
        "The choir's first conductor, Olaf Brun, came from Hale.")  # fmt: skip

@@ -1,5 +1,7 @@
 import pytest
 
+from gaiamesh.agents.catalog import get_tool, registered, subscriptions
+from gaiamesh.agents.teams import TEAMS, agent_specs, default_agents, lineup, settled, team_specs, tools_of
 from gaiamesh.mesh.frames import Packet, PacketType, chunk_document, make_packet
 from gaiamesh.models.llm import LLMUsage
 from gaiamesh.models.prompts import (
@@ -11,10 +13,10 @@ from gaiamesh.models.prompts import (
     parse_reply,
     parse_triple,
 )
-from gaiamesh.pipeline import ToolContext
 from gaiamesh.pipeline.reason import choose, valid
 from gaiamesh.pipeline.text import rank, sentences, terms
-from gaiamesh.toolbox import get_tool, registered, subscriptions
+from gaiamesh.settings import STRATEGIES, MeshSettings
+from gaiamesh.tools.tool import ToolContext
 
 from .fakes import FakeLLM
 
@@ -49,6 +51,21 @@ def test_registry_has_each_strategys_tools_one_consumed_type_each() -> None:
     assert get_tool("reason").tag == "final_answer"
     with pytest.raises(ValueError, match="unknown tool 'fly'"):
         get_tool("fly")
+
+
+def test_each_strategys_team_is_declared_once_from_its_own_tools() -> None:
+    assert set(TEAMS) == set(STRATEGIES)  # every strategy a run may ask for has a team
+    assert tools_of("pipeline") == ("search", "extract", "triple", "reason")
+    assert tools_of("orchestrated") == ("orchestrator", "research", "utility")
+    unset = MeshSettings(strategy="orchestrated")  # AGENTS unset: the strategy's own team
+    line = "0=orchestrator@127.0.0.1:9000,1=research@127.0.0.1:9001,2=utility@127.0.0.1:9002"
+    assert settled(unset).agents == default_agents(strategy="orchestrated") == line
+    assert agent_specs(unset) == agent_specs(settled(unset))
+    both = MeshSettings(agents=default_agents() + ",4=orchestrator@h:9004?,5=mine@h:9005")  # one tool of no team
+    assert [a.node_id for a in team_specs(both)] == ["0", "1", "2", "3", "5"]
+    team = lineup(both.model_copy(update={"strategy": "orchestrated"}))
+    assert (team.strategy, team.tools) == ("orchestrated", tools_of("orchestrated"))
+    assert [a.node_id for a in team.agents] == ["4", "5"]
 
 
 def test_text_helpers() -> None:

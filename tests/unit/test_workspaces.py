@@ -13,6 +13,7 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from gaiamesh.agents.teams import agent_specs, lineup
 from gaiamesh.errors import Invalid, NotFound, TooLarge, Unauthorized
 from gaiamesh.mesh import collect, workspaces
 from gaiamesh.mesh.relay import MeshNetwork
@@ -92,10 +93,10 @@ async def test_the_relay_archives_workspaces_that_are_not_on_its_host(tmp_path: 
     s = settings_for(tmp_path, free_port_block(4), TOOLS, workspace_root=tmp_path / "agents")
     relay = s.model_copy(update={"workspace_root": tmp_path / "relay"})
     async with mesh(s):
-        network = MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None)
+        network = MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, lineup=lineup(relay))
         m = (await network.run()).model_dump()
         # the agents are still up: a request that is not the relay's is refused, and says why
-        url = f"http://127.0.0.1:{s.agent_specs()[0].port}/runs/{m['run_id']}/workspace"
+        url = f"http://127.0.0.1:{agent_specs(s)[0].port}/runs/{m['run_id']}/workspace"
         forged = workspaces.sign(Ed25519PrivateKey.generate(), "0", m["run_id"], time.time())
         async with httpx.AsyncClient() as client:
             refused = [await client.get(url), await client.get(url, headers={"Authorization": forged})]
@@ -119,7 +120,7 @@ async def test_an_agent_it_cannot_fetch_from_is_named_with_the_reason(tmp_path: 
     relay = s.model_copy(update={"workspace_root": tmp_path / "relay"})
     async with mesh(s):
         m = (await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out",
-                               reporter=lambda _: None).run()).model_dump()  # fmt: skip
+                               reporter=lambda _: None, lineup=lineup(relay)).run()).model_dump()  # fmt: skip
     assert m["status"] == "ok"
     assert sorted(m["workspaces_missing"]) == list("0123")
     assert all("no key" in why for why in m["workspaces_missing"].values())
@@ -132,7 +133,7 @@ async def test_a_replica_handed_no_work_has_nothing_to_archive_and_is_not_missin
     relay = s.model_copy(update={"workspace_root": tmp_path / "relay"})
     async with mesh(s):
         m = (await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out",
-                               reporter=lambda _: None).run()).model_dump()  # fmt: skip
+                               reporter=lambda _: None, lineup=lineup(relay)).run()).model_dump()  # fmt: skip
     assert m["status"] == "ok" and m["workspaces_missing"] == {}
     kept = {p.name for p in (tmp_path / "agents").iterdir() if (p / m["run_id"]).is_dir()}
     with tarfile.open(tmp_path / "out/run_artifacts.tar.gz") as tar:

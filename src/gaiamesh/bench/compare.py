@@ -20,11 +20,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..agents.teams import TEAMS, agent_specs, lineup
+from ..deploy.local import ProcessGroup, model_server, own_team, web_server
 from ..evaluation.metrics import RunMetrics
 from ..mesh.protocols import generate_keys
 from ..mesh.relay import MeshNetwork
-from ..runner import ProcessGroup, model_server, own_team, web_server
-from ..settings import STRATEGY_TOOLS, Settings
+from ..settings import Settings
 from ..tasks import Task
 from . import fairness, schedule
 from . import stats as ci
@@ -110,18 +111,19 @@ def _teams(settings: Settings, out: Path, base_port: int, keys: list[tuple[str, 
     teams = {}
     for strategy, ablate in keys:
         s = own_team(settings.model_copy(update={"strategy": strategy, "ablate": ablate}), base_port)
-        nodes = ["network", *(a.node_id for a in s.agent_specs())]
+        nodes = ["network", *(a.node_id for a in agent_specs(s))]
         tag = f"{strategy}-{ablate.replace(',', '-') or 'full'}"
         teams[(strategy, ablate)] = s.model_copy(update={"keys_dir": generate_keys(out / "keys" / tag, nodes)})
         if base_port:
-            base_port += len(STRATEGY_TOOLS[strategy])
+            base_port += len(TEAMS[strategy])
     return teams
 
 
 def _one(variant: Variant, team: Settings, task: Task, run_dir: Path) -> RunMetrics:
     if variant.protocol == BASELINE:
         return asyncio.run(run_baseline(team, task, run_dir))
-    return asyncio.run(MeshNetwork(team.model_copy(update={"protocol": variant.protocol}), task, run_dir, quiet=True).run())
+    team = team.model_copy(update={"protocol": variant.protocol})
+    return asyncio.run(MeshNetwork(team, task, run_dir, quiet=True, lineup=lineup(team)).run())
 
 
 def run_bench(

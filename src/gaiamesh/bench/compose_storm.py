@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import connect
 
+from ..errors import RunError
 from ..evaluation.metrics import FrameRecord, RunMetrics
-from ..runner import RunError
 from ..tasks import Task
 from .failstorm import RunOne, RunTrace, Storm, failstorm, write_results
 

@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.table import Table
 from websockets.sync.client import connect
 
-from ..mesh.admission import new_token
-from ..runner import (
+from ..agents.teams import default_agents
+from ..deploy.local import (
     ProcessGroup,
     child_env,
     free_port,
@@ -28,7 +28,8 @@ from ..runner import (
     model_server,
     wait_until_answers,
 )
-from ..settings import Settings, default_agents
+from ..mesh.admission import new_token
+from ..settings import Settings
 
 console = Console()
 

@@ -31,19 +31,20 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.progress import Progress
 
+from ..agents.catalog import subscriptions
+from ..agents.teams import agent_specs, lineup, tools_of
+from ..deploy.local import ProcessGroup, free_port_block, model_server
 from ..evaluation.audit import audit
 from ..evaluation.metrics import FrameRecord, RunMetrics
 from ..mesh.admission import new_token
 from ..mesh.outcome import Team as RelayTeam
 from ..mesh.relay import MeshNetwork
 from ..mesh.routing import RoutingMode
-from ..runner import ProcessGroup, free_port_block, model_server
 from ..settings import Settings
 from ..tasks import Task
-from ..toolbox import subscriptions
 
 console = Console()
-TOOLS = ["search", "extract", "triple", "reason"]
+TOOLS = list(tools_of("pipeline"))
 
 
 @dataclass(frozen=True)
@@ -219,7 +220,7 @@ class LocalTeam:
 
     def __init__(self, group: ProcessGroup, settings: Settings, down: float) -> None:
         self.group, self.settings, self.down = group, settings, down
-        self.specs = {s.node_id: s for s in settings.agent_specs()}
+        self.specs = {s.node_id: s for s in agent_specs(settings)}
 
     def alive(self) -> list[str]:
         return [n.removeprefix("agent-") for n, p in self.group.procs.items() if p.poll() is None and n.startswith("agent-")]
@@ -255,7 +256,7 @@ def local_runner(settings: Settings) -> RunOne:
             elif not isinstance(item, str):
                 trace.frames.append((now, item))
 
-        trace.metrics = await MeshNetwork(settings, task, trace.out, quiet=True, observer=observe).run()
+        trace.metrics = await MeshNetwork(settings, task, trace.out, quiet=True, observer=observe, lineup=lineup(settings)).run()
 
     return run_one
 
@@ -390,7 +391,7 @@ def run_failstorm(settings: Settings, tasks: list[Task], out: Path, storm: Storm
         with model_server(settings, group):
             group.start_team(settings)
             team = LocalTeam(group, settings, down)
-            tools = {s.node_id: s.tool for s in settings.agent_specs()}
+            tools = {s.node_id: s.tool for s in agent_specs(settings)}
             config = {"mode": "local", "agents": settings.agents, "routing": settings.routing.value, "down_s": down}
             result = asyncio.run(failstorm(local_runner(settings), team, tools, tasks, out, storm, config))
     finally:

@@ -25,14 +25,15 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ..agents.teams import agent_specs, default_agents, lineup, team_specs
+from ..deploy.local import ProcessGroup, model_server, own_team, web_server
 from ..errors import ConfigError
 from ..evaluation.audit import audit
 from ..evaluation.metrics import RunMetrics, read_log
 from ..mesh.faults import FaultPlan
 from ..mesh.protocols import generate_keys
 from ..mesh.relay import MeshNetwork
-from ..runner import ProcessGroup, model_server, own_team, web_server
-from ..settings import FaultSettings, Settings, default_agents
+from ..settings import FaultSettings, Settings
 from ..tasks import Task
 from .compare import agents_running
 
@@ -207,7 +208,7 @@ def checked(settings: Settings, faults: dict[str, dict[str, Any]]) -> dict[str, 
     value out of range or an agent the team lacks is a :class:`ConfigError` before anything runs."""
     off = {k: FaultSettings.model_fields[k].default for k in FAULTS}
     team = settings.model_copy(update={"agents": default_agents(strategy=settings.strategy)})
-    nodes = [s.node_id for s in team.team_specs()]
+    nodes = [s.node_id for s in team_specs(team)]
     mine = settings.model_dump(include=set(FaultSettings.model_fields))
     full = {}
     for name, fault in faults.items():
@@ -224,7 +225,7 @@ def checked(settings: Settings, faults: dict[str, dict[str, Any]]) -> dict[str, 
 def _for_protocol(settings: Settings, protocol: str, out: Path, base_port: int) -> Settings:
     s = own_team(settings.model_copy(update={"protocol": protocol}), base_port)
     if protocol == "signed":
-        nodes = ["network", *(a.node_id for a in s.agent_specs())]
+        nodes = ["network", *(a.node_id for a in agent_specs(s))]
         s = s.model_copy(update={"keys_dir": generate_keys(out / "keys", nodes)})
     return s
 
@@ -250,13 +251,13 @@ def run_faults(
                     # a cold model server, and every fault would seem to cost less than it does
                     progress.update(bar, description=f"{protocol:<10} warm-up")
                     warm = base.model_copy(update=full[CALM])
-                    asyncio.run(MeshNetwork(warm, tasks[0], out / "warm-up" / protocol, quiet=True).run())
+                    asyncio.run(MeshNetwork(warm, tasks[0], out / "warm-up" / protocol, quiet=True, lineup=lineup(warm)).run())
                     for name, fault in full.items():
                         run_settings = base.model_copy(update=fault)
                         for task in tasks:
                             progress.update(bar, description=f"{protocol:<10} {name:<10} {task.task_id:<22}")
                             run_dir = out / "runs" / protocol / name / task.task_id
-                            metrics = asyncio.run(MeshNetwork(run_settings, task, run_dir, quiet=True).run())
+                            metrics = asyncio.run(MeshNetwork(run_settings, task, run_dir, quiet=True, lineup=lineup(run_settings)).run())
                             runs.append(read_run(protocol, name, metrics, run_dir))
                             progress.advance(bar)
     finally:

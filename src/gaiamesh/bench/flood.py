@@ -29,16 +29,17 @@ from rich.console import Console
 from rich.table import Table
 from websockets.asyncio.server import ServerConnection, serve
 
+from ..agents.teams import default_agents, lineup
+from ..deploy.local import ProcessGroup, free_port_block, model_server
 from ..evaluation.audit import audit
 from ..evaluation.metrics import FrameRecord, read_log
 from ..evaluation.modeltime import archived_memories, model_time
-from ..mesh.connect import subprotocol
 from ..mesh.frames import Announcement, PacketType, make_packet
 from ..mesh.protocols import generate_keys, get_adapter
 from ..mesh.relay import MeshNetwork
 from ..mesh.routing import RoutingMode
-from ..runner import ProcessGroup, free_port_block, model_server
-from ..settings import Settings, default_agents
+from ..mesh.subprotocols import subprotocol
+from ..settings import Settings
 from ..tasks import Task
 
 console = Console(stderr=True)
@@ -142,7 +143,7 @@ def _rss_kib() -> dict[str, int]:
 
 
 async def _one_run(settings: Settings, task: Task, out: Path) -> tuple[Any, float]:
-    net = MeshNetwork(settings, task, out, quiet=True)
+    net = MeshNetwork(settings, task, out, quiet=True, lineup=lineup(settings))
     metrics = await net.run()
     return metrics, time.monotonic()
 

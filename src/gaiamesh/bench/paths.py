@@ -14,8 +14,8 @@ from typing import Any
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
 
+from ..deploy.local import free_port
 from ..mesh.frames import PacketType
-from ..runner import free_port
 from .relays import Handler, packet_bytes, run_id_of, serve_agents
 
 

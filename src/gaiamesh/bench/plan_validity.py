@@ -16,12 +16,12 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
-from ..mesh.tool import ToolContext
 from ..models.llm import LLMClient
 from ..orchestrated.catalog import TOOLS
 from ..orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, plan_writer, templates
 from ..orchestrated.planner import PlanManager
 from ..tasks import Task
+from ..tools.tool import ToolContext
 
 console = Console()
 MODES = ("free", "schema")

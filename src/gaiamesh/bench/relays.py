@@ -17,10 +17,11 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, serve
 
+from ..agents.teams import lineup
+from ..deploy.local import free_port
 from ..mesh.frames import FINAL_ANSWER_TAG, PacketType, make_packet
 from ..mesh.relay import MeshNetwork, write_frames
 from ..mesh.routing import RoutingMode
-from ..runner import free_port
 from ..settings import Settings
 from ..tasks import Task
 
@@ -91,7 +92,7 @@ async def mesh_relay(agents: str, workdir: Path) -> None:
         workspace_root=workdir / "ws", run_timeout=600, connect_timeout=30, max_frame_bytes=1 << 20, mesh_token="",
     )  # fmt: skip
     task = Task("overhead", "x" * 400, "q?", "a", workdir)
-    await MeshNetwork(settings, task, workdir / "relay", quiet=True).run()
+    await MeshNetwork(settings, task, workdir / "relay", quiet=True, lineup=lineup(settings)).run()
 
 
 def _main(argv: list[str]) -> None:

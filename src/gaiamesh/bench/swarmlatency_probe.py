@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.typing import Subprotocol
 
 from gaiamesh.mesh.admission import relay_headers
 from gaiamesh.mesh.frames import PacketType, SubTaskResult, make_packet
 from gaiamesh.mesh.protocols import get_adapter
+from gaiamesh.mesh.subprotocols import subprotocol
 from gaiamesh.settings import load_settings
 
 PROTOCOL = "json"  # the stack's default PROTOCOL; the frame is encoded as the relay would
@@ -98,7 +98,7 @@ async def measure(targets: Sequence[tuple[str, int]], count: int, warmup: int, b
         await ready(address, port, ready_timeout)
     # the stack's agents answer only a relay of their mesh: the probe proves the token as one
     token = load_settings().mesh_token
-    conns = [await connect(f"ws://{a}:{p}/ws", subprotocols=[Subprotocol(f"gaiamesh.{PROTOCOL}")], compression=None,
+    conns = [await connect(f"ws://{a}:{p}/ws", subprotocols=[subprotocol(PROTOCOL)], compression=None,
                            ping_interval=None, max_size=None, additional_headers=relay_headers(token))
              for a, p in targets]  # fmt: skip
     samples: list[dict[str, list[float]]] = [{"ping": [], "frame": [], "health": []} for _ in targets]

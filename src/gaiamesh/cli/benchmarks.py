@@ -11,7 +11,7 @@ from typing import Any
 from rich.table import Table
 
 from ..errors import ConfigError, TaskError
-from ..settings import STRATEGY_TOOLS
+from ..settings import STRATEGIES
 from ..tasks import load_task
 from .common import Subparsers, common_options, console, errors, settings_from
 
@@ -108,8 +108,8 @@ def _cmd_bench_flood(args: argparse.Namespace) -> int:
 
 def _cmd_bench_plans(args: argparse.Namespace) -> int:
     from ..bench.plan_validity import measure, write_results
+    from ..deploy.local import ProcessGroup, model_server
     from ..models.llm import LLMClient
-    from ..runner import ProcessGroup, model_server
     from ..tasks import discover_tasks
 
     settings = settings_from(args)
@@ -152,9 +152,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     # --ablate triple,extract: one variant per item ("none" = every stage); a+b leaves out both
     ablations = [("" if a.strip() == "none" else a.strip().replace("+", ",")) for a in (args.ablate or "").split(",")
                  if a.strip()] or None  # fmt: skip
-    unknown = [s for s in strategies if s not in STRATEGY_TOOLS]
+    unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
-        raise ConfigError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGY_TOOLS)}")
+        raise ConfigError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
     rows = run_bench(
         settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies,
         ablations, args.seed,
@@ -243,8 +243,8 @@ def _cmd_plans(args: argparse.Namespace) -> int:
 
 def _cmd_bench_overhead(args: argparse.Namespace) -> int:
     from ..bench.overhead import run_overhead
+    from ..deploy.local import ProcessGroup, model_server
     from ..models.modelserver import bundled_model_path
-    from ..runner import ProcessGroup, model_server
 
     settings = settings_from(args)
     out = Path(args.out)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, RunError, TaskError, run_status
-from ..settings import STRATEGY_TOOLS, Settings
+from ..settings import STRATEGIES, Settings
 from ..tasks import Task, load_task
 from ..tasks.packed import document_from, read_stdin, task_from_tar
 from .common import Subparsers, common_options, console, errors, settings_from, summary_table
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from ..deploy.local import run_local
     from ..evaluation.outcome import Ending, finish_run
-    from ..runner import run_local
 
     settings = settings_from(args)
     task = load_task(args.task)
@@ -43,7 +43,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
     from ..bench.baseline import run_baseline
-    from ..runner import ProcessGroup, model_server
+    from ..deploy.local import ProcessGroup, model_server
 
     settings = settings_from(args)
     task = load_task(args.task)
@@ -67,8 +67,8 @@ async def _until_signalled(coro_factory: Any) -> None:
 
 
 def _cmd_agent(args: argparse.Namespace) -> int:
-    from ..mesh.agent import MeshAgent
-    from ..toolbox import get_tool
+    from ..agents.agent import MeshAgent
+    from ..agents.catalog import get_tool
 
     settings = settings_from(args)
     agent = MeshAgent(settings, get_tool(settings.tool))
@@ -82,11 +82,12 @@ def _cmd_agent(args: argparse.Namespace) -> int:
 
 
 def _cmd_relay(args: argparse.Namespace) -> int:
+    from ..agents.teams import lineup, settled
     from ..mesh.relay import MeshNetwork
 
-    settings = settings_from(args)
+    settings = settled(settings_from(args))  # config.json names the agents even where AGENTS was left unset
     task = load_task(settings.task, settings.task_label)
-    net = MeshNetwork(settings, task, Path(settings.out_dir))
+    net = MeshNetwork(settings, task, Path(settings.out_dir), lineup=lineup(settings))
     metrics = asyncio.run(net.run())
     if not args.no_summary:
         console.print(summary_table(metrics, "gaiamesh relay"))
@@ -279,7 +280,7 @@ def add_commands(sub: Subparsers) -> None:
     sb.add_argument("--out", help="also download the archive and metrics.json into this folder")
     sb.add_argument("--protocol", help="wire protocol (default: the service's PROTOCOL)")
     sb.add_argument(
-        "--strategy", choices=list(STRATEGY_TOOLS), help="the team that answers (default: STRATEGY)"
+        "--strategy", choices=list(STRATEGIES), help="the team that answers (default: STRATEGY)"
     )
     sb.add_argument("--routing", help="broadcast | topic | share | auto (default: ROUTING)")
     sb.add_argument(

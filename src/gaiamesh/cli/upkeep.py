@@ -69,10 +69,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_keygen(args: argparse.Namespace) -> int:
+    from ..agents.teams import agent_specs
     from ..mesh.protocols import generate_keys
 
     settings = settings_from(args)
-    nodes = args.nodes.split(",") if args.nodes else ["network", *(a.node_id for a in settings.agent_specs())]
+    nodes = args.nodes.split(",") if args.nodes else ["network", *(a.node_id for a in agent_specs(settings))]
     keys_dir = Path(args.keys_dir or settings.keys_dir)
     for node in nodes:
         stale = keys_dir / f"{node}.pem"

@@ -1,2 +1,3 @@
 """The wire, shared by every strategy: typed frames, the protocol adapters, routing, the relay's
-pure core and its asyncio transport, and the agent that serves one declared tool."""
+pure core and its asyncio transport. It knows nothing of models: the agents that serve the
+tools live in ``agents/``."""

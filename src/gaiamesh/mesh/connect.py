@@ -10,17 +10,12 @@ import time
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidHandshake, InvalidStatus
-from websockets.typing import Subprotocol
 
 from ..errors import ConnectError, ForeignAgent, FrameError
 from ..settings import AgentSpec, Settings
 from . import admission
 from .frames import Announcement
-
-
-def subprotocol(protocol: str) -> Subprotocol:
-    """The WebSocket subprotocol that names a wire protocol: a run's connections all speak it."""
-    return Subprotocol(f"gaiamesh.{protocol}")
+from .subprotocols import subprotocol
 
 
 async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) -> tuple[ClientConnection, Announcement | None]:

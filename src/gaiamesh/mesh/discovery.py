@@ -23,9 +23,20 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..settings import STRATEGY_TOOLS, AgentSpec, Settings
+from ..settings import AgentSpec
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]  # (name, port) -> IPv4 addresses
+
+
+@dataclass(frozen=True)
+class Lineup:
+    """Whom a run may use: the agents of ``AGENTS`` that answer with its strategy, and the tools
+    that strategy's team is made of (whoever starts the relay knows the teams: ``agents/teams.py``)."""
+
+    strategy: str
+    tools: tuple[str, ...]
+    agents: tuple[AgentSpec, ...]
+
 
 RESOLVE_TIMEOUT_S = 5.0  # one lookup of a name
 RESOLVE_RETRY_S = 0.5  # between lookups of a required entry's name that gave no address yet
@@ -162,18 +173,19 @@ async def present(specs: list[AgentSpec], wait: float = 0.0, resolve: Resolver =
     return await discover([s for s, ok in zip(specs, found, strict=True) if ok], wait, resolve)
 
 
-def missing_team(settings: Settings, configured: list[AgentSpec], here: list[AgentSpec]) -> str | None:
+def missing_team(lineup: Lineup, here: list[AgentSpec]) -> str | None:
     """Why the agents ``here`` cannot answer with the run's strategy: a tool of its team that
     ``AGENTS`` lists (as optional agents) has none running. In words that say how to start
     them; None when every listed tool has an agent."""
     tools = {s.tool for s in here}
-    listed = {s.tool for s in configured}
-    missing = [t for t in STRATEGY_TOOLS[settings.strategy] if t in listed and t not in tools]
+    listed = {s.tool for s in lineup.agents}
+    missing = [t for t in lineup.tools if t in listed and t not in tools]
     if not missing:
         return None
+    strategy = lineup.strategy
     return (
-        f"the {settings.strategy} strategy needs agents with the tools {', '.join(missing)}, and none is "
-        f"running: start them with the compose profile '{settings.strategy}' (docker compose --profile "
-        f"{settings.strategy} up -d, or COMPOSE_PROFILES={settings.strategy} in .env before make up), "
+        f"the {strategy} strategy needs agents with the tools {', '.join(missing)}, and none is "
+        f"running: start them with the compose profile '{strategy}' (docker compose --profile "
+        f"{strategy} up -d, or COMPOSE_PROFILES={strategy} in .env before make up), "
         "or ask for another strategy"
     )

@@ -32,7 +32,16 @@ from ..tasks import Task
 from . import collect
 from .connect import connect_agent
 from .core import RelayCore
-from .discovery import Resolver, missing_team, present, reconcile, resolve_all, resolve_ipv4, unresolved
+from .discovery import (
+    Lineup,
+    Resolver,
+    missing_team,
+    present,
+    reconcile,
+    resolve_all,
+    resolve_ipv4,
+    unresolved,
+)
 from .faults import network_faults
 from .frames import Announcement
 from .outcome import AgentStatus, Observer, Outcome, RunEnd, Team, describe
@@ -72,6 +81,8 @@ class MeshNetwork:
         observer: Observer | None = None,
         resolve: Resolver = resolve_ipv4,
         share_start: int = 0,
+        *,
+        lineup: Lineup,  # whom the run may use: its strategy's agents of AGENTS (agents.teams.lineup)
     ) -> None:
         self.settings = settings
         self.share_start = share_start  # where `share` starts its turns (the service: runs so far)
@@ -82,7 +93,8 @@ class MeshNetwork:
         self.observer = observer  # the service's live event stream
         self.resolve = resolve  # the addresses of AGENTS' dns: entries (tests pass their own)
         self.adapter = get_adapter(settings.protocol, "network", settings.keys_dir)
-        self.specs: list[AgentSpec] = settings.team_specs()
+        self.lineup = lineup
+        self.specs: list[AgentSpec] = list(lineup.agents)
         if not self.specs:
             raise ConfigError(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents!r})")
         self.run_id = run_id or uuid.uuid4().hex[:16]
@@ -332,7 +344,7 @@ class MeshNetwork:
         self._wall0 = time.monotonic()
         configured = self.specs
         self.specs = await present(configured, self.settings.connect_timeout, self.resolve)
-        absent = unresolved(configured, self.specs) or missing_team(self.settings, configured, self.specs)
+        absent = unresolved(configured, self.specs) or missing_team(self.lineup, self.specs)
         core = self.core = RelayCore(
             self.run_id,
             self.adapter,

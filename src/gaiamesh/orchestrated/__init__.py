@@ -2,7 +2,7 @@
 relay's sub-task and result queues, and replans; research and utility workers. Their agents'
 tools are declared in :data:`TOOLS` (``orchestrator``, ``research``, ``utility``)."""
 
-from ..pipeline import Tool
+from ..tools.tool import Tool
 from .orchestrator import TOOL as ORCHESTRATOR
 from .workers import WORKER_TOOLS
 

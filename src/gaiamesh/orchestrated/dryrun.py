@@ -27,10 +27,10 @@ from ..mesh.frames import (
     SubTaskResult,
     chunk_document,
 )
-from ..mesh.tool import ToolContext
 from ..models.llm import LLMClient
 from ..settings import ToolSettings
 from ..tasks import Task
+from ..tools.tool import ToolContext
 from . import workers
 from .catalog import TOOLS
 from .journal import Journal, WorkingContext

@@ -20,10 +20,9 @@ from pydantic import ValidationError
 
 from ..errors import ToolError
 from ..mesh.frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, Maker, PacketType, SubTask
-from ..mesh.tool import Tool
-from ..pipeline import ToolContext
 from ..pipeline.followup import resolve as resolve_followup
 from ..settings import ToolSettings
+from ..tools.tool import Tool, ToolContext
 from .catalog import ORCHESTRATOR, TOOLS, Download, FileOperation
 from .download import DownloadError, download
 from .executor import Dispatch

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..evaluation.scoring import normalize
-from ..mesh.tool import ToolContext
 from ..models.prompts import answer_prompt
 from ..pipeline.answer_type import AnswerType, spans, typed_rank
 from ..pipeline.read import read_answer
 from ..pipeline.text import sentences, terms
+from ..tools.tool import ToolContext
 from .calculator import to_number
 from .catalog import FindFact
 

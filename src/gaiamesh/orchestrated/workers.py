@@ -33,14 +33,13 @@ from ..mesh.frames import (
     TriplesPacket,
     chunk_document,
 )
-from ..mesh.tool import Tool
-from ..pipeline import ToolContext
 from ..pipeline import extract as extract_stage
 from ..pipeline import reason as reason_stage
 from ..pipeline import search as search_stage
 from ..pipeline import triple as triple_stage
 from ..pipeline.text import rank, sentences
 from ..settings import ToolSettings
+from ..tools.tool import Tool, ToolContext
 from ..web.reader import html_to_text
 from . import reading
 from .calculator import CalculatorError, calculate, format_number, to_number

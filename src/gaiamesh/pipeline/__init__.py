@@ -1,8 +1,8 @@
 """The pipeline's tools (seed 000), one per agent: search, extract, triple, reason. Each is
-declared where it is written (:class:`Tool`: name, consumed and emitted packet types, its run
-function) and listed in :data:`TOOLS`; nothing registers itself on import."""
+declared where it is written (:class:`~gaiamesh.tools.tool.Tool`: name, consumed and emitted
+packet types, its run function) and listed in :data:`TOOLS`; nothing registers itself on import."""
 
-from ..mesh.tool import Tool, ToolContext
+from ..tools.tool import Tool
 from .extract import TOOL as EXTRACT
 from .reason import TOOL as REASON
 from .search import TOOL as SEARCH
@@ -10,4 +10,4 @@ from .triple import TOOL as TRIPLE
 
 TOOLS: tuple[Tool, ...] = (SEARCH, EXTRACT, TRIPLE, REASON)
 
-__all__ = ["TOOLS", "Tool", "ToolContext"]
+__all__ = ["TOOLS"]

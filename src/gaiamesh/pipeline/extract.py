@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..mesh.frames import Events, Fact, Hop, PacketType, SearchDocsPacket
-from ..mesh.tool import Tool, ToolContext
+from ..tools.tool import Tool, ToolContext
 from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
 from .hops import CLAUSE, POINTS_BACK, Decomposition, about
 from .read import read_answer

@@ -10,8 +10,8 @@ reading, 0.3 against 0.6 on ``tasks/`` with hand-set weights; docs/results/2026-
 
 from __future__ import annotations
 
-from ..mesh.tool import ToolContext
 from ..models.prompts import AnswerReply, answer_prompt, answer_schema, clean_answer, parse_reply
+from ..tools.tool import ToolContext
 
 # Tokens for a JSON reply: the braces and key, and a phrase of up to REPLY_CHARS characters.
 REPLY_TOKENS = 48

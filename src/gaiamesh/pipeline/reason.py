@@ -23,8 +23,8 @@ from lemminflect import getAllLemmas
 
 from ..evaluation.scoring import normalize
 from ..mesh.frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
-from ..mesh.tool import Tool, ToolContext
 from ..models.prompts import answer_prompt
+from ..tools.tool import Tool, ToolContext
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
 from .hops import about_bridge
 from .read import read_answer

@@ -9,7 +9,7 @@ read, and the two orders are fused (reciprocal-rank fusion), neither alone decid
 
 from __future__ import annotations
 
-from ..mesh.tool import ToolContext
+from ..tools.tool import ToolContext
 
 DEPTH = 10  # texts the model reads per ranking
 _FUSION_K = 5  # reciprocal-rank fusion constant: small lists, so the top ranks weigh most

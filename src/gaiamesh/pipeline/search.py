@@ -4,7 +4,7 @@ the model's likelihood of the question (``rerank.py``), typed chunks first."""
 from __future__ import annotations
 
 from ..mesh.frames import DocInitPacket, PacketType, Passage, SearchDocs
-from ..mesh.tool import Tool, ToolContext
+from ..tools.tool import Tool, ToolContext
 from .answer_type import prefer, typed_rank
 from .followup import resolve
 from .rerank import rerank

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Literal
 
 from ..mesh.frames import Split
-from ..mesh.tool import ToolContext
 from ..models.prompts import SPLIT_SCHEMA, SplitReply, parse_reply, split_prompt
+from ..tools.tool import ToolContext
 from .hops import Decomposition, decompose
 
 SPLIT_TOKENS = 96  # a JSON object with two short questions

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..mesh.frames import EventsPacket, PacketType, Triple, Triples
-from ..mesh.tool import Tool, ToolContext
 from ..models.prompts import TRIPLE_SCHEMA, TripleReply, parse_reply, parse_triple, triple_prompt
+from ..tools.tool import Tool, ToolContext
 
 # Tokens for a JSON triple: three short phrases and the keys around them.
 TRIPLE_TOKENS = 64

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..agents.teams import lineup, settled, team_specs
 from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping, StorageError, TooLarge
 from ..evaluation.metrics import FrameRecord, RunMetrics, read_log
 from ..evaluation.outcome import Ending, finish_run
@@ -108,7 +109,7 @@ class RunManager:
     """Accepts, queues, runs, cancels and remembers runs."""
 
     def __init__(self, settings: Settings, store: Store, on_finished: Finished | None = None) -> None:
-        self.settings = settings
+        self.settings = settled(settings)  # AGENTS written out once: a run's strategy then picks from it
         self.store = store
         self.on_finished = on_finished
         self.runs_dir = Path(settings.out_dir) / "runs"
@@ -153,8 +154,8 @@ class RunManager:
         """Refuse now (409) a run whose strategy's agents are listed in AGENTS but not running
         (their compose profile is off), instead of a run that waits for nobody until RUN_TIMEOUT."""
         settings = self.settings.model_copy(update={"strategy": options.strategy or self.settings.strategy})
-        configured = settings.team_specs()
-        if configured and (why := missing_team(settings, configured, await present(configured))):
+        team = lineup(settings)
+        if team.agents and (why := missing_team(team, await present(list(team.agents)))):
             raise Conflict(why)
 
     def submit(self, request: RunRequest, session_id: str | None = None) -> RunView:
@@ -173,7 +174,7 @@ class RunManager:
             )
         run_id = uuid.uuid4().hex[:16]
         settings = self._settings_for(request)
-        if not settings.team_specs():  # refused now, not failed later inside a worker
+        if not team_specs(settings):  # refused now, not failed later inside a worker
             raise Conflict(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents}): start its "
                 "agents (the compose profile of that strategy) or ask for another strategy",
             )  # fmt: skip
@@ -228,7 +229,7 @@ class RunManager:
 
         self._started += 1  # successive runs start `share` at successive replicas of a tool
         live.net = MeshNetwork(live.settings, live.task, live.out, run_id=live.id, quiet=True, observer=observe,
-                               share_start=self._started - 1)  # fmt: skip
+                               share_start=self._started - 1, lineup=lineup(live.settings))  # fmt: skip
         done = asyncio.Event()
         try:
             async with asyncio.TaskGroup() as tasks:
@@ -255,7 +256,7 @@ class RunManager:
         """The journals the run's orchestrators write (in their workspaces, which the service
         mounts), by node id."""
         root = Path(settings.workspace_root)
-        return {s.node_id: root / s.node_id / run_id / "journal.jsonl" for s in settings.team_specs()
+        return {s.node_id: root / s.node_id / run_id / "journal.jsonl" for s in team_specs(settings)
                 if s.tool == "orchestrator"}  # fmt: skip
 
     def _end(self, live: LiveRun, state: RunState, metrics: RunMetrics | None, error: str | None) -> None:

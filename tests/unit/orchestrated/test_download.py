@@ -14,9 +14,9 @@ from starlette.applications import Starlette
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from gaiamesh.deploy.local import free_port, wait_until_answers
 from gaiamesh.orchestrated.download import DownloadError, check_address, download
 from gaiamesh.orchestrated.files import Files
-from gaiamesh.runner import free_port, wait_until_answers
 
 BIG = 300_000
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from websockets.asyncio.client import connect
 
-from gaiamesh.mesh.agent import MeshAgent
+from gaiamesh.agents.agent import MeshAgent
+from gaiamesh.agents.catalog import get_tool
 from gaiamesh.mesh.frames import HEADER_READS, doc_init
 from gaiamesh.settings import load_settings
-from gaiamesh.toolbox import get_tool
 
 from ...conftest import free_port
 from ..fakes import FakeLLM

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gaiamesh.agents.catalog import get_tool
 from gaiamesh.orchestrated.catalog import TOOLS
 from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, templates
 from gaiamesh.orchestrated.plan import (
@@ -20,7 +21,6 @@ from gaiamesh.orchestrated.plan import (
     resolve,
     validate_plan,
 )
-from gaiamesh.toolbox import get_tool
 
 
 def reads(template: Template, question: str, expected: dict[str, str]) -> bool:
@@ -174,7 +174,7 @@ def test_a_broken_template_is_refused_at_load_with_its_file_name(tmp_path: Path)
 
 
 def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -> None:
-    from gaiamesh.mesh.agent import MeshAgent
+    from gaiamesh.agents.agent import MeshAgent
     from gaiamesh.settings import load_settings
 
     (tmp_path / "t").mkdir()

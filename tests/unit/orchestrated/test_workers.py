@@ -14,7 +14,7 @@ from gaiamesh.orchestrated.calculator import CalculatorError, calculate, format_
 from gaiamesh.orchestrated.catalog import FindFact
 from gaiamesh.orchestrated.reading import Candidate, evidence, nearness, step_question
 from gaiamesh.orchestrated.workers import worker
-from gaiamesh.pipeline import ToolContext
+from gaiamesh.tools.tool import ToolContext
 
 from ..fakes import Chooser
 

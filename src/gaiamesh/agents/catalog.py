@@ -1,15 +1,15 @@
-"""Every tool an agent can be given, by name: the pipeline's four and the orchestrated team's
-three, each declared where it is written and listed here. ``gaiamesh agent`` looks its TOOL up
-here and hands it to the agent; the relay's tests and benchmarks read what each consumes."""
+"""Every tool an agent can be given, by name: the tools of every strategy's team
+(:data:`~gaiamesh.agents.teams.TEAMS`), each declared where it is written. ``gaiamesh agent``
+looks its TOOL up here and hands it to the agent; the relay's tests and benchmarks read what
+each consumes."""
 
 from __future__ import annotations
 
-from .errors import ConfigError
-from .orchestrated import TOOLS as ORCHESTRATED
-from .pipeline import TOOLS as PIPELINE
-from .pipeline import Tool
+from ..errors import ConfigError
+from ..tools.tool import Tool
+from .teams import TEAMS
 
-CATALOG: dict[str, Tool] = {t.name: t for t in (*PIPELINE, *ORCHESTRATED)}
+CATALOG: dict[str, Tool] = {t.name: t for team in TEAMS.values() for t in team}
 
 
 def get_tool(name: str) -> Tool:

@@ -1,4 +1,5 @@
-"""Local mode: the model server, the agents and the relay as separate processes on 127.0.0.1."""
+"""Local mode: the model server, the agents and the relay as separate processes on 127.0.0.1
+(beside the compose helpers and the swarm stack, the other ways this package deploys)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ from urllib.parse import urlparse
 import httpx
 from rich.console import Console
 
-from .errors import ModelUnreachable, PortTaken, RunError
-from .evaluation.metrics import RunMetrics
-from .mesh.admission import new_token
-from .mesh.protocols import KEYED, generate_keys
-from .ports import holder, taken
-from .settings import STRATEGY_TOOLS, AgentSpec, Settings, default_agents
-from .tasks import Task
+from ..agents.teams import TEAMS, agent_specs, default_agents
+from ..errors import ModelUnreachable, PortTaken, RunError
+from ..evaluation.metrics import RunMetrics
+from ..mesh.admission import new_token
+from ..mesh.protocols import KEYED, generate_keys
+from ..ports import holder, taken
+from ..settings import AgentSpec, Settings
+from ..tasks import Task
 
 console = Console(stderr=True)
 
@@ -78,15 +80,15 @@ def own_team(settings: Settings, base_port: int = 0) -> Settings:
     after (checked free), or AGENTS where the user set them, or else on free ports; and for the
     orchestrated strategy, its offline web on a free port unless WEB_URL names one."""
     update: dict[str, object] = {"mesh_token": new_token()}
-    defaults = {default_agents(strategy=s) for s in STRATEGY_TOOLS}  # a strategy's team, not the user's
+    defaults = {"", *(default_agents(strategy=s) for s in TEAMS)}  # a strategy's team, not the user's
     if base_port or settings.agents in defaults:
-        n = len(STRATEGY_TOOLS[settings.strategy])
+        n = len(TEAMS[settings.strategy])
         if base_port:
             check_free(list(range(base_port, base_port + n)), "choose other agent ports with --base-port, or leave "
                        "it out to use free ones")  # fmt: skip
         update["agents"] = default_agents(base_port or free_port_block(n), strategy=settings.strategy)
     else:
-        local = [s.port for s in settings.agent_specs() if s.host in ("127.0.0.1", "localhost")]
+        local = [s.port for s in agent_specs(settings) if s.host in ("127.0.0.1", "localhost")]
         check_free(local, "AGENTS names it for an agent this command starts: change AGENTS, or leave it unset")
     if settings.strategy == "orchestrated" and "web_url" not in settings.model_fields_set:
         update["web_url"] = f"http://127.0.0.1:{free_port()}"
@@ -147,7 +149,7 @@ class ProcessGroup:
 
     def start_team(self, settings: Settings, prefix: str = "", leave_out: frozenset[str] = frozenset()) -> list[str]:
         """An agent process for every agent of AGENTS but those in ``leave_out`` (node ids)."""
-        return [self.start_agent(settings, s, prefix) for s in settings.agent_specs() if s.node_id not in leave_out]
+        return [self.start_agent(settings, s, prefix) for s in agent_specs(settings) if s.node_id not in leave_out]
 
     def check(self, name: str) -> None:
         proc = self.procs[name]
@@ -238,7 +240,7 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunM
     settings = own_team(settings, base_port)
     if settings.protocol in KEYED:
         # Fresh key pairs for this run; each process loads only its own private key.
-        nodes = ["network", *(a.node_id for a in settings.agent_specs())]
+        nodes = ["network", *(a.node_id for a in agent_specs(settings))]
         settings = settings.model_copy(update={"keys_dir": generate_keys(out / "keys", nodes)})
     group = ProcessGroup(out / "logs")
     try:

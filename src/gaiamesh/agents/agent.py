@@ -5,7 +5,7 @@ run (sequence numbers, memory, log) is kept per ``run_id``, in memory and on dis
 ``workspaces/<node_id>/<run_id>/`` (``agent.log``, ``memory.json``). Frames that belong to no
 run it can name are logged in ``workspaces/<node_id>/agent.log``. The relay, when it cannot
 read a run's folder on its own disk, fetches it with a signed ``GET /runs/<run_id>/workspace``
-(``workspaces.py``).
+(``mesh/workspaces.py``).
 """
 
 from __future__ import annotations
@@ -30,10 +30,8 @@ from websockets.typing import Subprotocol
 
 from .. import ports
 from ..errors import ConfigError, PortTaken, Refused
-from ..models.llm import AnswerChoice, LLMClient, LLMUsage, ModelError, decide_answer_choice
-from ..settings import Settings
-from . import admission, workspaces
-from .frames import (
+from ..mesh import admission, workspaces
+from ..mesh.frames import (
     Announcement,
     DocInit,
     FrameError,
@@ -45,11 +43,14 @@ from .frames import (
     ToolFailure,
     make_packet,
 )
-from .protocols import ProtocolAdapter, get_adapter
-from .protocols.signed import SigningKeyError, load_public
-from .tool import Tool, ToolContext
+from ..mesh.protocols import ProtocolAdapter, get_adapter
+from ..mesh.protocols.signed import SigningKeyError, load_public
+from ..mesh.subprotocols import protocol_of
+from ..models.llm import AnswerChoice, LLMClient, LLMUsage, ModelError, decide_answer_choice
+from ..settings import Settings
+from ..tools.tool import Tool, ToolContext
 
-log = logging.getLogger("gaiamesh.mesh.agent")
+log = logging.getLogger("gaiamesh.agents.agent")
 
 MAX_RUNS_IN_MEMORY = 64  # older runs' state is dropped from memory; their files stay on disk
 
@@ -193,16 +194,18 @@ class MeshAgent:
         return self._adapters[protocol]
 
     def _select_subprotocol(self, conn: ServerConnection, offered: Sequence[Subprotocol]) -> Subprotocol | None:
-        # Each connection (each run) names its wire protocol as "gaiamesh.<protocol>".
+        # Each connection (each run) names its wire protocol as a subprotocol (mesh/subprotocols.py).
         for name in offered:
-            if name.startswith("gaiamesh.") and self.adapter_for(name.removeprefix("gaiamesh.")) is not None:
+            protocol = protocol_of(name)
+            if protocol is not None and self.adapter_for(protocol) is not None:
                 return name
         return None
 
     def _connection_adapter(self, ws: ServerConnection) -> ProtocolAdapter:
         if ws.subprotocol is None:
             return self.adapter  # a peer that names no protocol gets this agent's default
-        adapter = self.adapter_for(ws.subprotocol.removeprefix("gaiamesh."))
+        protocol = protocol_of(ws.subprotocol)
+        adapter = None if protocol is None else self.adapter_for(protocol)
         assert adapter is not None  # only speakable protocols are selected
         return adapter
 
@@ -325,7 +328,7 @@ class MeshAgent:
 
     async def _http(self, conn: ServerConnection, request: Request) -> Response | None:
         # Plain HTTP on the agent's port: GET /health for container healthchecks, the relay's
-        # signed GET /runs/<run_id>/workspace (see workspaces.py); /ws upgrades to a WebSocket.
+        # signed GET /runs/<run_id>/workspace (see mesh/workspaces.py); /ws upgrades to a WebSocket.
         if request.path == "/health":
             return conn.respond(http.HTTPStatus.OK, "ok\n")
         run_id = workspaces.run_of(request.path)
@@ -355,7 +358,7 @@ class MeshAgent:
             return None
 
     def _announce(self, conn: ServerConnection, request: Request, response: Response) -> None:
-        # The handshake response says who this agent is and what it consumes (see frames.py).
+        # The handshake response says who this agent is and what it consumes (see mesh/frames.py).
         if response.status_code == http.HTTPStatus.SWITCHING_PROTOCOLS:
             for name, value in self.announcement.headers().items():
                 response.headers[name] = value
@@ -378,7 +381,7 @@ class MeshAgent:
                 process_request=self._http,
                 process_response=self._announce,
                 select_subprotocol=self._select_subprotocol,
-                compression=None,  # frames cross the wire as the protocol encoded them (see relay.py)
+                compression=None,  # frames cross the wire as the protocol encoded them (see mesh/relay.py)
                 max_size=4 * self.settings.max_frame_bytes,
             )
         except OSError as exc:

@@ -1,0 +1,57 @@
+"""Each strategy's team, declared once from the strategy's own tools: the four-agent pipeline of
+seed 000 (``pipeline.TOOLS``) and seed 004's orchestrator with its research and utility workers
+(``orchestrated.TOOLS``). One agent per tool.
+
+``AGENTS`` unset (empty) means the run's strategy's own team on 127.0.0.1 from port 9000:
+:func:`settled` writes that line out where the settings are loaded, so that what a run records
+(``config.json``) and hands its child processes names its agents; :func:`lineup` reads either."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from ..mesh.discovery import Lineup
+from ..orchestrated import TOOLS as ORCHESTRATED
+from ..pipeline import TOOLS as PIPELINE
+from ..settings import AgentSpec, MeshSettings, parse_agents
+from ..tools.tool import Tool
+
+TEAMS: dict[str, tuple[Tool, ...]] = {"pipeline": PIPELINE, "orchestrated": ORCHESTRATED}
+
+Mesh = TypeVar("Mesh", bound=MeshSettings)
+
+
+def tools_of(strategy: str) -> tuple[str, ...]:
+    """The names of the tools that make ``strategy``'s team, in their order."""
+    return tuple(t.name for t in TEAMS[strategy])
+
+
+def default_agents(base_port: int = 9000, host: str = "127.0.0.1", strategy: str = "pipeline") -> str:
+    """A strategy's default line-up, one agent per tool on consecutive ports."""
+    return ",".join(f"{i}={tool}@{host}:{base_port + i}" for i, tool in enumerate(tools_of(strategy)))
+
+
+def settled(settings: Mesh) -> Mesh:
+    """``settings`` with ``AGENTS`` written out: its strategy's own team when it was left unset."""
+    if settings.agents:
+        return settings
+    return settings.model_copy(update={"agents": default_agents(strategy=settings.strategy)})
+
+
+def agent_specs(settings: MeshSettings) -> list[AgentSpec]:
+    """Every agent ``AGENTS`` lists (unset: the strategy's own team)."""
+    return parse_agents(settings.agents or default_agents(strategy=settings.strategy))
+
+
+def team_specs(settings: MeshSettings) -> list[AgentSpec]:
+    """The agents of ``AGENTS`` that answer with this run's strategy: one ``AGENTS`` may list
+    both teams (compose does), and each run takes its own strategy's tools, plus any tool
+    that belongs to no strategy."""
+    others = {t for s in TEAMS if s != settings.strategy for t in tools_of(s)}
+    mine = set(tools_of(settings.strategy))
+    return [a for a in agent_specs(settings) if a.tool in mine or a.tool not in others]
+
+
+def lineup(settings: MeshSettings) -> Lineup:
+    """Whom a run with ``settings`` may use, for the relay (:class:`~gaiamesh.mesh.relay.MeshNetwork`)."""
+    return Lineup(settings.strategy, tools_of(settings.strategy), tuple(team_specs(settings)))
