@@ -23,7 +23,7 @@ from pathlib import Path
 from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping, TooLarge
 from ..evaluation.archive import write_archive
 from ..evaluation.metrics import FrameRecord, RunMetrics, fold_log, read_log
-from ..mesh.protocols import available
+from ..mesh.protocols import check
 from ..mesh.relay import AgentStatus, MeshNetwork, StorageError, Team, missing_team, present
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
@@ -119,9 +119,9 @@ class RunManager:
 
     # --- accepting -------------------------------------------------------------------------
     def resolve(self, request: RunRequest) -> Task:
-        """The task a request names or carries; raises :class:`~gaiamesh.errors.Refused` (NotFound, TooLarge, Invalid)."""
-        if request.protocol is not None and request.protocol not in available():
-            raise Invalid(f"unknown protocol {request.protocol!r}; available: {', '.join(available())}")
+        """The task a request names or carries; raises :class:`~gaiamesh.errors.Refused` (NotFound, TooLarge, Invalid, UnknownProtocol)."""
+        if request.protocol is not None:
+            check(request.protocol)
         if request.task is not None:
             if not _TASK_NAME.match(request.task) or ".." in request.task:
                 raise NotFound(f"no bundled task named {request.task!r}")
