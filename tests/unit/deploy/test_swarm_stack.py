@@ -29,7 +29,7 @@ from gaiamesh.deploy.swarm import (
 )
 from gaiamesh.errors import ConfigError
 
-from ..conftest import ROOT
+from ...conftest import ROOT
 
 ACCESS_KEY = "dummy-access-key-0123456789abcdef"
 SESSION_SECRET = "dummy-session-secret-0123456789abcdef"

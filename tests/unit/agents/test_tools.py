@@ -16,7 +16,7 @@ from gaiamesh.pipeline.reason import choose, valid
 from gaiamesh.pipeline.text import rank, sentences, terms
 from gaiamesh.toolbox import get_tool, registered, subscriptions
 
-from .fakes import FakeLLM
+from ..fakes import FakeLLM
 
 DOC = (
     "The Korrin farm was built by Halvard Energy in 2019 near the village of Oster Brae. "

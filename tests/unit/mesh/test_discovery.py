@@ -24,8 +24,8 @@ from gaiamesh.settings import AgentSpec, Settings, default_agents, load_settings
 from gaiamesh.tasks import load_task
 from gaiamesh.toolbox import get_tool
 
-from ..conftest import TASKS, free_port_block
-from .fakes import FakeLLM
+from ...conftest import TASKS, free_port_block
+from ..fakes import FakeLLM
 from .test_core import FOUR, core, frame
 
 # The AGENTS line compose.yaml gives the relay today.

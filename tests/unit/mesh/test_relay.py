@@ -22,8 +22,8 @@ from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
 from gaiamesh.toolbox import get_tool, subscriptions
 
-from ..conftest import TASKS, free_port_block
-from .fakes import FakeLLM
+from ...conftest import TASKS, free_port_block
+from ..fakes import FakeLLM
 
 TOOLS = ["search", "extract", "triple", "reason"]
 Script = Callable[[ServerConnection, dict[str, Any]], Awaitable[None]]
