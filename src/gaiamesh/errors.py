@@ -12,7 +12,7 @@ those still catches them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 T = TypeVar("T")
 
@@ -87,9 +87,10 @@ class ToolError(GaiameshError, ValueError):
 # --- the service's refusals: one HTTP status per kind --------------------------------------------
 class Refused(GaiameshError, ValueError):
     """A request the network service does not carry out; ``status`` is the HTTP status that
-    says why (each kind below has its own)."""
+    says why (each kind below has its own), ``headers`` what the answer carries besides."""
 
     status = 400
+    headers: ClassVar[Mapping[str, str]] = {}
 
 
 class Unauthorized(Refused):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from testcontainers.compose import DockerCompose
 
-from ..conftest import ROOT, free_port
+from ..conftest import ROOT, free_port, require_docker
 
 CORE = ["ollama", "agent-search", "agent-extract", "agent-triple", "agent-reason", "network"]
 KEY = "integration-access-key-0123456789"
@@ -22,6 +22,12 @@ SECRET = "integration-session-secret-0123456789-abcdef"
 MESH_TOKEN = "integration-mesh-token-0123456789"
 WIDE = ["agent-search-2", "agent-extract-2", "agent-triple-2", "agent-reason-2"]
 ORCHESTRATED = ["web", "agent-orchestrator", "agent-research", "agent-utility"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def docker_engine() -> None:
+    """Every test here needs a Docker engine: without one each fails, saying so (docs/development.md)."""
+    require_docker("tests/integration")
 
 
 @dataclass

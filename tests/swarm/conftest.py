@@ -19,7 +19,7 @@ from gaiamesh.evaluation.metrics import MemberEvent, outages_ms
 from gaiamesh.service.client import answers, submit
 from gaiamesh.service.models import RunRequest
 
-from ..conftest import ROOT, free_port
+from ..conftest import ROOT, free_port, require_docker
 
 IMAGES = ["gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0", "gaiamesh-ollama:0.1.0", "gaiamesh-registry:0.1.0"]
 KEY = "swarm-suite-access-key-0123456789"
@@ -27,6 +27,12 @@ SECRET = "swarm-suite-session-secret-0123456789-abcdef"
 MESH_TOKEN = "swarm-suite-mesh-token-0123456789"
 SUBNET = "198.18.251.0/24"
 DOCKER_ENV = ("PATH", "HOME", "TMPDIR", "DOCKER_CONFIG", "LANG", "LC_ALL", "GAIAMESH_USER")  # not make swarm-cluster's default, so a developer's cluster can stay up
+
+
+@pytest.fixture(scope="session", autouse=True)
+def docker_engine() -> None:
+    """Every test here needs a Docker engine: without one each fails, saying so (docs/development.md)."""
+    require_docker("tests/swarm")
 
 
 def as_it_was(before: tuple[str, set[str]]) -> bool:

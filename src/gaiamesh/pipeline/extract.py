@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ..errors import ToolError
 from ..mesh.frames import Events, Fact, Hop, PacketType, SearchDocsPacket
 from ..tools.tool import Tool, ToolContext
 from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
@@ -82,7 +83,7 @@ async def run(ctx: ToolContext, packet: SearchDocsPacket) -> Events:
             previous = sent
     pool = list(seen)
     if not pool:
-        raise ValueError("search_docs carries no passages")
+        raise ToolError("search_docs carries no passages")
     question, bridge, hops = packet.question, "", None
     # the split search retrieved for; its own where search was left out
     split = packet.payload.split or await split_question(ctx, packet.question)

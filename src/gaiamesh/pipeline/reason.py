@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
 
+from ..errors import ToolError
 from ..evaluation.scoring import normalize
 from ..mesh.frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
 from ..models.prompts import answer_prompt
@@ -245,7 +246,7 @@ async def run(ctx: ToolContext, packet: TriplesPacket) -> FinalAnswer:
     facts = [f.text for f in body.facts]
     candidates = [f.candidate for f in body.facts if f.candidate is not None]
     if not facts:
-        raise ValueError("triples packet carries no facts")
+        raise ToolError("triples packet carries no facts")
     if body.hops:
         # The outer question is about the bridge: what the facts say about it is the context
         # (a date in the same sentence about a rival firm is not an answer).

@@ -3,6 +3,7 @@ the model's likelihood of the question (``rerank.py``), typed chunks first."""
 
 from __future__ import annotations
 
+from ..errors import ToolError
 from ..mesh.frames import DocInitPacket, PacketType, Passage, SearchDocs
 from ..tools.tool import Tool, ToolContext
 from .answer_type import prefer, typed_rank
@@ -29,7 +30,7 @@ def _expand(doc: str, start: int, end: int) -> str:
 async def run(ctx: ToolContext, packet: DocInitPacket) -> SearchDocs:
     chunks = packet.payload.chunks
     if not chunks:
-        raise ValueError("doc_init carries no chunks")
+        raise ToolError("doc_init carries no chunks")
     doc = "".join(chunks)
     offsets = [sum(len(c) for c in chunks[:i]) for i in range(len(chunks))]
     # A follow-up in a conversation is asked about what it points back at; the resolved

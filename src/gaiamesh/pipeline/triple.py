@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import ToolError
 from ..mesh.frames import EventsPacket, PacketType, Triple, Triples
 from ..models.prompts import TRIPLE_SCHEMA, TripleReply, parse_reply, parse_triple, triple_prompt
 from ..tools.tool import Tool, ToolContext
@@ -26,7 +27,7 @@ async def read_triple(ctx: ToolContext, sentence: str) -> tuple[str, str, str] |
 async def run(ctx: ToolContext, packet: EventsPacket) -> Triples:
     facts = packet.payload.facts
     if not facts:
-        raise ValueError("events carries no facts")
+        raise ToolError("events carries no facts")
     triples: list[Triple] = []
     for fact in facts:
         parsed = await read_triple(ctx, fact.text)

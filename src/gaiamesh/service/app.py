@@ -39,9 +39,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 async def refused(request: Request, exc: Exception) -> JSONResponse:
-    """A refusal of any kind: its HTTP status is the kind's (``gaiamesh.errors``)."""
-    status = exc.status if isinstance(exc, Refused) else 400
-    return JSONResponse(status_code=status, content={"detail": str(exc)})
+    """A refusal of any kind: its HTTP status and headers are the kind's (``gaiamesh.errors``)."""
+    status, headers = (exc.status, dict(exc.headers)) if isinstance(exc, Refused) else (400, {})
+    return JSONResponse(status_code=status, content={"detail": str(exc)}, headers=headers)
 
 
 async def invalid(request: Request, exc: Exception) -> JSONResponse:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hmac
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import jwt
 from starlette.requests import HTTPConnection
@@ -23,7 +25,10 @@ LOGIN_SCOPE = "login"
 
 
 class AuthError(Unauthorized):
-    """Missing, forged or expired credentials (the message says which)."""
+    """Missing, forged or expired credentials (the message says which); the answer names the
+    scheme a client authenticates with, as a 401 must."""
+
+    headers: ClassVar[Mapping[str, str]] = {"WWW-Authenticate": "Bearer"}
 
 
 @dataclass(frozen=True)

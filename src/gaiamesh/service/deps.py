@@ -4,11 +4,12 @@ calling (FastAPI dependencies, read from the app and the request)."""
 # No `from __future__ import annotations`: FastAPI resolves the dependencies' annotations.
 from typing import Annotated
 
-from fastapi import Depends, HTTPException
+from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import HTTPConnection
 
-from .auth import AuthError, Principal, credential, cross_site
+from ..errors import Forbidden
+from .auth import Principal, credential, cross_site
 from .service import MeshService
 
 bearer = HTTPBearer(auto_error=False)
@@ -30,11 +31,8 @@ def principal(
     reads it again, then the page's login cookie, then ``?key=``."""
     value, from_cookie = credential(conn)
     if from_cookie and cross_site(conn):
-        raise HTTPException(403, "refused: the login cookie does not act for another site's page")
-    try:
-        return svc.authority.principal(value)
-    except AuthError as exc:
-        raise HTTPException(401, str(exc), headers={"WWW-Authenticate": "Bearer"}) from exc
+        raise Forbidden("refused: the login cookie does not act for another site's page")
+    return svc.authority.principal(value)  # an AuthError: 401 with its WWW-Authenticate (service.app)
 
 
 Who = Annotated[Principal, Depends(principal)]

@@ -25,7 +25,7 @@ from ..evaluation.metrics import FrameRecord, RunMetrics, read_log
 from ..evaluation.outcome import Ending, finish_run
 from ..mesh.discovery import missing_team, present
 from ..mesh.outcome import AgentStatus, Team
-from ..mesh.protocols import available
+from ..mesh.protocols import check
 from ..mesh.relay import MeshNetwork
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
@@ -121,9 +121,9 @@ class RunManager:
 
     # --- accepting -------------------------------------------------------------------------
     def resolve(self, request: RunRequest) -> Task:
-        """The task a request names or carries; raises :class:`~gaiamesh.errors.Refused` (NotFound, TooLarge, Invalid)."""
-        if request.protocol is not None and request.protocol not in available():
-            raise Invalid(f"unknown protocol {request.protocol!r}; available: {', '.join(available())}")
+        """The task a request names or carries; raises :class:`~gaiamesh.errors.Refused` (NotFound, TooLarge, Invalid, UnknownProtocol)."""
+        if request.protocol is not None:
+            check(request.protocol)
         if request.task is not None:
             if not _TASK_NAME.match(request.task) or ".." in request.task:
                 raise NotFound(f"no bundled task named {request.task!r}")

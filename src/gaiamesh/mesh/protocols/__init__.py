@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ...errors import ConfigError
+from ...errors import ConfigError, Invalid
 from .a2a import A2AAdapter
 from .acp import AcpAdapter
 from .agora import AgoraAdapter
@@ -14,6 +14,12 @@ from .binary import BinaryAdapter
 from .compressed import CompressedAdapter
 from .json_adapter import JsonAdapter
 from .signed import SignedAdapter, generate_keys
+
+
+class UnknownProtocol(ConfigError, Invalid):
+    """A protocol's name that no adapter is registered under: bad configuration to a command
+    (exit code 2), an invalid request (422) to the service."""
+
 
 AdapterFactory = Callable[[str, Path], ProtocolAdapter]
 """Builds an adapter for endpoint ``node_id``; keyed protocols load keys from ``keys_dir``."""
@@ -50,13 +56,17 @@ def available() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def check(name: str) -> str:
+    """``name`` if a protocol is registered under it; else :class:`~gaiamesh.errors.UnknownProtocol`
+    (bad configuration to a command, 422 to the service): the one check of a protocol's name."""
+    if name not in _REGISTRY:
+        raise UnknownProtocol(f"unknown protocol {name!r}; available: {', '.join(available())}")
+    return name
+
+
 def get_adapter(name: str, node_id: str = "network", keys_dir: Path = Path("keys")) -> ProtocolAdapter:
     """The adapter called ``name``, set up for the endpoint ``node_id``."""
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(f"unknown protocol {name!r}; available: {', '.join(available())}") from None
-    return factory(node_id, keys_dir)
+    return _REGISTRY[check(name)](node_id, keys_dir)
 
 
 __all__ = [
@@ -65,7 +75,9 @@ __all__ = [
     "ProtocolError",
     "available",
     "canonical_json",
+    "check",
     "generate_keys",
     "get_adapter",
+    "UnknownProtocol",
     "register",
 ]

@@ -43,11 +43,12 @@ STATIC = HERE / "static"
 templates = Jinja2Templates(directory=HERE / "templates")
 
 
-class NotLoggedIn(Exception):
-    """A page was asked for without a valid login (the login form is shown instead)."""
+class NotLoggedIn(Unauthorized):
+    """A page was asked for without a valid login: a page shows the login form with ``reason``
+    (empty when no credential came at all), a fragment answers 401 with it."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+        super().__init__(reason or "not logged in: open the login URL that make up printed")
         self.reason = reason
 
 
@@ -76,10 +77,7 @@ def login(svc: MeshService, request: Request) -> Principal:
 
 
 def fragment_login(request: Request, svc: Svc) -> Principal:
-    try:
-        return login(svc, request)
-    except NotLoggedIn as exc:
-        raise Unauthorized(exc.reason or "not logged in: open the login URL that make up printed") from exc
+    return login(svc, request)  # NotLoggedIn is an Unauthorized: the app answers it 401
 
 
 Who = Annotated[Principal, Depends(fragment_login)]

@@ -1,5 +1,6 @@
 """The swarm stack generated from the repository's compose.yaml (``docker compose config``, which
-needs no running container): every difference between compose and swarm, handled."""
+needs no running container): every difference between compose and swarm, handled. The parts
+that need no docker at all are in tests/unit/deploy/test_swarm_stack.py."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import copy
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,6 @@ from gaiamesh.deploy.swarm import (
     Stack,
     StackOptions,
     image_name,
-    parse_digests,
     parse_replicas,
     stack_from_compose,
     swarm_agents,
@@ -35,9 +34,6 @@ ACCESS_KEY = "dummy-access-key-0123456789abcdef"
 SESSION_SECRET = "dummy-session-secret-0123456789abcdef"
 DIGEST = "sha256:" + "ab" * 32
 SECRET_VARS = ("GAIAMESH_ACCESS_KEY", "GAIAMESH_SESSION_SECRET", "OPENAI_API_KEY")
-
-needs_compose = pytest.mark.skipif(shutil.which("docker") is None, reason="docker compose renders the config")
-
 
 # What `docker compose` itself needs from the environment; nothing that compose.yaml reads.
 DOCKER_ENV = ("PATH", "HOME", "TMPDIR", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "DOCKER_CERT_PATH",
@@ -60,8 +56,6 @@ def render(folder: Path, *profiles: str, env_lines: str = "") -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def wide(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    if shutil.which("docker") is None:
-        pytest.skip("docker compose renders the config")
     return render(tmp_path_factory.mktemp("wide"), "wide", "orchestrated")
 
 
@@ -108,12 +102,6 @@ def test_every_image_is_named_by_the_registry_and_its_digest(wide: dict[str, Any
         image_name("a:1", StackOptions("r:5000", {"a:1": "latest"}))
 
 
-def test_a_service_without_an_image_gets_the_name_compose_builds() -> None:
-    env = {"GAIAMESH_ACCESS_KEY": "a", "GAIAMESH_SESSION_SECRET": "b"}
-    config = {"name": "p", "services": {"network": {"build": {"context": "."}, "environment": env}}}
-    assert stack(config)["services"]["network"]["image"] == "127.0.0.1:5000/p-network"
-
-
 def test_secrets_leave_the_environment_for_swarm_secrets(wide: dict[str, Any], tmp_path: Path) -> None:
     external = stack(wide)
     for name, svc in external["services"].items():
@@ -157,22 +145,12 @@ def test_a_file_secret_or_config_is_named_by_its_content_so_a_redeploy_takes_a_n
 
 
 def test_an_openai_key_is_a_secret_of_every_agent(tmp_path: Path) -> None:
-    if shutil.which("docker") is None:
-        pytest.skip("docker compose renders the config")
     config = render(tmp_path, env_lines="LLM_BACKEND=openai\nOPENAI_API_KEY=sk-dummy-0123456789\n")
     doc = stack(config)
     search = doc["services"]["agent-search"]
     assert "OPENAI_API_KEY" not in search["environment"]
     assert search["environment"]["OPENAI_API_KEY_FILE"] == "/run/secrets/openai_api_key"
     assert "sk-dummy-0123456789" not in json.dumps(doc)
-
-
-def test_the_service_secrets_must_have_values_when_written_to_files() -> None:
-    config = {"services": {"network": {"environment": {"GAIAMESH_ACCESS_KEY": "", "GAIAMESH_SESSION_SECRET": "s"}}}}
-    with pytest.raises(ConfigError, match="GAIAMESH_ACCESS_KEY is empty"):
-        stack_from_compose(config, StackOptions(secrets_dir="/tmp/x"))
-    # external secrets are created apart from .env: an empty value there is no obstacle
-    assert "gaiamesh_access_key" in stack_from_compose(config, StackOptions()).document["secrets"]
 
 
 def test_signing_keys_are_secrets_and_the_public_table_a_config(wide: dict[str, Any]) -> None:
@@ -203,8 +181,6 @@ def test_workspaces_are_named_volumes_and_the_network_keeps_its_binds_on_its_nod
 
 
 def test_a_replay_keeps_its_recorded_runs(tmp_path: Path) -> None:
-    if shutil.which("docker") is None:
-        pytest.skip("docker compose renders the config")
     recorded = tmp_path / "recorded"
     doc = stack(render(tmp_path, env_lines=f"LLM_BACKEND=replay\nREPLAY_FROM={recorded}\n"))
     replay = [v for v in doc["services"]["agent-search"]["volumes"] if v["target"] == "/replay"]
@@ -274,26 +250,6 @@ def test_the_compose_config_is_left_as_it_was(wide: dict[str, Any]) -> None:
     assert wide == before
 
 
-def test_restart_policies_and_tmpfs_options() -> None:
-    env = {"GAIAMESH_ACCESS_KEY": "a", "GAIAMESH_SESSION_SECRET": "b"}
-    services = {"network": {"environment": env, "restart": "on-failure:3"}, "job": {"image": "j"}}
-    out = stack({"services": services})["services"]
-    assert out["network"]["deploy"]["restart_policy"] == {"condition": "on-failure", "max_attempts": 3}
-    assert out["job"]["deploy"]["restart_policy"] == {"condition": "none"}  # compose's default: no restart
-    with pytest.raises(ConfigError, match="size=N"):
-        stack({"services": {"network": {"environment": env, "tmpfs": ["/tmp:mode=1777"]}}})
-    with pytest.raises(ConfigError, match="no 'network' service"):
-        stack({"services": {"job": {"image": "j"}}})
-
-
-def test_digests_file() -> None:
-    assert parse_digests(json.dumps({"a:1": DIGEST})) == {"a:1": DIGEST}
-    for bad in ("[]", "{", '{"a": 1}'):
-        with pytest.raises(ConfigError, match="digests file"):
-            parse_digests(bad)
-
-
-@needs_compose
 def test_the_command_writes_a_stack_that_docker_stack_config_accepts(tmp_path: Path) -> None:
     env_file = tmp_path / "test.env"
     env_file.write_text(f"GAIAMESH_ACCESS_KEY={ACCESS_KEY}\nGAIAMESH_SESSION_SECRET={SESSION_SECRET}\n")
@@ -314,8 +270,8 @@ def test_the_command_writes_a_stack_that_docker_stack_config_accepts(tmp_path: P
     assert doc["services"]["network"]["image"] == f"127.0.0.1:5000/gaiamesh-network:0.1.0@{DIGEST}"
     assert (secrets / "gaiamesh_access_key").read_text() == ACCESS_KEY
     assert (secrets / "gaiamesh_access_key").stat().st_mode & 0o777 == 0o600
-    if subprocess.run(["docker", "stack", "config", "--help"], capture_output=True).returncode != 0:
-        pytest.skip("this docker has no `docker stack config`")
+    has = subprocess.run(["docker", "stack", "config", "--help"], capture_output=True)
+    assert has.returncode == 0, "this docker has no `docker stack config`, which checks the stack file"
     # docker stack config loads the file by the stack format's schema (3.9), with no swarm:
     # a key swarm refuses (pull_policy, profiles) fails it
     checked = subprocess.run(["docker", "stack", "config", "-c", str(out)], capture_output=True, text=True)
@@ -340,7 +296,6 @@ def test_the_command_reads_a_saved_config(tmp_path: Path, wide: dict[str, Any]) 
     assert main(["swarm-stack", "--compose-config", str(saved), "--out", str(out)]) == 2
 
 
-@needs_compose
 def test_the_mesh_token_reaches_the_relay_and_every_agent_as_a_secret(tmp_path: Path) -> None:
     token = "dummy-mesh-token-0123456789abcdef"
     config = render(tmp_path, "wide", env_lines=f"GAIAMESH_MESH_TOKEN={token}\n")

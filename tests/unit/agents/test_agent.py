@@ -21,8 +21,8 @@ from gaiamesh.models.backends.base import Ask, Completion, ModelKind, Scores
 from gaiamesh.models.llm import LLMClient
 from gaiamesh.settings import load_settings
 
-from ..conftest import free_port
-from .fakes import FakeLLM
+from ...conftest import free_port
+from ..fakes import FakeLLM
 
 
 @contextlib.asynccontextmanager

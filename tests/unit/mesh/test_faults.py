@@ -329,7 +329,7 @@ async def test_a_run_under_every_fault_answers_as_calm_and_its_log_agrees(tmp_pa
     from gaiamesh.evaluation.audit import audit
     from gaiamesh.evaluation.metrics import read_log
 
-    from ..conftest import free_port_block
+    from ...conftest import free_port_block
     from .test_relay import TOOLS, run, settings_for
 
     calm = await run(tmp_path / "calm", settings_for(tmp_path / "calm", free_port_block(4), TOOLS))

@@ -10,7 +10,7 @@ from gaiamesh.pipeline.hops import about, decompose
 from gaiamesh.pipeline.text import rank
 from gaiamesh.tools.tool import ToolContext
 
-from .fakes import FakeLLM
+from ..fakes import FakeLLM
 
 
 @pytest.mark.parametrize(

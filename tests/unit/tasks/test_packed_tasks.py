@@ -18,7 +18,7 @@ from gaiamesh.errors import TaskError
 from gaiamesh.tasks import load_task
 from gaiamesh.tasks.packed import document_from, read_stdin, task_from_tar
 
-from ..conftest import ROOT, free_port
+from ...conftest import ROOT, free_port
 
 
 @pytest.fixture

@@ -415,7 +415,7 @@ def test_the_run_is_the_task_make_up_runs_sent_by_submits_code(monkeypatch: pyte
     from gaiamesh.cli import runs
     from gaiamesh.settings import load_settings
 
-    from ..conftest import ROOT
+    from ...conftest import ROOT
 
     monkeypatch.setenv("GAIAMESH_ENV_FILE", "")
     sent: list[Any] = []

@@ -15,7 +15,7 @@ from gaiamesh.service.auth import COOKIE
 from gaiamesh.service.page import STATIC, comparison, group_turns
 from gaiamesh.settings import load_settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KEY = "unit-access-key-0123456789"
 
 

@@ -19,8 +19,8 @@ from gaiamesh.mesh import admission
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.tasks import load_task
 
-from ..conftest import TASKS, free_port_block
-from .fakes import FakeLLM
+from ...conftest import TASKS, free_port_block
+from ..fakes import FakeLLM
 from .test_relay import TOOLS, mesh, settings_for
 
 

@@ -12,7 +12,7 @@ import pytest
 from gaiamesh.tasks import TaskError, discover_tasks
 from gaiamesh.tasks.sets import expand, export, read_entries, read_set
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def line(**kw: object) -> str:

@@ -5,7 +5,7 @@ import pytest
 
 from gaiamesh.tasks import TaskError, discover_tasks, load_task
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def make(tmp_path: Path, doc: str | None = "A doc.", truth: object = None) -> Path:

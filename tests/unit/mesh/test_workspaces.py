@@ -20,7 +20,7 @@ from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import AgentSpec
 from gaiamesh.tasks import load_task
 
-from ..conftest import TASKS, free_port_block
+from ...conftest import TASKS, free_port_block
 from .test_relay import TOOLS, assert_consistent, mesh, settings_for
 
 NOW = 1_800_000_000.0

@@ -24,8 +24,8 @@ from gaiamesh.mesh.subprotocols import subprotocol
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
 
-from ..conftest import TASKS, free_port_block
-from .fakes import FakeLLM
+from ...conftest import TASKS, free_port_block
+from ..fakes import FakeLLM
 
 TOOLS = ["search", "extract", "triple", "reason"]
 Script = Callable[[ServerConnection, dict[str, Any]], Awaitable[None]]

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from gaiamesh.service import create_app
 from gaiamesh.settings import load_settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KEY = "unit-access-key-0123456789"
 
 

@@ -18,7 +18,7 @@ from gaiamesh.pipeline.text import rank, sentences, terms
 from gaiamesh.settings import STRATEGIES, MeshSettings
 from gaiamesh.tools.tool import ToolContext
 
-from .fakes import FakeLLM
+from ..fakes import FakeLLM
 
 DOC = (
     "The Korrin farm was built by Halvard Energy in 2019 near the village of Oster Brae. "

@@ -13,7 +13,7 @@ from gaiamesh.bench import compose_bench
 from gaiamesh.cli import main
 from gaiamesh.errors import ConfigError
 
-from ..conftest import ROOT
+from ...conftest import ROOT
 
 
 def test_replaying_needs_a_record_of_every_task(tmp_path: Path) -> None:

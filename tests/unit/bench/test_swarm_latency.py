@@ -25,7 +25,7 @@ from gaiamesh.bench.swarmlatency import (
 from gaiamesh.errors import DeployError
 from gaiamesh.mesh.protocols import get_adapter
 
-from .test_agent import serving
+from ..agents.test_agent import serving
 
 STACK_AGENTS = ("0=search@dns:tasks.agent-search:9000,1=extract@dns:tasks.agent-extract:9001,"
                 "2=triple@dns:tasks.agent-triple:9002,3=reason@dns:tasks.agent-reason:9003,"

@@ -25,8 +25,8 @@ from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import AgentSpec, Settings, load_settings, parse_agents
 from gaiamesh.tasks import load_task
 
-from ..conftest import TASKS, free_port_block
-from .fakes import FakeLLM
+from ...conftest import TASKS, free_port_block
+from ..fakes import FakeLLM
 from .test_core import FOUR, core, frame
 
 # The AGENTS line compose.yaml gives the relay today.
