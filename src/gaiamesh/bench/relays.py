@@ -19,8 +19,9 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from ..agents.teams import lineup
 from ..deploy.local import free_port
+from ..mesh.connect import write_frames
 from ..mesh.frames import FINAL_ANSWER_TAG, PacketType, make_packet
-from ..mesh.relay import MeshNetwork, write_frames
+from ..mesh.relay import MeshNetwork
 from ..mesh.routing import RoutingMode
 from ..settings import Settings
 from ..tasks import Task

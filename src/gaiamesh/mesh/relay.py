@@ -7,8 +7,8 @@ records go to ``frames.jsonl`` first, then the bytes go out, one socket write pe
 Sends never wait on an agent (they go to its connection's buffer), so one slow agent does
 not stall the others. While the run goes on it looks AGENTS' ``dns:`` names up again every
 ``DISCOVERY_INTERVAL`` seconds, connects to replicas that appeared and lets go of lost ones
-whose address left (``discovery.reconcile`` decides, the core counts). At the end it scores the
-answer and writes ``metrics.json``, ``config.json`` and ``run_artifacts.tar.gz``.
+whose address left (``discovery.reconcile`` decides, the core counts). At the end it gathers the
+agents' workspaces and hands what it saw to the run's one finishing step (``evaluation/outcome.py``).
 """
 
 from __future__ import annotations
@@ -22,26 +22,16 @@ from pathlib import Path
 
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, InvalidURI
-from websockets.protocol import State
 
 from ..errors import ConfigError, ConnectError, StorageError, run_status
 from ..evaluation.metrics import FrameLog, RunMetrics, ScoringChoice, Totals
 from ..evaluation.outcome import Announced, Ending, WireEnd, finish_run
 from ..settings import AgentSpec, Settings
 from ..tasks import Task
-from . import collect
-from .connect import connect_agent
+from . import collect, discovery
+from .connect import connect_agent, write_frames
 from .core import RelayCore
-from .discovery import (
-    Lineup,
-    Resolver,
-    missing_team,
-    present,
-    reconcile,
-    resolve_all,
-    resolve_ipv4,
-    unresolved,
-)
+from .discovery import Lineup, Resolver
 from .faults import network_faults
 from .frames import Announcement
 from .outcome import AgentStatus, Observer, Outcome, RunEnd, Team, describe
@@ -51,20 +41,6 @@ Reporter = Callable[[str], None]
 
 
 REJOIN_ATTEMPT_S = 2.0  # one round of connection attempts to a lost agent (repeated until the run ends)
-
-
-def write_frames(ws: ClientConnection, blobs: list[bytes]) -> None:
-    """Send ``blobs`` as binary frames in one socket write, without waiting on the agent.
-
-    Through websockets' Sans-I/O protocol, as its ``broadcast`` does, but coalesced: a burst of
-    frames to one agent costs one ``send()``, not one each. A slow agent's bytes wait in its
-    own transport buffer; nobody else waits for it. A closing connection is skipped: its work
-    in flight is redelivered when the relay notices it is gone."""
-    if ws.protocol.state is not State.OPEN:
-        return
-    for blob in blobs:
-        ws.protocol.send_binary(blob)
-    ws.transport.write(b"".join(ws.protocol.data_to_send()))
 
 
 class MeshNetwork:
@@ -79,7 +55,7 @@ class MeshNetwork:
         run_id: str | None = None,
         quiet: bool = False,
         observer: Observer | None = None,
-        resolve: Resolver = resolve_ipv4,
+        resolve: Resolver = discovery.resolve_ipv4,
         share_start: int = 0,
         *,
         lineup: Lineup,  # whom the run may use: its strategy's agents of AGENTS (agents.teams.lineup)
@@ -99,9 +75,7 @@ class MeshNetwork:
             raise ConfigError(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents!r})")
         self.run_id = run_id or uuid.uuid4().hex[:16]
         self.conns: dict[str, ClientConnection] = {}
-        self.models: dict[str, tuple[str, str]] = {}  # node -> (backend, model kind) it announced
-        self.schema_tools: set[str] = set()  # tools whose agents hold their model's output to JSON schemas
-        self.scoring: dict[str, ScoringChoice] = {}  # tool -> the answer choice its agent announced
+        self.heard: dict[str, Announcement] = {}  # node -> what it announced (its model: metrics.json)
         self.core: RelayCore | None = None
         self.framelog: FrameLog | None = None
         self._done = asyncio.Event()
@@ -128,7 +102,7 @@ class MeshNetwork:
             if not isinstance(result, BaseException):
                 ws, said = result
                 self.conns[spec.node_id] = ws
-                self._note(spec, said)
+                self.heard.update({spec.node_id: said} if said else {})
                 core.register(spec.node_id, said.consumes if said else None, said.reads if said else frozenset())
         self._show_team()
         if failures:
@@ -142,17 +116,8 @@ class MeshNetwork:
             f"({', '.join(f'{s.node_id}={s.tool}' for s in self.specs)}), "
             f"routing {core.router.mode.value}, protocol {self.settings.protocol}"
         )
-        for tool, made in sorted(self.scoring.items()):
+        for tool, made in sorted(announced(self.heard).scoring.items()):
             self.report(f"relay: {tool} chooses answers by {made.choice} ({made.why})")
-
-    def _note(self, spec: AgentSpec, said: Announcement | None) -> None:
-        """What an agent announced about its model, for metrics.json."""
-        if said is not None and said.backend:
-            self.models[spec.node_id] = (said.backend, said.model_kind)
-        if said is not None and said.schemas:
-            self.schema_tools.add(said.tool)
-        if said is not None and said.answer_choice:
-            self.scoring[said.tool] = ScoringChoice(said.answer_choice, said.passage_ms, said.answer_choice_why)
 
     async def _close_all(self) -> None:
         self._closing = True
@@ -265,11 +230,11 @@ class MeshNetwork:
         while core.end is None:
             # Polling: DNS gives no signal when a replica registers or leaves.
             await asyncio.sleep(self.settings.discovery_interval)
-            addresses = await resolve_all(entries, self.resolve)
+            addresses = await discovery.resolve_all(entries, self.resolve)
             if core.end is not None or self._closing:
                 return
             active = {s.node_id for s in self.specs if s.node_id not in self._left} | set(self._joining)
-            change = reconcile(entries, addresses, {s.node_id: s for s in self.specs}, active, set(self._lost))
+            change = discovery.reconcile(entries, addresses, {s.node_id: s for s in self.specs}, active, set(self._lost))
             for node_id in change.left:
                 self._let_go(core, node_id)
             for spec in change.joined:
@@ -294,7 +259,7 @@ class MeshNetwork:
         self._left.pop(spec.node_id, None)
         if all(s.node_id != spec.node_id for s in self.specs):
             self.specs.append(spec)
-        self._note(spec, said)
+        self.heard.update({spec.node_id: said} if said else {})
         consumes, reads = (said.consumes, said.reads) if said else (None, frozenset[str]())
         self._apply(core.join(spec.node_id, spec.tool, time.monotonic(), consumes, reads, spec.announces))
         self._readers[spec.node_id] = tasks.create_task(self._reader(core, spec.node_id, ws), name=f"reader-{spec.node_id}")
@@ -343,8 +308,8 @@ class MeshNetwork:
             raise StorageError(f"cannot write the run's results in {self.out_dir}: {exc}") from exc
         self._wall0 = time.monotonic()
         configured = self.specs
-        self.specs = await present(configured, self.settings.connect_timeout, self.resolve)
-        absent = unresolved(configured, self.specs) or missing_team(self.lineup, self.specs)
+        self.specs = await discovery.present(configured, self.settings.connect_timeout, self.resolve)
+        absent = discovery.unresolved(configured, self.specs) or discovery.missing_team(self.lineup, self.specs)
         core = self.core = RelayCore(
             self.run_id,
             self.adapter,
@@ -428,13 +393,20 @@ class MeshNetwork:
             # final answer itself): the run reports the failure, and the counters of the log as
             # written, so metrics.json still agrees with it.
             ending, totals = Ending(run_status(StorageError(self.storage_error)), self.storage_error), None
-        said = Announced(
-            backends=frozenset(b for b, _ in self.models.values()), kinds=frozenset(k for _, k in self.models.values()),
-            schemas=frozenset(self.schema_tools), scoring=self.scoring,
-        )  # fmt: skip
         wire = WireEnd(core.router.mode.value, totals, core.agents, core.membership, core.elapsed_ms(now),
-                       (now - self._wall0) * 1000, said)  # fmt: skip
+                       (now - self._wall0) * 1000, announced(self.heard))  # fmt: skip
         metrics = finish_run(self.out_dir, self.settings, self.task, ending, run_id=self.run_id, wire=wire,
                              workspaces=folders, missing=missing)  # fmt: skip
         shutil.rmtree(self.staging, ignore_errors=True)  # fetched copies: now in the archive
         return metrics
+
+
+def announced(heard: dict[str, Announcement]) -> Announced:
+    """What the agents announced about their model, as ``metrics.json`` reports it."""
+    models = [a for a in heard.values() if a.backend]
+    return Announced(
+        backends=frozenset(a.backend for a in models), kinds=frozenset(a.model_kind for a in models),
+        schemas=frozenset(a.tool for a in heard.values() if a.schemas),
+        scoring={a.tool: ScoringChoice(a.answer_choice, a.passage_ms, a.answer_choice_why)
+                 for a in heard.values() if a.answer_choice},
+    )  # fmt: skip
