@@ -13,7 +13,7 @@ from rich.table import Table
 from ..errors import ConfigError, TaskError
 from ..settings import STRATEGIES
 from ..tasks import load_task
-from .common import Subparsers, common_options, console, errors, settings_from
+from .common import Subparsers, common_options, console, errors, matrix, settings_from
 
 
 def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
@@ -63,17 +63,13 @@ def _cmd_bench_failstorm(args: argparse.Namespace) -> int:
 
 def _cmd_bench_faults(args: argparse.Namespace) -> int:
     from ..bench.faults import CALM, COLUMNS, cell, grid, run_faults
-    from ..mesh.protocols import available
     from ..tasks import discover_tasks
 
     settings = settings_from(args)
     if args.replay:
         settings = settings.model_copy(update={"llm_backend": "replay", "replay_from": Path(args.replay)})
     settings = settings.model_copy(update={"fault_seed": args.seed})
-    protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
-    unknown = [p for p in protocols if p not in available()]
-    if unknown:
-        raise ConfigError(f"unknown protocol(s) {', '.join(unknown)}; available: {', '.join(available())}")
+    protocols = matrix(args.protocols)
     tasks = discover_tasks(args.tasks)[: args.limit or None]
     if not tasks:
         raise TaskError(f"no task folders under {args.tasks}")
@@ -131,7 +127,6 @@ def _cmd_bench_plans(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from ..bench.compare import run_bench
-    from ..mesh.protocols import available
     from ..tasks import discover_tasks
 
     settings = settings_from(args)
@@ -139,12 +134,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         if args.baseline:
             raise ConfigError("--baseline asks the live model once per task; a replay has no model to ask")
         settings = settings.model_copy(update={"llm_backend": "replay", "replay_from": Path(args.replay)})
-    protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
-    unknown = [p for p in protocols if p not in available()]
-    if unknown:
-        raise ConfigError(f"unknown protocol(s) {', '.join(unknown)}; available: {', '.join(available())}")
-    if args.repeat < 1:
-        raise ConfigError("--repeat must be at least 1")
+    protocols = matrix(args.protocols, args.repeat)
     tasks = discover_tasks(args.tasks)[: args.limit or None]
     if not tasks:
         raise TaskError(f"no task folders under {args.tasks}")
@@ -165,18 +155,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def _cmd_bench_compose(args: argparse.Namespace) -> int:
     from ..bench import compose_bench as cb
-    from ..mesh.protocols import available
     from ..tasks import discover_tasks
 
     settings = settings_from(args)
     if not settings.access_key:
         raise ConfigError("GAIAMESH_ACCESS_KEY is empty (make setup writes it into .env)")
-    protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
-    unknown = [p for p in protocols if p not in available()]
-    if unknown:
-        raise ConfigError(f"unknown protocol(s) {', '.join(unknown)}; available: {', '.join(available())}")
-    if args.repeat < 1:
-        raise ConfigError("--repeat must be at least 1")
+    protocols = matrix(args.protocols, args.repeat)
     tasks = [t.path.name for t in discover_tasks(args.tasks)[: args.limit or None]]
     stack, out = cb.Stack(args.url, settings.access_key, args.project), Path(args.out)
     if args.record_only:

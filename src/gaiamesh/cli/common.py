@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from ..errors import ConfigError
 from ..evaluation.metrics import RunMetrics
+from ..mesh.protocols import check
 from ..settings import Settings, load_settings
 
 if TYPE_CHECKING:  # what add_subparsers() returns (generic for type checkers only)
@@ -21,6 +23,14 @@ console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # error messages: on stderr, never folded
 if not console.is_terminal:
     console.width = 120  # compose logs and pipes: keep the summary table readable
+
+
+def matrix(protocols: str, repeat: int = 1) -> list[str]:
+    """A bench's protocols (``--protocols a,b``, each checked by the one check of a protocol's
+    name) and its ``--repeat`` checked at least 1."""
+    if repeat < 1:
+        raise ConfigError("--repeat must be at least 1")
+    return [check(p.strip()) for p in protocols.split(",") if p.strip()]
 
 
 SUMMARY_KEYS = [

@@ -31,7 +31,7 @@ def test_the_command_refuses_an_unknown_protocol_and_a_missing_record(
     base = ["bench-compose", "--url", "http://127.0.0.1:9", "--project", "none", "--tasks", str(ROOT / "tasks"),
             "--limit", "1", "--out", str(tmp_path)]  # fmt: skip
     assert main([*base, "--protocols", "json,nope"]) != 0
-    assert "unknown protocol(s) nope" in capsys.readouterr().err
+    assert "unknown protocol 'nope'" in capsys.readouterr().err
     assert main([*base, "--protocols", "json", "--replayed-from", str(tmp_path / "records")]) != 0
     assert "no record to replay" in capsys.readouterr().err
     assert not (tmp_path / "bench-runs").exists()  # nothing ran
