@@ -21,12 +21,9 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
-
-if TYPE_CHECKING:  # for annotations only: the books themselves need neither
-    from ..tasks import Task
 
 FrameStatus = Literal["accepted", "rejected", "redelivered", "dropped_fault"]
 
@@ -350,13 +347,6 @@ class RunMetrics(Scores, WireCost):
     @classmethod
     def read(cls, path: Path) -> RunMetrics:
         return cls.model_validate_json(path.read_bytes())
-
-    @staticmethod
-    def describing(task: Task, model: str, scorer: str) -> dict[str, Any]:
-        """The fields every writer of ``metrics.json`` fills the same way: the task, its gold
-        answers, the model and the scorer. Each writer adds what it measured."""
-        return {"task_id": task.task_id, "question": task.question, "answer": task.answer,
-                "answers": list(task.answers), "model": model, "scorer": scorer}  # fmt: skip
 
     @property
     def scored(self) -> bool:
