@@ -93,7 +93,7 @@ def test_one_fact_questions_are_left_alone(question: str) -> None:
 
 
 def test_agent_nouns_name_people_and_verbs_do_not() -> None:
-    from gaiamesh.pipeline.hops import person_noun
+    from gaiamesh.pipeline.heuristics import person_noun
 
     assert all(map(person_noun, ["engraver", "teacher", "runner", "pianist", "librarian", "captain"]))
     assert not any(map(person_noun, ["tower", "number", "water", "river", "letter", "corner"]))
