@@ -37,7 +37,8 @@ from gaiamesh.models.backends.replay import request_key
 from gaiamesh.models.llm import LLMClient, make_backend
 from gaiamesh.orchestrated import dryrun, plan, planner, reading, workers
 from gaiamesh.orchestrated.catalog import AnswerQuestion
-from gaiamesh.pipeline import answer_type, extract, followup, heuristics as ph, hops, reason, split, text
+from gaiamesh.pipeline import answer_type, extract, followup, hops, reason, split, text
+from gaiamesh.pipeline import heuristics as ph
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import discover_tasks
 

@@ -26,7 +26,6 @@ from .heuristics import (
     TRAILERS,
     YEAR,
     asked_kind,
-    asks_age,
     possessive,
 )
 from .text import rank, terms
@@ -168,7 +167,7 @@ def _quantities(sentence: str, question: str) -> list[tuple[str, bool]]:
             anchored = anchored or bool(set(terms(words[-1])) & qterms)
             words.pop()
         text = " ".join(words).rstrip(",;:")  # "in 1897, when ...": the comma is not the number's
-        if _YEAR_RE.fullmatch(text) and not asks_age(question):
+        if _YEAR_RE.fullmatch(text):
             continue  # a bare year is a date, not a quantity
         out.append((text, anchored))
     return out

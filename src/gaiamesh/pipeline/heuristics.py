@@ -90,12 +90,6 @@ def asked_kind(question: str) -> str:
     return "any"
 
 
-def asks_age(question: str) -> bool:
-    """Heuristic (English "how old"): whether a question asks an age, so that a bare year in
-    the facts may be its answer's number; otherwise a bare year is a date, not a quantity."""
-    return re.search(r"\bhow\s+old\b", question.lower()) is not None
-
-
 # --- spans of a kind ----------------------------------------------------------------------------
 
 MONTH = (
@@ -142,20 +136,9 @@ def quantity_pattern(number_words: Iterable[str] = NUMBER_WORDS) -> re.Pattern[s
 QUANTITY = quantity_pattern()
 """Heuristic (English number and scale words, "per cent"): the quantities of a sentence."""
 
-NAME_PARTICLES = ("de", "van", "von", "da", "del", "der", "la", "le", "du", "di", "al")
-
-
-def name_pattern(particles: Iterable[str] = NAME_PARTICLES) -> re.Pattern[str]:
-    """Capitalised runs, joined across a lower-case particle: "Mara Quist", "Saint-Jean-de-Luz",
-    "Port Vell", "Jan van Veen"."""
-    alt = "|".join(particles)
-    join = rf"(?:(?:{alt})\s+)?" if alt else ""
-    return re.compile(rf"\b[A-Z][\w'’-]*(?:\s+{join}[A-Z][\w'’-]*)*")
-
-
-NAME = name_pattern()
-"""Heuristic (capitalisation, and the particles of European names): the names of a sentence,
-the spans that answer "who" and "where"."""
+NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
+"""Heuristic (capitalisation): the names of a sentence, runs of capitalised words ("Mara
+Quist", "Saint-Jean-de-Luz", "Port Vell"): the spans that answer "who" and "where"."""
 TITLES = frozenset(
     "dr mr mrs ms prof sir dame lord lady captain capt professor president minister prime king queen "
     "saint st mount lake river".split()
@@ -197,14 +180,8 @@ is still about her."""
 CLAUSE = re.compile(r",?\s+(?:while|whereas|but)\s+|;\s+")
 """Heuristic (English conjunctions that join contrasting clauses): where a sentence joins two
 clauses that may be about different things."""
-PARTS = re.compile(r"\s*[;:()]\s*|,\s+|\s+(?:while|whereas|but)\s+")
-"""Heuristic (punctuation, and the English conjunctions of :data:`CLAUSE`): where a sentence's
-clauses and phrases part, for the part of a fact that speaks of a candidate answer."""
 DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 """Heuristic (English articles): a leading article is not part of an answer ("the Solveig")."""
-NAMED_HEAD = re.compile(r"\bthe\s+(?:[A-Z][\w'-]*\s+)+([a-z]+)\b")
-"""Heuristic ("the", capitals, a common noun): "the Halbury Library building": the noun that
-ends a named phrase is part of the question's subject."""
 
 # --- the hop splitter's word classes (hops.py) -------------------------------------------------
 RELATIVE_PRONOUNS = frozenset({"who", "that", "which", "whom"})

@@ -19,14 +19,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lemminflect import getAllLemmas
-
 from ..evaluation.scoring import normalize
 from ..mesh.frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
 from ..mesh.tool import Tool, ToolContext
 from ..models.prompts import answer_prompt
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
-from .heuristics import DETERMINER, NAMED_HEAD, PARTS
+from .heuristics import DETERMINER
 from .hops import about_bridge
 from .read import read_answer
 from .text import paraphrases, terms
@@ -40,6 +38,8 @@ _AGREE = 1.0  # per agreeing reading of a single fact
 # likelihood gaps a 270M model leaves between a right name and a wrong one in the same facts
 # (2 to 4 nats), smaller than those between an answer and a stray span of the right form.
 _TIE = 4.5
+# Where a sentence's clauses and phrases part: "; ", ", " (not the comma inside "1,850"), brackets.
+_PARTS = re.compile(r"\s*[;:()]\s*|,\s+")
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def _windows(option: str, fact: str) -> list[str]:
     """The parts of ``fact`` that speak of ``option``: the clause or phrase it stands in, with
     the part before where it is that part's appositive ("run by her cousin, Ann Lee,")
     and the part after where that describes it ("Tarnby, the town where she was born")."""
-    parts = PARTS.split(fact)
+    parts = _PARTS.split(fact)
     out: list[str] = []
     for i, part in enumerate(parts):
         if option not in part:
@@ -163,13 +163,8 @@ def _windows(option: str, fact: str) -> list[str]:
 
 
 def subject_terms(question: str) -> set[str]:
-    """The terms of what a question is about: its proper names, with the common noun that ends
-    a named phrase ("the Halbury Library building")."""
-    found = {t for name in _NAMES.findall(question) for t in terms(name)}
-    for m in NAMED_HEAD.finditer(question):
-        if "NOUN" in getAllLemmas(m.group(1)):
-            found |= set(terms(m.group(1)))
-    return found
+    """The terms of what a question is about: its proper names."""
+    return {t for name in _NAMES.findall(question) for t in terms(name)}
 
 
 def ties(option: str, question: str, facts: list[str]) -> int:
