@@ -17,7 +17,6 @@ from .heuristics import (
     BEFORE_COUNT,
     DATE,
     MONTH,
-    NAME,
     NUMBER_WORDS,
     QUANTITY,
     SENTENCE_STARTERS,
@@ -42,6 +41,8 @@ class AnswerType(StrEnum):
 
 
 _YEAR_RE = re.compile(rf"\b{YEAR}\b")
+# Names by their capitals (format, not words): "Mara Quist", "Saint-Jean-de-Luz", "Port Vell".
+NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
 
 
 def expected_type(question: str) -> AnswerType:

@@ -23,12 +23,11 @@ import re
 from collections.abc import Sequence
 
 from ..mesh.frames import Turn
-from .answer_type import AnswerType, expected_type, matches
+from .answer_type import NAME, AnswerType, expected_type, matches
 from .heuristics import (
     CONVERSATION_OPENERS,
     DEFINITE,
     DETERMINER,
-    NAME,
     NOT_A_NOUN,
     PERSON_PRONOUNS,
     POSSESSIVE_PRONOUNS,

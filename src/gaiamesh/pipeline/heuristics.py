@@ -136,9 +136,6 @@ def quantity_pattern(number_words: Iterable[str] = NUMBER_WORDS) -> re.Pattern[s
 QUANTITY = quantity_pattern()
 """Heuristic (English number and scale words, "per cent"): the quantities of a sentence."""
 
-NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
-"""Heuristic (capitalisation): the names of a sentence, runs of capitalised words ("Mara
-Quist", "Saint-Jean-de-Luz", "Port Vell"): the spans that answer "who" and "where"."""
 TITLES = frozenset(
     "dr mr mrs ms prof sir dame lord lady captain capt professor president minister prime king queen "
     "saint st mount lake river".split()
