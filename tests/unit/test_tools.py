@@ -127,9 +127,9 @@ def test_reason_prefers_valid_and_agreeing_answers() -> None:
 
 
 def test_reason_checks_the_answer_type_and_falls_back_to_typed_spans() -> None:
-    # "who" wants a name: the appositive's name, not the description or the possessor
-    fact = ["Today the bakery is run by Jacob's great-great-granddaughter, Lowenna Pellow, since 2016."]
-    desc = "Jacob's great-great-granddaughter"
+    # "who" wants a name: the appositive's name, not the description
+    fact = ["Today the bakery is run by his great-great-granddaughter, Lowenna Pellow, since 2016."]
+    desc = "his great-great-granddaughter"
     assert choose("Who runs the bakery today?", fact, desc, [desc]) == ("Lowenna Pellow", "span0")
     # an invented year is not in the facts; the best fact read alone beats the whole-context reading
     fact = ["The light was converted to electricity in 1956, and full automation followed in 1989."]

@@ -25,7 +25,6 @@ from .heuristics import (
     TRAILERS,
     YEAR,
     asked_kind,
-    possessive,
 )
 from .text import rank, terms
 
@@ -95,9 +94,8 @@ def matches(answer: str, atype: AnswerType) -> bool:
     if atype is AnswerType.NUMBER:
         return bool(re.search(r"\d", a)) or any(w in NUMBER_WORDS for w in re.findall(r"[a-z]+", a.lower()))
     if atype in (AnswerType.PERSON, AnswerType.PLACE):
-        words = [w for w in re.split(r"[\s,]+", a) if w]
         names = NAME.fullmatch(a.rstrip(".")) is not None
-        return names and not re.search(r"\d", a) and not any(possessive(w) for w in words)
+        return names and not re.search(r"\d", a)
     return True
 
 
@@ -118,8 +116,6 @@ def spans(sentence: str, atype: AnswerType, question: str = "") -> list[str]:
             words = m.group(0).split()
             if m.start() == 0 and len(words) == 1:
                 continue  # a capitalised first word is just the start of the sentence
-            if possessive(words[-1]):
-                continue  # "Jacob's granddaughter": the possessor is not the one asked for
             while words and words[0].lower().strip(".") in TITLES | SENTENCE_STARTERS:
                 words.pop(0)
             text = " ".join(words)

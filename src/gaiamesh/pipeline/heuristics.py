@@ -149,12 +149,6 @@ SENTENCE_STARTERS = frozenset(
 opening a run of capitals is not part of the name."""
 
 
-def possessive(word: str) -> bool:
-    """Heuristic (the English possessive 's): "Jacob's granddaughter": the possessor is not the
-    one asked for, and "Ann Lee's successor" is a role of Ann Lee."""
-    return word.endswith(("'s", "’s"))
-
-
 # Words that may open a sentence before a count ("Over 300 ships sailed", "Some 40 ...").
 BEFORE_COUNT = frozenset("around nearly only another just almost roughly fewer some about over".split())
 """Heuristic (English words that open a sentence before a count): with the stop words, a
@@ -177,8 +171,10 @@ is still about her."""
 CLAUSE = re.compile(r",?\s+(?:while|whereas|but)\s+|;\s+")
 """Heuristic (English conjunctions that join contrasting clauses): where a sentence joins two
 clauses that may be about different things."""
+
 DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-"""Heuristic (English articles): a leading article is not part of an answer ("the Solveig")."""
+"""Heuristic (English articles): a leading article is not part of an answer ("the Solveig"),
+and a phrase after a name that opens with one describes it ("Tarnby, the town where ...")."""
 
 # --- the hop splitter's word classes (hops.py) -------------------------------------------------
 RELATIVE_PRONOUNS = frozenset({"who", "that", "which", "whom"})
@@ -188,7 +184,7 @@ AUXILIARIES = frozenset({"did", "does", "do", "was", "were", "is", "are", "has",
 COPULAS = frozenset({"was", "were", "is", "are"})
 CLAUSE_OPENERS = frozenset({"he", "she", "they", "it", "we", "first", "later"})
 """Heuristic (English closed word classes): the words by whose roles the hop splitter tells a
-two-fact question's relative clause, role or possessive from a one-fact question."""
+two-fact question's relative clause or role from a one-fact question."""
 
 # --- follow-up questions (followup.py) ---------------------------------------------------------
 PERSON_PRONOUNS = frozenset({"he", "him", "his", "she", "her", "hers"})

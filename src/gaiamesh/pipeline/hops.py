@@ -11,7 +11,6 @@ determiners, person nouns, finite verbs), not by any one question's wording:
 
 - a relative clause on a common noun: "the ship that carried ...", "the person who discovered ...";
 - a role of a named thing, with modifiers: "the first captain of X", "the naval architect of X";
-- a possessive role: "X's successor";
 - a fronted subject: "The engraver of X came from which town?".
 
 A clause on a proper name ("the Saltcote Salt Works that survive today") only restricts the
@@ -40,7 +39,6 @@ from .heuristics import (
     PREPOSITIONS,
     RELATIVE_PRONOUNS,
     person_noun,
-    possessive,
 )
 from .text import terms
 
@@ -134,30 +132,6 @@ def decompose(question: str) -> Decomposition | None:
         outer, entity = found  # the phrase after "of" is the named thing
         role = _np(words[det : of + 1])
         return _asks_more(Decomposition(inner=f"Who was {role} {entity}?", outer=outer))
-    return _possessive(words, lower)
-
-
-def _possessive(words: list[str], lower: list[str]) -> Decomposition | None:
-    """"[the] POSSESSOR's [first ...] ROLE [as ...]": "Which town did Ann Lee's successor
-    come from?" asks first who Ann Lee's successor was."""
-    for k, w in enumerate(lower):
-        if not possessive(w) or k == 0:
-            continue
-        head = next((j for j in range(k + 1, min(len(lower), k + 4)) if person_noun(lower[j].strip("?,"))), None)
-        if head is None or not all(x.isalpha() and x.islower() for x in words[k + 1 : head]):
-            continue
-        det = k
-        while det > 0 and words[det - 1][:1].isupper() and lower[det - 1] not in RELATIVE_PRONOUNS | {"which", "what"}:
-            det -= 1  # back over the possessor's name: "Ann Lee's"
-        if det > 0 and lower[det - 1] in DETERMINERS:
-            det -= 1
-        if det == 0 or (det == k and lower[det] not in DETERMINERS and not words[k][:1].isupper()):
-            continue
-        end = _end(words, lower, det, head + 1, first=0)  # the verb may follow the role at once
-        if det >= 1 and lower[det - 1] in COPULAS and det <= 2 and end == len(words):
-            return None  # "Who was Ann Lee's successor?": the role is the question
-        outer = " ".join([*words[:det], "{bridge}", *words[end:]]) + "?"
-        return _asks_more(Decomposition(inner=f"Who was {_np(words[det:end])}?", outer=outer))
     return None
 
 
