@@ -16,6 +16,7 @@ from typing import Any
 from simpleeval import SimpleEval
 
 from ..errors import ToolError
+from .heuristics import NUMBER_VALUES, SCALE_VALUES
 
 MAX_EXPRESSION = 500  # characters
 MAX_EXPONENT = 64
@@ -94,14 +95,6 @@ def format_number(value: int | float) -> str:
     return str(value)
 
 
-_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen twenty".split()
-    )
-} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12}
-_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 
 
@@ -118,13 +111,13 @@ def to_number(text: str) -> int | float | None:
         # joins only after a scale word ("one thousand and forty").
         total, group, last = 0, 0, ""
         for w in re.findall(r"[a-z]+", lower):
-            if w in _WORDS:
-                group += _WORDS[w]
+            if w in NUMBER_VALUES:
+                group += NUMBER_VALUES[w]
             elif w == "hundred" and value is not None:
                 group = (group or 1) * 100
-            elif w in _SCALES and value is not None:
-                total, group = total + (group or 1) * _SCALES[w], 0
-            elif w == "and" and last in _SCALES:
+            elif w in SCALE_VALUES and value is not None:
+                total, group = total + (group or 1) * SCALE_VALUES[w], 0
+            elif w == "and" and last in SCALE_VALUES:
                 last = w
                 continue
             elif value is not None:
@@ -135,7 +128,7 @@ def to_number(text: str) -> int | float | None:
     if value is None:
         return None
     after = lower[found.end() :] if found else ""
-    scale = re.match(r"\s*(hundred|thousand|million|billion)\b", after)
+    scale = re.match(rf"\s*({'|'.join(SCALE_VALUES)})\b", after)
     if scale:
-        value = round(value * _SCALES[scale.group(1)], 6)  # 8.2 million is 8200000, not 8199999.999999999
+        value = round(value * SCALE_VALUES[scale.group(1)], 6)  # 8.2 million is 8200000, not 8199999.999999999
     return int(value) if float(value).is_integer() else value

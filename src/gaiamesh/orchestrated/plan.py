@@ -19,7 +19,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ToolError
-from .phrases import drop_unit, split_subject, unit_tail
+from .heuristics import (
+    ARTICLES,
+    ELLIPSIS,
+    ORDINAL,
+    PRONOUN_START,
+    drop_unit,
+    split_subject,
+    unit_tail,
+)
 
 STEP_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 REFERENCE = re.compile(r"@\{outputs\.([A-Za-z][A-Za-z0-9_]{0,63})\.(result_data|processed_result_data)\}")
@@ -278,6 +286,9 @@ def _lookup(step_id: str, field: str, outputs: Mapping[str, StepOutput]) -> Any:
 
 
 # --- templates ---------------------------------------------------------------------------------
+# A template's pattern is a heuristic: an English question form, written by hand, that decides
+# the plan's shape and its slots. The patterns stay data (templates/*.json); this section applies
+# them, with the slot rules of heuristics.py. Their measured worth: docs/strategies.md, "Heuristics".
 @dataclass(frozen=True)
 class Form:
     """One wording of a template's question: a pattern whose named groups fill slots, and the
@@ -325,7 +336,7 @@ class Template:
         for name, value in list(slots.items()):
             if PRONOUN_START.match(value):
                 others = [split_subject(v) for n, v in slots.items() if n != name and not PRONOUN_START.match(v)]
-                named = [p[0] for p in others if p and (p[0][:1].isupper() or p[0].split()[0].lower() in {"the", "a", "an"})]
+                named = [p[0] for p in others if p and (p[0][:1].isupper() or p[0].split()[0].lower() in ARTICLES)]
                 if named:
                     slots[name] = PRONOUN_START.sub(named[0] + " ", value, count=1)
         # "between the society's first show and its last": the second is the first's noun
@@ -370,9 +381,6 @@ class Template:
 # The unit the question asks its number in (", in metres"): not a pattern's slot, but given to
 # every number look-up of the plan that names no unit of its own.
 UNIT_SLOT = "_unit"
-ORDINAL = re.compile(r"\b(?:first|last|second|third|earliest|latest|final|next|previous)\b", re.IGNORECASE)
-ELLIPSIS = re.compile(rf"(?:its|their|his|her|the)\s+({ORDINAL.pattern})", re.IGNORECASE)
-PRONOUN_START = re.compile(r"^(?:it|they|he|she)\s+", re.IGNORECASE)
 
 
 def _slot(name: str, slots: Mapping[str, str], template: str) -> str:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .executor import Execution
+from .heuristics import answer_scale
 from .journal import Journal, WorkingContext
-from .phrases import answer_scale
 from .plan import Catalog, Plan, PlanError, Template, plan_schema, validate_plan
 
 # (prompt, the JSON schema to hold it to or None) -> the model's completion

@@ -4,6 +4,8 @@ Classic question answering before the model: a "which year" question is not answ
 sentence without a year, and "who" wants a name, not a description. ``extract`` uses the type to
 rank sentences, ``reason`` to check the model's answers and, where they fail, to offer the typed
 spans of the best facts instead. Only wh-words and surface patterns: nothing here knows a task.
+The rules that read English (the wh-forms, month names, number words, titles) are heuristics
+and live in ``heuristics.py``; this module applies them.
 """
 
 from __future__ import annotations
@@ -11,8 +13,20 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from .hops import person_noun
-from .text import STOPWORDS, rank, terms
+from .heuristics import (
+    BEFORE_COUNT,
+    DATE,
+    MONTH,
+    NUMBER_WORDS,
+    QUANTITY,
+    SENTENCE_STARTERS,
+    STOPWORDS,
+    TITLES,
+    TRAILERS,
+    YEAR,
+    asked_kind,
+)
+from .text import rank, terms
 
 
 class AnswerType(StrEnum):
@@ -25,68 +39,14 @@ class AnswerType(StrEnum):
     ANY = "any"
 
 
-_MONTH = (
-    r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
-    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?"
-)
-_YEAR = r"\b(?:1[0-9]{3}|20[0-9]{2})\b"
-_DATE = re.compile(
-    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?:,?\s+{_YEAR[2:-2]})?\b"
-    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+{_YEAR[2:-2]})?\b"
-    rf"|\b{_MONTH}\s+{_YEAR[2:-2]}\b"
-)
-_YEAR_RE = re.compile(_YEAR)
-_NUMBER_WORDS = (
-    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
-    "hundred thousand million billion dozen"
-).split()
-# Longest first and whole words only: "eighty" is not "eight" followed by "y", "fourteen" not "four".
-_WORD_ALT = "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
-_NUM = rf"(?:[$£€]\s?)?(?:\d(?:[\d,]*\d)?(?:\.\d+)?(?:\+(?=\s))?(?!st\b|nd\b|rd\b|th\b)|(?:{_WORD_ALT})(?:-(?:{_WORD_ALT}))?\b)"
-# A quantity: a number, an optional scale word, and up to two lower-case unit words.
-_QUANTITY = re.compile(
-    rf"(?<![\w.])(?P<number>(?i:{_NUM}(?:\s+(?:hundred|thousand|million|billion)(?:\s+and\s+(?:{_WORD_ALT})(?:-(?:{_WORD_ALT}))?\b)?)?))"
-    r"(?:\s*(?:%|per\s?cent|percent))?(?:\s+[a-z][a-z-]*){0,2}"  # units are lower-case words
-)
-# Capitalised runs: "Mara Quist", "Saint-Jean-de-Luz", "Port Vell", "Jan van Veen".
-_NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:(?:de|van|von|da|del|der|la|le|du|di|al)\s+)?[A-Z][\w'’-]*)*")
-_TITLES = frozenset(
-    "dr mr mrs ms prof sir dame lord lady captain capt professor president minister prime king queen "
-    "saint st mount lake river".split()
-)
-_SENTENCE_STARTERS = frozenset(
-    "the a an in on at after before today since during its his her their it this".split()
-)
+_YEAR_RE = re.compile(rf"\b{YEAR}\b")
+# Names by their capitals (format, not words): "Mara Quist", "Saint-Jean-de-Luz", "Port Vell".
+NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
 
 
 def expected_type(question: str) -> AnswerType:
-    """The answer type a question asks for, from its wh-phrase."""
-    q = " ".join(question.lower().split())
-    if re.search(r"\b(?:what|which|in what|in which)\s+(?:year|decade|century)\b", q):
-        return AnswerType.YEAR
-    if re.search(r"\b(?:what|which)\s+(?:date|day)\b", q):
-        return AnswerType.DATE
-    if q.startswith("when"):
-        return AnswerType.WHEN
-    if re.search(
-        r"\bhow\s+(?:many|much|long|high|tall|far|old|deep|wide|big|large|heavy|fast)\b", q
-    ) or re.search(
-        r"\bwhat\s+(?:is|was|were|are)\s+the\s+(?:number|total|amount|cost|price|length|height|population|capacity|area)\b",
-        q,
-    ):
-        return AnswerType.NUMBER
-    if re.match(r"(?:who|whom|whose)\b", q) or re.search(r"\bby\s+whom\b", q):
-        return AnswerType.PERSON
-    # "which board member", "what engineer": the wh-phrase's head names a person by a role
-    m = re.match(r"(?:\w+\s+)?(?:which|what)\s+([a-z-]+)(?:\s+([a-z-]+))?", q)
-    if m and any(w and person_noun(w) for w in m.groups()):
-        return AnswerType.PERSON
-    if q.startswith("where") or re.search(
-        r"\b(?:which|what|in which|in what)\s+(?:city|town|village|country|port|island|region|place)\b", q
-    ):
-        return AnswerType.PLACE
-    return AnswerType.ANY
+    """The answer type a question asks for, from its wh-phrase (a heuristic: ``heuristics.asked_kind``)."""
+    return AnswerType(asked_kind(question))
 
 
 def typed_rank(
@@ -128,15 +88,14 @@ def matches(answer: str, atype: AnswerType) -> bool:
     if atype is AnswerType.YEAR:
         return bool(_YEAR_RE.search(a))
     if atype is AnswerType.DATE:
-        return bool(_DATE.search(a))
+        return bool(DATE.search(a))
     if atype is AnswerType.WHEN:
-        return bool(_DATE.search(a) or _YEAR_RE.search(a))
+        return bool(DATE.search(a) or _YEAR_RE.search(a))
     if atype is AnswerType.NUMBER:
-        return bool(re.search(r"\d", a)) or any(w in _NUMBER_WORDS for w in re.findall(r"[a-z]+", a.lower()))
+        return bool(re.search(r"\d", a)) or any(w in NUMBER_WORDS for w in re.findall(r"[a-z]+", a.lower()))
     if atype in (AnswerType.PERSON, AnswerType.PLACE):
-        words = [w for w in re.split(r"[\s,]+", a) if w]
-        names = _NAME.fullmatch(a.rstrip(".")) is not None
-        return names and not re.search(r"\d", a) and not any(w.endswith(("'s", "’s")) for w in words)
+        names = NAME.fullmatch(a.rstrip(".")) is not None
+        return names and not re.search(r"\d", a)
     return True
 
 
@@ -145,32 +104,29 @@ def spans(sentence: str, atype: AnswerType, question: str = "") -> list[str]:
     qterms = set(terms(question))
     out: list[str] = []
     if atype is AnswerType.DATE:
-        out = [m.group(0) for m in _DATE.finditer(sentence)]
+        out = [m.group(0) for m in DATE.finditer(sentence)]
     elif atype is AnswerType.WHEN:
-        out = [m.group(0) for m in _DATE.finditer(sentence)] or _YEAR_RE.findall(sentence)
+        out = [m.group(0) for m in DATE.finditer(sentence)] or _YEAR_RE.findall(sentence)
     elif atype is AnswerType.YEAR:
         out = _YEAR_RE.findall(sentence)
     elif atype is AnswerType.NUMBER:
         out = [text for text, _ in _quantities(sentence, question)]
     elif atype in (AnswerType.PERSON, AnswerType.PLACE):
-        for m in _NAME.finditer(sentence):
+        for m in NAME.finditer(sentence):
             words = m.group(0).split()
             if m.start() == 0 and len(words) == 1:
                 continue  # a capitalised first word is just the start of the sentence
-            if words[-1].endswith(("'s", "’s")):
-                continue  # "Jacob's granddaughter": the possessor is not the one asked for
-            while words and words[0].lower().strip(".") in _TITLES | _SENTENCE_STARTERS:
+            while words and words[0].lower().strip(".") in TITLES | SENTENCE_STARTERS:
                 words.pop(0)
             text = " ".join(words)
-            if re.fullmatch(_MONTH, text):
+            if re.fullmatch(MONTH, text):
                 continue  # "May" in "2 May 1981" is no name
             if text and not set(terms(text)) <= qterms:
                 out.append(text)
     return [s.strip(" ,;") for s in out if s.strip(" ,;")]
 
 
-# Words that may open a sentence before a count ("Over 300 ships sailed", "Some 40 ...").
-_BEFORE_COUNT = STOPWORDS | frozenset("around nearly only another just almost roughly fewer some about over".split())
+_BEFORE_COUNT = STOPWORDS | BEFORE_COUNT
 
 
 def names_number(sentence: str, start: int) -> bool:
@@ -189,8 +145,8 @@ def _quantities(sentence: str, question: str) -> list[tuple[str, bool]]:
     or measure ("160 species" for "how many species", "31 metres high" for "how high")."""
     qterms = set(terms(question))
     out: list[tuple[str, bool]] = []
-    dates = [m.span() for m in _DATE.finditer(sentence)]
-    for m in _QUANTITY.finditer(sentence):
+    dates = [m.span() for m in DATE.finditer(sentence)]
+    for m in QUANTITY.finditer(sentence):
         if any(a < m.end() and m.start() < b for a, b in dates):
             continue  # "2 May 1981" is a date, not two quantities
         if names_number(sentence, m.start()):
@@ -208,7 +164,7 @@ def _quantities(sentence: str, question: str) -> list[tuple[str, bool]]:
             anchored = anchored or bool(set(terms(words[-1])) & qterms)
             words.pop()
         text = " ".join(words).rstrip(",;:")  # "in 1897, when ...": the comma is not the number's
-        if _YEAR_RE.fullmatch(text) and not re.search(r"\bhow\s+old\b", question.lower()):
+        if _YEAR_RE.fullmatch(text):
             continue  # a bare year is a date, not a quantity
         out.append((text, anchored))
     return out
@@ -222,7 +178,4 @@ def anchored(sentence: str, atype: AnswerType, question: str) -> list[str]:
 
 
 # Words a quantity span may end on that are not its unit.
-_TRAILERS = STOPWORDS | frozenset(
-    "through across along around against per long high tall wide deep old away later earlier ago "
-    "apart each every only just nearly almost about roughly".split()
-)
+_TRAILERS = STOPWORDS | TRAILERS

@@ -14,7 +14,8 @@ from ..errors import ToolError
 from ..mesh.frames import Events, Fact, Hop, PacketType, SearchDocsPacket
 from ..tools.tool import Tool, ToolContext
 from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
-from .hops import CLAUSE, POINTS_BACK, Decomposition, about
+from .heuristics import CLAUSE, POINTS_BACK
+from .hops import Decomposition, about
 from .read import read_answer
 from .rerank import rerank
 from .split import as_decomposition, split_question

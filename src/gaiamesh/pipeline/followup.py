@@ -12,6 +12,9 @@ most recent turn that offers a referent of its kind:
   was about (a name, or a description such as "the museum" that fits an earlier name).
 
 Turns carry their questions as resolved, so a referent is never a bare pronoun.
+
+The resolver is a heuristic as a whole: it reads English pronouns, openers and names
+(``heuristics.py``).
 """
 
 from __future__ import annotations
@@ -20,25 +23,29 @@ import re
 from collections.abc import Sequence
 
 from ..mesh.frames import Turn
-from .answer_type import _NAME, _SENTENCE_STARTERS, _TITLES, AnswerType, expected_type, matches
-
-_PERSON = {"he", "him", "his", "she", "her", "hers"}
-_THING = {"it", "its"}
-_POSSESSIVE = {"his", "its", "hers"}
-_OPENERS = {"and", "so", "then", "also", "now"}
-# After "her", these words mean it is an object ("born to her"), not a possessive ("her birthplace").
-_NOT_A_NOUN = {"in", "on", "at", "by", "for", "to", "from", "with", "as", "and", "or", "?", "."}
+from .answer_type import NAME, AnswerType, expected_type, matches
+from .heuristics import (
+    CONVERSATION_OPENERS,
+    DEFINITE,
+    DETERMINER,
+    NOT_A_NOUN,
+    PERSON_PRONOUNS,
+    POSSESSIVE_PRONOUNS,
+    SENTENCE_STARTERS,
+    THING_PRONOUNS,
+    TITLES,
+)
 
 
 def names(text: str) -> list[str]:
     """Proper-name phrases of ``text`` ("Veldt Glass Museum"), longest first, without a leading
     title or a capitalised opening word."""
     out = []
-    for m in _NAME.finditer(text):
+    for m in NAME.finditer(text):
         words = m.group(0).split()
         if m.start() == 0 and len(words) == 1:
             continue
-        while words and words[0].lower().strip(".") in _TITLES | _SENTENCE_STARTERS:
+        while words and words[0].lower().strip(".") in TITLES | SENTENCE_STARTERS:
             words.pop(0)
         if words:
             out.append(" ".join(words).rstrip("?.,;"))
@@ -46,14 +53,14 @@ def names(text: str) -> list[str]:
 
 
 def _is_name(answer: str) -> bool:
-    a = re.sub(r"^(?:the|a|an)\s+", "", answer.strip(), flags=re.I)
+    a = DETERMINER.sub("", answer.strip())
     return bool(a) and matches(a, AnswerType.PERSON)
 
 
 def _bare(question: str) -> str:
     """The question without a conversational opener ("And who ..." -> "who ...")."""
     words = question.split()
-    while words and words[0].lower().strip(",") in _OPENERS:
+    while words and words[0].lower().strip(",") in CONVERSATION_OPENERS:
         words.pop(0)
     return " ".join(words)
 
@@ -62,7 +69,7 @@ def subjects(question: str, known: Sequence[str]) -> list[str]:
     """What ``question`` is about: its names, then definite descriptions that name something
     said before ("the museum" for an earlier "Veldt Glass Museum": same head noun)."""
     found = names(question)
-    for noun in re.findall(r"\bthe\s+([a-z]+)\b", question):
+    for noun in DEFINITE.findall(question):
         found += [k for k in known if k.split()[-1].lower() == noun and k not in found]
     return found
 
@@ -93,21 +100,21 @@ def resolve(question: str, history: Sequence[Turn]) -> str:
         return question
     tokens = re.findall(r"\w+|[^\w\s]", question)
     lowered = [t.lower() for t in tokens]
-    if not (set(lowered) & (_PERSON | _THING)):
+    if not (set(lowered) & (PERSON_PRONOUNS | THING_PRONOUNS)):
         return question
     out: list[str] = []
     for i, (tok, low) in enumerate(zip(tokens, lowered, strict=True)):
-        kind = "person" if low in _PERSON else "thing" if low in _THING else None
+        kind = "person" if low in PERSON_PRONOUNS else "thing" if low in THING_PRONOUNS else None
         target = referent(kind, history) if kind else None
         if target is None:
             out.append(tok)
             continue
         nxt = lowered[i + 1] if i + 1 < len(tokens) else "?"
-        possessive = low in _POSSESSIVE or (low == "her" and nxt not in _NOT_A_NOUN)
+        possessive = low in POSSESSIVE_PRONOUNS or (low == "her" and nxt not in NOT_A_NOUN)
         if i > 0:  # "The Tamsey Chandelier" from an answer reads "the Tamsey Chandelier" mid-sentence
             target = re.sub(r"^(The|A|An) ", lambda m: m.group(1).lower() + " ", target)
         out.append(f"{target}'s" if possessive else target)
-    if out and out[0].lower() in _OPENERS and len(out) > 1:  # "And who designed it?"
+    if out and out[0].lower() in CONVERSATION_OPENERS and len(out) > 1:  # "And who designed it?"
         out = out[1:]
         out[0] = out[0][:1].upper() + out[0][1:]
     text = " ".join(out)

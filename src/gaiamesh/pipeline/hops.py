@@ -11,65 +11,36 @@ determiners, person nouns, finite verbs), not by any one question's wording:
 
 - a relative clause on a common noun: "the ship that carried ...", "the person who discovered ...";
 - a role of a named thing, with modifiers: "the first captain of X", "the naval architect of X";
-- a possessive role: "X's successor";
 - a fronted subject: "The engraver of X came from which town?".
 
 A clause on a proper name ("the Saltcote Salt Works that survive today") only restricts the
 name, a role right after "who was" ("Who was the founder of X?") is itself the question, and an
 outer question that asks only for the bridge's name is not split.
+
+The splitter is a heuristic as a whole: it reads English grammar from closed word classes
+(``heuristics.py``: pronouns, determiners, auxiliaries, role nouns) and lemminflect's parts of
+speech. The model's own split is ``DECOMPOSE=model`` (``split.py``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from lemminflect import getAllLemmas
 
-from .text import terms
-
-# A sentence that opens with a pronoun points back at the sentence before it.
-POINTS_BACK = re.compile(r"(?:It|He|She|They|This|These|Its|His|Her|Their)\b")
-# Where a sentence joins two clauses that may be about different things.
-CLAUSE = re.compile(r",?\s+(?:while|whereas|but)\s+|;\s+")
-_PRONOUNS = frozenset({"who", "that", "which", "whom"})
-_DETERMINERS = frozenset({"the", "a", "an"})
-_PREPOSITIONS = frozenset({"in", "on", "at", "of", "from", "by", "to", "for", "with", "since", "during"})
-_AUX = frozenset({"did", "does", "do", "was", "were", "is", "are", "has", "have", "had"})
-_COPULA = frozenset({"was", "were", "is", "are"})
-_ORDINALS = (
-    "first second third fourth fifth sixth seventh eighth ninth tenth last original current "
-    "founding longest-serving youngest oldest next previous"
-).split()
-# Nouns that name a person by their role: "the engineer who ..." asks "Who ...?".
-PERSON_NOUNS = frozenset(
-    """person man woman men women people engineer architect designer builder founder co-founder
-    captain director owner president chairman chairwoman chair headmaster headmistress head teacher
-    conductor manager editor leader coach keeper curator inventor creator author composer writer
-    organist principal mayor successor predecessor wife husband son daughter father mother brother
-    sister astronomer scientist explorer skipper master pilot commander officer artist painter
-    sculptor player member secretary treasurer minister priest vicar bishop abbot warden governor
-    surveyor contractor benefactor patron donor manufacturer merchant brewer miller farmer""".split()
+from .heuristics import (
+    AUXILIARIES,
+    CLAUSE,
+    CLAUSE_OPENERS,
+    COPULAS,
+    DETERMINERS,
+    PERSON_NOUNS,
+    POINTS_BACK,
+    PREPOSITIONS,
+    RELATIVE_PRONOUNS,
+    person_noun,
 )
-
-
-def person_noun(word: str) -> bool:
-    """A noun that names a person by a role: one of the common ones above, an agent noun made
-    from a verb ("printer" from print, "teacher", "runner", "pianist", "librarian") that is
-    not itself a verb ("tower", "number" and "water" are), or a compound in -man/-woman."""
-    w = word.lower()
-    if w in PERSON_NOUNS:
-        return True
-    if not w.isalpha() or getAllLemmas(w).get("VERB"):
-        return False
-    if w.endswith(("ist", "ian")) and len(w) > 5:
-        return True
-    if w.endswith(("man", "woman", "person")) and len(w) > 6:  # alderman, businessman, spokesperson
-        return True
-    if w.endswith(("er", "or")) and len(w) > 4:
-        stems = {w[:-1], w[:-2]} | ({w[:-3]} if w[-3] == w[-4] else set())  # engrave-r, teach-er, runn-er
-        return any(getAllLemmas(stem).get("VERB") and stem in getAllLemmas(stem)["VERB"] for stem in stems)
-    return False
+from .text import terms
 
 
 @dataclass(frozen=True)
@@ -105,19 +76,19 @@ def _main_predicate(words: list[str], aux: str, first: int = 1) -> int | None:
     """
     for i in range(first, len(words)):
         word, before = words[i], words[i - 1].lower() if i else ""
-        if before in _DETERMINERS | _PREPOSITIONS | _AUX or not word.isalpha() or not word.islower():
+        if before in DETERMINERS | PREPOSITIONS | AUXILIARIES or not word.isalpha() or not word.islower():
             continue  # a noun after "the", a name, a number
         base, participle = _verb_forms(word)
         if aux in {"did", "does", "do"} and base:
             return i
-        if aux in _COPULA | {"has", "have", "had"} and participle:
+        if aux in COPULAS | {"has", "have", "had"} and participle:
             return i
     return None
 
 
 def _opens_clause(word: str) -> bool:
     """A relative clause starts with its verb ("that carried") or its subject ("that the firm built")."""
-    if word in _DETERMINERS | _AUX | {"he", "she", "they", "it", "we", "first", "later"}:
+    if word in DETERMINERS | AUXILIARIES | CLAUSE_OPENERS:
         return True
     return word.endswith("ly") or bool(getAllLemmas(word).get("VERB"))  # "that eventually took"
 
@@ -128,9 +99,9 @@ def decompose(question: str) -> Decomposition | None:
     words = q.split(" ")
     lower = [w.lower() for w in words]
     for i, w in enumerate(lower):
-        if i < 2 or w not in _PRONOUNS or lower[i - 1] in _PREPOSITIONS:
+        if i < 2 or w not in RELATIVE_PRONOUNS or lower[i - 1] in PREPOSITIONS:
             continue  # the question's own wh-word, or "in which"
-        det = next((j for j in range(i - 1, max(-1, i - 5), -1) if lower[j] in _DETERMINERS), None)
+        det = next((j for j in range(i - 1, max(-1, i - 5), -1) if lower[j] in DETERMINERS), None)
         if det is None or det == i - 1:
             continue
         noun = words[det + 1 : i]
@@ -161,36 +132,12 @@ def decompose(question: str) -> Decomposition | None:
         outer, entity = found  # the phrase after "of" is the named thing
         role = _np(words[det : of + 1])
         return _asks_more(Decomposition(inner=f"Who was {role} {entity}?", outer=outer))
-    return _possessive(words, lower)
-
-
-def _possessive(words: list[str], lower: list[str]) -> Decomposition | None:
-    """"[the] POSSESSOR's [first ...] ROLE [as ...]": "Which town did Ann Lee's successor
-    come from?" asks first who Ann Lee's successor was."""
-    for k, w in enumerate(lower):
-        if not w.endswith(("'s", "’s")) or k == 0:
-            continue
-        head = next((j for j in range(k + 1, min(len(lower), k + 4)) if person_noun(lower[j].strip("?,"))), None)
-        if head is None or not all(x.isalpha() and x.islower() for x in words[k + 1 : head]):
-            continue
-        det = k
-        while det > 0 and words[det - 1][:1].isupper() and lower[det - 1] not in _PRONOUNS | {"which", "what"}:
-            det -= 1  # back over the possessor's name: "Ann Lee's"
-        if det > 0 and lower[det - 1] in _DETERMINERS:
-            det -= 1
-        if det == 0 or (det == k and lower[det] not in _DETERMINERS and not words[k][:1].isupper()):
-            continue
-        end = _end(words, lower, det, head + 1, first=0)  # the verb may follow the role at once
-        if det >= 1 and lower[det - 1] in _COPULA and det <= 2 and end == len(words):
-            return None  # "Who was Ann Lee's successor?": the role is the question
-        outer = " ".join([*words[:det], "{bridge}", *words[end:]]) + "?"
-        return _asks_more(Decomposition(inner=f"Who was {_np(words[det:end])}?", outer=outer))
     return None
 
 
 def _np(words: list[str]) -> str:
     """A noun phrase moved inside a question: "The printer of X" reads "the printer of X"."""
-    first = words[0].lower() if words and words[0].lower() in _DETERMINERS else words[0] if words else ""
+    first = words[0].lower() if words and words[0].lower() in DETERMINERS else words[0] if words else ""
     return " ".join([first, *words[1:]])
 
 
@@ -205,9 +152,9 @@ def _finite_verb(words: list[str], lower: list[str], start: int) -> int | None:
     or the first inflected verb not right after a determiner or preposition ("The printer of
     the map *came* from which town?")."""
     for i in range(start + 1, len(words)):
-        if lower[i] in _AUX:
+        if lower[i] in AUXILIARIES:
             return i
-        if lower[i - 1] in _DETERMINERS | _PREPOSITIONS or not words[i].isalpha() or not words[i].islower():
+        if lower[i - 1] in DETERMINERS | PREPOSITIONS or not words[i].isalpha() or not words[i].islower():
             continue
         base, inflected = _verb_forms(lower[i])
         if inflected and not base:
@@ -220,7 +167,7 @@ def _end(words: list[str], lower: list[str], det: int, start: int, first: int = 
     if det == 0:  # the question opens with the NP: it ends where the main verb begins
         k = _finite_verb(words, lower, start)
         return len(words) if k is None else k
-    subject = det >= 1 and lower[det - 1] in _AUX
+    subject = det >= 1 and lower[det - 1] in AUXILIARIES
     if not subject:
         return len(words)
     k = _main_predicate(words[start:], lower[det - 1], first)
@@ -232,9 +179,9 @@ def _split(words: list[str], lower: list[str], det: int, start: int, pivot: int)
 
     None when the NP is the whole predicate of "who was ..." (then it is a one-fact question).
     """
-    subject = det >= 1 and lower[det - 1] in _AUX
+    subject = det >= 1 and lower[det - 1] in AUXILIARIES
     end = _end(words, lower, det, start)
-    if subject and end == len(words) and lower[det - 1] in _COPULA and det <= 2:
+    if subject and end == len(words) and lower[det - 1] in COPULAS and det <= 2:
         return None  # "Who was the man who founded X": asks the clause itself
     clause = " ".join(words[pivot + 1 : end])
     if not clause:

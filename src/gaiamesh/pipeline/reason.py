@@ -19,23 +19,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lemminflect import getAllLemmas
-
 from ..errors import ToolError
 from ..evaluation.scoring import normalize
 from ..mesh.frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
 from ..models.prompts import answer_prompt
 from ..tools.tool import Tool, ToolContext
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
+from .heuristics import DETERMINER
 from .hops import about_bridge
 from .read import read_answer
 from .text import paraphrases, terms
 
-_DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 # Proper names in a question, not its first word (the wh-word or an opening capital).
 _NAMES = re.compile(r"(?<!^)\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
-# "the Halbury Library building": a common noun ending a named phrase is part of the subject.
-_NAMED_HEAD = re.compile(r"\bthe\s+(?:[A-Z][\w'-]*\s+)+([a-z]+)\b")
 _EVIDENCE = 0.7  # log-likelihood units: about twice as likely
 _RANKED = 0.75  # the best-ranked fact's share; the second gets half of it
 _AGREE = 1.0  # per agreeing reading of a single fact
@@ -43,9 +39,8 @@ _AGREE = 1.0  # per agreeing reading of a single fact
 # likelihood gaps a 270M model leaves between a right name and a wrong one in the same facts
 # (2 to 4 nats), smaller than those between an answer and a stray span of the right form.
 _TIE = 4.5
-# Where a sentence's clauses and phrases part: "; ", ", " (not the comma inside "1,850"),
-# brackets, and the joins of two clauses.
-_PARTS = re.compile(r"\s*[;:()]\s*|,\s+|\s+(?:while|whereas|but)\s+")
+# Where a sentence's clauses and phrases part: "; ", ", " (not the comma inside "1,850"), brackets.
+_PARTS = re.compile(r"\s*[;:()]\s*|,\s+")
 
 
 @dataclass(frozen=True)
@@ -94,7 +89,7 @@ def options(
                     add(span, o.source)
     for t in triples:
         for arg in (t.subject, t.object):
-            add(_DETERMINER.sub("", arg), "triple")
+            add(DETERMINER.sub("", arg), "triple")
     return out
 
 
@@ -162,20 +157,15 @@ def _windows(option: str, fact: str) -> list[str]:
         window = part
         if part.strip(" .") == option and i > 0:
             window = f"{parts[i - 1]} {window}"
-        if part.rstrip(" .").endswith(option) and i + 1 < len(parts) and _DETERMINER.match(parts[i + 1]):
+        if part.rstrip(" .").endswith(option) and i + 1 < len(parts) and DETERMINER.match(parts[i + 1]):
             window = f"{window} {parts[i + 1]}"
         out.append(window)
     return out
 
 
 def subject_terms(question: str) -> set[str]:
-    """The terms of what a question is about: its proper names, with the common noun that ends
-    a named phrase ("the Halbury Library building")."""
-    found = {t for name in _NAMES.findall(question) for t in terms(name)}
-    for m in _NAMED_HEAD.finditer(question):
-        if "NOUN" in getAllLemmas(m.group(1)):
-            found |= set(terms(m.group(1)))
-    return found
+    """The terms of what a question is about: its proper names."""
+    return {t for name in _NAMES.findall(question) for t in terms(name)}
 
 
 def ties(option: str, question: str, facts: list[str]) -> int:

@@ -1,4 +1,5 @@
-"""Text helpers shared by the retrieval tools: tokens, sentences, BM25 ranking."""
+"""Text helpers shared by the retrieval tools: tokens, sentences, BM25 ranking. The English word
+lists they use (stop words, abbreviations, paraphrase groups) are heuristics, in ``heuristics.py``."""
 
 from __future__ import annotations
 
@@ -9,20 +10,10 @@ from lemminflect import getAllLemmas
 from nltk.stem.porter import PorterStemmer
 from rank_bm25 import BM25Okapi
 
-STOPWORDS = frozenset(
-    """a an the of in on at to for from by with and or but is are was were be been being it its this that
-    these those as what which who whom whose when where why how did do does done has have had not no
-    than then there their they them he she his her we our you your i me my into over under about after
-    before during between many much more most some any all each""".split()
-)
+from .heuristics import ABBREVIATION, PARAPHRASES, STOPWORDS
+
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
-_ABBREV = re.compile(
-    r"(?:\b(?:Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|No|Capt|Gen|Col|Lt|Sgt|Rev|Fr|Co|Inc|Ltd|vs|approx)|\b[A-Z]"
-    # life dates: "(c. 1702 – 1771)", "(b. 1790)", "(d. 1861)", "(fl. 1820s)"
-    r"|\((?:c|ca|b|d|fl))\.$"
-)
-
 
 _PORTER = PorterStemmer()
 PHRASE_BONUS = 1.0  # per pair of adjacent question terms found adjacent in a doc
@@ -60,38 +51,16 @@ def _line_sentences(text: str) -> list[str]:
         piece = piece.strip()
         if not piece:
             continue
-        if out and _ABBREV.search(out[-1]):
+        if out and ABBREVIATION.search(out[-1]):
             out[-1] = f"{out[-1]} {piece}"  # "Dr. Ann Lee" is one sentence
         else:
             out.append(piece)
     return out
 
 
-# Questions paraphrase the document ("who founded" / "was established by"). Each group is a
-# handful of everyday English verbs and nouns for one event; a query term brings in its group.
-_PARAPHRASES = [
-    "found establish creat form launch",
-    "build construct erect complet",
-    "open inaugur unveil launch",
-    "close shut end ceas stop",
-    "begin start commenc",
-    "finish end complet conclud stop",
-    "die death kill",
-    "born birth",
-    "lead head direct run manag chair",
-    "buy bought purchas acquir",
-    "sell sold",
-    "win won award prize",
-    "design plan architect",
-    "discov identifi detect spot",
-    "high height tall",
-    "long length",
-    "cost price spent fund",
-    "visit visitor",
-    "name call titl",
-]
+# Each paraphrase group (a heuristic: heuristics.PARAPHRASES), by each of its stems.
 _GROUPS: dict[str, set[str]] = {}
-for _group in _PARAPHRASES:
+for _group in PARAPHRASES:
     _stems = {stem(w) for w in _group.split()}
     for _s in _stems:
         _GROUPS.setdefault(_s, set()).update(_stems)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from gaiamesh.orchestrated.heuristics import split_subject
 from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, templates
-from gaiamesh.orchestrated.phrases import split_subject
 from gaiamesh.orchestrated.plan import Template
 
 
@@ -71,9 +71,9 @@ def test_ages_changes_and_ratios() -> None:
 
 async def test_a_unit_phrase_leaves_the_slot_and_a_scale_divides_the_answer() -> None:
     from gaiamesh.orchestrated.catalog import TOOLS
+    from gaiamesh.orchestrated.heuristics import answer_scale, drop_unit
     from gaiamesh.orchestrated.journal import Journal
     from gaiamesh.orchestrated.orchestrator import DEFAULT_TEMPLATE
-    from gaiamesh.orchestrated.phrases import answer_scale, drop_unit
     from gaiamesh.orchestrated.planner import PlanManager
 
     assert (

@@ -58,3 +58,28 @@ def test_ranking_weighs_what_happened_over_the_subjects_name() -> None:
     assert rank("Who designed the Carnforth Public Library building?", pool)[0][0] == 1
     founded = ["The museum was established in 1977 by Rupert Ashcombe.", "The museum holds 9,000 objects."]
     assert rank("Who founded the museum?", founded)[0][0] == 0  # a paraphrase counts
+
+
+def test_heuristics_say_what_they_are() -> None:
+    """Every function of the heuristics modules says in its docstring that it is a heuristic and
+    what it reads (docs/strategies.md lists them with their measured worth)."""
+    import inspect
+
+    from gaiamesh.orchestrated import heuristics as orchestrated
+    from gaiamesh.pipeline import heuristics as pipeline
+
+    for module in (pipeline, orchestrated):
+        for name, fn in inspect.getmembers(module, inspect.isfunction):
+            if fn.__module__ != module.__name__ or name.startswith("_") or name.endswith("_pattern"):
+                continue
+            if name == "parts_of_speech":  # a look-up in lemminflect's table, used by split_subject
+                continue
+            assert (fn.__doc__ or "").startswith("Heuristic ("), f"{module.__name__}.{name}"
+
+
+def test_number_words_are_a_rule_of_their_own() -> None:
+    from gaiamesh.pipeline.heuristics import QUANTITY, quantity_pattern
+
+    s = "The crew of twelve sailed 300 miles."
+    assert [m.group("number") for m in QUANTITY.finditer(s)] == ["twelve", "300"]
+    assert [m.group("number") for m in quantity_pattern(()).finditer(s)] == ["300"]

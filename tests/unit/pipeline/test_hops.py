@@ -41,16 +41,6 @@ from ..fakes import FakeLLM
             "Who was the founder of the firm?",
             "Who succeeded {bridge}?",
         ),
-        (  # a possessor's role; the main verb right after it
-            "Which town did Joseph Lumb's successor come from?",
-            "Who was Joseph Lumb's successor?",
-            "Which town did {bridge} come from?",
-        ),
-        (  # a possessive role with its own qualifier
-            "In which city was the founder's successor as director born?",
-            "Who was the founder's successor as director?",
-            "In which city was {bridge} born?",
-        ),
         (  # the question opens with its subject; an agent noun made from a verb is a role
             "The engraver of the Willow Garden pattern came from which town?",
             "Who was the engraver of the Willow Garden pattern?",
@@ -84,6 +74,10 @@ def test_two_fact_questions_split_into_inner_and_outer(question: str, inner: str
         "In which year did the Penhallow Tin Mine close?",
         "How many patients could the building on Infirmary Hill hold when it opened?",
         "Who was Joseph Lumb's successor?",  # the possessive role is the question
+        # a possessor's role is not split: that rule earned nothing on the held-out sets
+        # (docs/results/2026-11-27-heuristics.md)
+        "Which town did Joseph Lumb's successor come from?",
+        "In which city was the founder's successor as director born?",
         "What is the name of the lighthouse's keeper?",  # asks only for the role's name
         "In which year was the tower of the castle rebuilt?",  # "tower" is a verb, not an agent noun
     ],
@@ -93,7 +87,7 @@ def test_one_fact_questions_are_left_alone(question: str) -> None:
 
 
 def test_agent_nouns_name_people_and_verbs_do_not() -> None:
-    from gaiamesh.pipeline.hops import person_noun
+    from gaiamesh.pipeline.heuristics import person_noun
 
     assert all(map(person_noun, ["engraver", "teacher", "runner", "pianist", "librarian", "captain"]))
     assert not any(map(person_noun, ["tower", "number", "water", "river", "letter", "corner"]))
