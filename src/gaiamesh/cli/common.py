@@ -11,7 +11,6 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..evaluation.metrics import RunMetrics
-from ..mesh.protocols import check
 from ..settings import Settings, load_settings
 
 if TYPE_CHECKING:  # what add_subparsers() returns (generic for type checkers only)
@@ -28,6 +27,10 @@ if not console.is_terminal:
 def matrix(protocols: str, repeat: int = 1) -> list[str]:
     """A bench's protocols (``--protocols a,b``, each checked by the one check of a protocol's
     name) and its ``--repeat`` checked at least 1."""
+    # Imported here, not at the top: every container's entry point imports the CLI, and the model
+    # server's image has none of the protocols' SDKs.
+    from ..mesh.protocols import check
+
     if repeat < 1:
         raise ConfigError("--repeat must be at least 1")
     return [check(p.strip()) for p in protocols.split(",") if p.strip()]
