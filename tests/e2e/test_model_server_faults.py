@@ -52,6 +52,9 @@ class Team:
         for spec in agent_specs(self.settings):
             self.group.start(f"agent-{spec.node_id}", ["agent"],
                              child_env(self.settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
+        for spec in agent_specs(self.settings):  # an agent that died starting shows its log here
+            name = f"agent-{spec.node_id}"
+            wait_until_answers(f"http://127.0.0.1:{spec.port}/health", lambda n=name: self.group.check(n), 60, name)
 
     def agent_logs(self) -> str:
         return "".join((self.group.log_dir / f"agent-{s.node_id}.log").read_text() for s in agent_specs(self.settings))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -39,32 +40,41 @@ def child_env(settings: Settings, **extra: str) -> dict[str, str]:
     return env
 
 
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
+def _ephemeral_floor() -> int:
+    """The first port the kernel hands to outgoing connections (Linux's default when unreadable)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _binds(port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def free_port_block(n: int) -> int:
-    """A base port with ``n`` consecutive ports free on 127.0.0.1 after it."""
-    for _ in range(200):
-        base = free_port()
-        if base + n > 65000:
-            continue
-        socks: list[socket.socket] = []
-        try:
-            for p in range(base, base + n):
-                sock = socket.socket()
-                socks.append(sock)
-                sock.bind(("127.0.0.1", p))
+    """A base port with ``n`` consecutive ports free on 127.0.0.1 after it.
+
+    The ports come from below the kernel's ephemeral range: a port from that range, free when
+    checked, can become the source port of any outgoing connection before the agent that was
+    given it binds it (a CI run lost an agent that way)."""
+    floor = _ephemeral_floor()
+    low, high = (10000, floor - n) if floor - n > 11000 else (floor, 65000 - n)
+    for _ in range(500):
+        base = random.randrange(low, high)
+        if all(_binds(p) for p in range(base, base + n)):
             return base
-        except OSError:
-            continue
-        finally:
-            for sock in socks:
-                sock.close()
     raise RunError("no block of free ports on 127.0.0.1")
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (see :func:`free_port_block`)."""
+    return free_port_block(1)
 
 
 def check_free(ports: list[int], how_to_move: str, host: str = "127.0.0.1") -> None:

@@ -1,0 +1,48 @@
+"""Each protocol on its own wire (``TRANSPORT=native``): the bindings, by protocol name.
+
+A binding's module is imported when a run first needs it, so that an SDK loads only in the
+processes that speak its protocol natively."""
+
+from __future__ import annotations
+
+import importlib
+
+from ...errors import ConfigError, Invalid
+from .base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+
+TRANSPORTS = ("relay", "native")
+
+_MODULES = {
+    "json": "plain",
+    "binary": "plain",
+    "compressed": "plain",
+    "signed": "plain",
+    "a2a": "a2a",
+    "acp": "acp",
+    "anp": "anp",
+    "agora": "agora",
+    "mcp": "mcp",
+}
+
+
+class NoNativeWire(ConfigError, Invalid):
+    """A protocol with no native binding asked for with ``TRANSPORT=native``."""
+
+
+def native_protocols() -> list[str]:
+    return sorted(_MODULES)
+
+
+def binding(protocol: str) -> Binding:
+    """The native binding of ``protocol`` (each module's ``binding(protocol)`` makes it)."""
+    module = _MODULES.get(protocol)
+    if module is None:
+        raise NoNativeWire(
+            f"protocol {protocol!r} has no native wire; TRANSPORT=native speaks {', '.join(native_protocols())}"
+        )
+    made: Binding = importlib.import_module(f".{module}", __name__).binding(protocol)
+    return made
+
+
+__all__ = ["AgentEndpoint", "Binding", "NativeClient", "NoNativeWire", "Peer", "TRANSPORTS", "Undelivered",
+           "binding", "native_protocols"]
