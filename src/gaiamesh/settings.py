@@ -132,6 +132,12 @@ class MeshSettings(BaseModel):
 
     strategy: Strategy = "pipeline"
     protocol: str = "json"
+    # relay: every protocol's frames ride the relay's WebSocket to each agent; native: each
+    # protocol on its own wire (its SDK's server in each agent, its client in the relay, through
+    # a counting tap: mesh/native/), docs/protocols.md#native.
+    transport: Literal["relay", "native"] = "relay"
+    # An agent serves its native protocols on PORT + NATIVE_PORT_OFFSET (the relay reaches it there).
+    native_port_offset: int = 1000
     routing: RoutingMode = RoutingMode.AUTO
     # NODE_ID=TOOL@HOST:PORT,... (parse_agents). Empty: the strategy's own team on 127.0.0.1 from
     # port 9000; each strategy's team is declared in agents/teams.py, which also reads this line.

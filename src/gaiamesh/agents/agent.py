@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from websockets.asyncio.server import Request, Response, ServerConnection, serve
@@ -49,10 +49,34 @@ from ..mesh.subprotocols import protocol_of
 from ..models.llm import AnswerChoice, LLMClient, LLMUsage, ModelError, decide_answer_choice
 from ..settings import Settings
 from ..tools.tool import Tool, ToolContext
+from .native import serve_native
 
 log = logging.getLogger("gaiamesh.agents.agent")
 
 MAX_RUNS_IN_MEMORY = 64  # older runs' state is dropped from memory; their files stay on disk
+
+
+class Outbox(Protocol):
+    """Where a handled packet's frames go: the relay's WebSocket, or a native answer."""
+
+    adapter: ProtocolAdapter
+
+    async def send(self, blob: bytes) -> bool:
+        """Send one frame; False when the peer is gone."""
+
+
+class WsOutbox:
+    """The relay's WebSocket (``TRANSPORT=relay``)."""
+
+    def __init__(self, ws: ServerConnection, adapter: ProtocolAdapter) -> None:
+        self.ws, self.adapter = ws, adapter
+
+    async def send(self, blob: bytes) -> bool:
+        try:
+            await self.ws.send(blob)
+        except ConnectionClosed:
+            return False
+        return True
 
 
 @dataclass
@@ -109,8 +133,8 @@ class MeshAgent:
             node_id=self.node_id, tool=self.tool.name, consumes=frozenset({self.tool.consumes.value}),
             reads=frozenset(t.value for t in self.tool.reads),
         )  # fmt: skip
-        # Sub-tasks this agent handed out, with the connection they went out on.
-        self._waiting: dict[str, tuple[ServerConnection, asyncio.Future[SubTaskResult]]] = {}
+        # Sub-tasks this agent handed out, with the outbox they went out on.
+        self._waiting: dict[str, tuple[Outbox, asyncio.Future[SubTaskResult]]] = {}
         self.listening = asyncio.Event()  # set once the WebSocket server accepts connections
         self.schemas = False  # whether the tool's model output is held to JSON schemas (check_model)
 
@@ -209,23 +233,21 @@ class MeshAgent:
         assert adapter is not None  # only speakable protocols are selected
         return adapter
 
-    async def _emit(self, ws: ServerConnection, state: RunState, packet: Packet) -> None:
+    async def _emit(self, out: Outbox, state: RunState, packet: Packet) -> None:
         record = packet.to_dict()
         started = time.perf_counter()
-        blob = self._connection_adapter(ws).encode(record)
+        blob = out.adapter.encode(record)
         # The protocol's cost of this message on the sender's side (encoding, signing), kept
         # with the run before the frame leaves: the relay reads it when the run ends.
         encode_us = round((time.perf_counter() - started) * 1e6, 1)
         state.memory.setdefault("encode_us", []).append(encode_us)
         state.save()
-        try:
-            await ws.send(blob)
-        except ConnectionClosed:
+        if not await out.send(blob):
             state.log({"t": time.time(), "event": "undelivered", "packet": record, "error": "relay gone"})
             return
         state.log({"t": time.time(), "event": "emit", "packet": record, "encode_us": encode_us})
 
-    async def ask(self, ws: ServerConnection, state: RunState, parent: Packet, task: SubTask) -> SubTaskResult:
+    async def ask(self, out: Outbox, state: RunState, parent: Packet, task: SubTask) -> SubTaskResult:
         """Send ``task`` to the relay's sub-task queue and wait for its result (at most
         ``SUBTASK_TIMEOUT``; a ``TimeoutError`` says none came)."""
         packet = make_packet(
@@ -233,9 +255,9 @@ class MeshAgent:
             question=parent.question,
         )  # fmt: skip
         waiting: asyncio.Future[SubTaskResult] = asyncio.get_running_loop().create_future()
-        self._waiting[task.sub_task_id] = (ws, waiting)
+        self._waiting[task.sub_task_id] = (out, waiting)
         try:
-            await self._emit(ws, state, packet)
+            await self._emit(out, state, packet)
             async with asyncio.timeout(self.settings.subtask_timeout):
                 return await waiting
         finally:
@@ -246,7 +268,7 @@ class MeshAgent:
         if entry is not None and not entry[1].done():
             entry[1].set_result(packet.payload)
 
-    async def handle(self, packet: Packet, ws: ServerConnection) -> None:
+    async def handle(self, packet: Packet, out: Outbox) -> None:
         """Filter by type, run the tool, emit its result (or an ``error`` packet)."""
         if isinstance(packet, ResultPacket):
             self._result(packet)
@@ -262,7 +284,7 @@ class MeshAgent:
         ctx = ToolContext(
             llm=self.llm, usage=usage, memory=state.memory, question=packet.question, doc=state.doc,
             workspace=state.folder, settings=self.settings, schemas=self.schemas,
-            ask=lambda task: self.ask(ws, state, packet, task),
+            ask=lambda task: self.ask(out, state, packet, task),
         )  # fmt: skip
         started = time.perf_counter()
         envelope: dict[str, Any] = {"run_id": packet.run_id, "src": self.node_id, "question": packet.question}
@@ -294,35 +316,42 @@ class MeshAgent:
                 "tool_ms": round((time.perf_counter() - started) * 1000, 1),
             }
         )
-        await self._emit(ws, state, reply)  # it saves the memory before the frame leaves
+        await self._emit(out, state, reply)  # it saves the memory before the frame leaves
 
-    def _decode(self, adapter: ProtocolAdapter, blob: bytes) -> Packet | None:
+    def decode_or_log(self, adapter: ProtocolAdapter, blob: bytes) -> Packet:
+        """Decode one frame; bad input is logged and raised (a native answer refuses it)."""
         try:
             return adapter.decode_packet(blob)
         except FrameError as exc:
-            # Bad input is logged and dropped; the agent keeps serving.
             record = {"t": time.time(), "event": "rejected", "error": str(exc), "size": len(blob)}
             self._log_unowned(record)
             log.warning("agent %s: rejected frame: %s", self.node_id, exc)
-            return None
+            raise
+
+    def _decode(self, adapter: ProtocolAdapter, blob: bytes) -> Packet | None:
+        try:
+            return self.decode_or_log(adapter, blob)
+        except FrameError:
+            return None  # bad input is logged and dropped; the agent keeps serving
 
     async def _connection(self, ws: ServerConnection) -> None:
         peer = ws.remote_address
         log.info("agent %s: relay connected from %s", self.node_id, peer)
         adapter = self._connection_adapter(ws)
+        out = WsOutbox(ws, adapter)
         # Each packet is handled in its own task: runs that share this connection overlap.
         async with asyncio.TaskGroup() as tasks:
             try:
                 async for message in ws:
                     packet = self._decode(adapter, message.encode() if isinstance(message, str) else message)
                     if packet is not None:
-                        tasks.create_task(self.handle(packet, ws))
+                        tasks.create_task(self.handle(packet, out))
             except ConnectionClosed:
                 pass
             # The relay is gone: no result will come back on this connection, so the work that
             # waits for one stops now instead of at SUBTASK_TIMEOUT.
-            for conn, waiting in list(self._waiting.values()):
-                if conn is ws:
+            for sent_on, waiting in list(self._waiting.values()):
+                if sent_on is out:
                     waiting.cancel()
         log.info("agent %s: relay %s disconnected", self.node_id, peer)
 
@@ -400,5 +429,8 @@ class MeshAgent:
                 self.settings.agent_host,
                 self.settings.port,
             )
-            self.listening.set()
-            await stop.wait()
+            async with asyncio.TaskGroup() as tasks:
+                # Its native protocols on their own port, for TRANSPORT=native runs (agents/native.py).
+                tasks.create_task(serve_native(self, stop), name="native")
+                self.listening.set()
+                await stop.wait()

@@ -74,6 +74,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
 def common_options(sp: argparse.ArgumentParser) -> None:
     """The options of every command that runs a mesh itself."""
     sp.add_argument("--protocol", help="wire protocol (PROTOCOL)")
+    sp.add_argument("--transport", choices=["relay", "native"],
+                    help="relay: the relay's WebSocket; native: the protocol's own wire (TRANSPORT)")  # fmt: skip
     sp.add_argument("--strategy", help="pipeline | orchestrated: the team that answers (STRATEGY)")
     sp.add_argument("--routing", help="broadcast | topic | share (ROUTING)")
     sp.add_argument("--model", help="model name on the model server (MODEL)")

@@ -136,7 +136,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if args.question and source.get("question") not in (None, args.question):
         source.pop("answers", None)  # the folder's gold answers its own question, not this one
     options = {"question": args.question, "answer": args.answer, "protocol": args.protocol, "routing": args.routing,
-               "strategy": args.strategy, "run_timeout": args.run_timeout}  # fmt: skip
+               "transport": args.transport, "strategy": args.strategy, "run_timeout": args.run_timeout}  # fmt: skip
     request = RunRequest.model_validate(source | {k: v for k, v in options.items() if v is not None})
     return submit_and_report(url, settings, request, Path(args.out) if args.out else None)
 
@@ -279,6 +279,8 @@ def add_commands(sub: Subparsers) -> None:
     sb.add_argument("--url", help="the service (default http://SERVICE_HOST:SERVICE_PORT)")
     sb.add_argument("--out", help="also download the archive and metrics.json into this folder")
     sb.add_argument("--protocol", help="wire protocol (default: the service's PROTOCOL)")
+    sb.add_argument("--transport", choices=["relay", "native"],
+                    help="relay: the relay's WebSocket; native: the protocol's own wire (default: TRANSPORT)")  # fmt: skip
     sb.add_argument(
         "--strategy", choices=list(STRATEGIES), help="the team that answers (default: STRATEGY)"
     )

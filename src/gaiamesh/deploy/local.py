@@ -23,7 +23,7 @@ from ..evaluation.metrics import RunMetrics
 from ..mesh.admission import new_token
 from ..mesh.protocols import KEYED, generate_keys
 from ..ports import holder, taken
-from ..settings import AgentSpec, Settings
+from ..settings import AgentSpec, MeshSettings, Settings
 from ..tasks import Task
 
 console = Console(stderr=True)
@@ -38,6 +38,9 @@ def child_env(settings: Settings, **extra: str) -> dict[str, str]:
     env.update({k.upper(): v for k, v in extra.items()})
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+NATIVE_PORT_OFFSET = MeshSettings.model_fields["native_port_offset"].default
 
 
 def _ephemeral_floor() -> int:
@@ -57,24 +60,27 @@ def _binds(port: int) -> bool:
         return True
 
 
-def free_port_block(n: int) -> int:
-    """A base port with ``n`` consecutive ports free on 127.0.0.1 after it.
+def free_port_block(n: int, also: int = NATIVE_PORT_OFFSET) -> int:
+    """A base port with ``n`` consecutive ports free on 127.0.0.1 after it, and ``n`` more from
+    ``base + also`` (where agents serve their native protocols; 0: none).
 
     The ports come from below the kernel's ephemeral range: a port from that range, free when
     checked, can become the source port of any outgoing connection before the agent that was
     given it binds it (a CI run lost an agent that way)."""
     floor = _ephemeral_floor()
-    low, high = (10000, floor - n) if floor - n > 11000 else (floor, 65000 - n)
+    top = n + also
+    low, high = (10000, floor - top) if floor - top > 11000 else (floor, 65000 - top)
     for _ in range(500):
         base = random.randrange(low, high)
-        if all(_binds(p) for p in range(base, base + n)):
+        wanted = [*range(base, base + n), *(range(base + also, base + also + n) if also else ())]
+        if all(_binds(p) for p in wanted):
             return base
     raise RunError("no block of free ports on 127.0.0.1")
 
 
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now (see :func:`free_port_block`)."""
-    return free_port_block(1)
+    return free_port_block(1, also=0)
 
 
 def check_free(ports: list[int], how_to_move: str, host: str = "127.0.0.1") -> None:

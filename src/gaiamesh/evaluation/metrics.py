@@ -288,6 +288,36 @@ class WireCost(BaseModel):
     header_share: float | None = None
 
 
+class WireLayers(BaseModel):
+    """A native run's wire below the packet (``TRANSPORT=native``), counted at the relay's tap
+    on each agent's connections (``mesh/native/tap.py``), summed over them; ``_tx``: toward the
+    agents. ``http_*``: the bytes the sockets moved (request and status lines, headers,
+    chunking, SSE framing and bodies); ``body_*``: the HTTP bodies alone (the protocol's
+    envelope with the packet in it); the kernel's segments on the agents' side and the IP and
+    TCP header bytes they carried (``TCP_INFO``); connections opened, and those that carried more
+    than one request."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    http_tx: int = 0
+    http_rx: int = 0
+    body_tx: int = 0
+    body_rx: int = 0
+    requests: int = 0
+    connections: int = 0
+    connections_reused: int = 0
+    segs_out: int = 0
+    segs_in: int = 0
+    ip_tcp_header_bytes: int = 0
+    tcp_bytes_sent: int = 0
+    tcp_bytes_received: int = 0
+    unparsed: int = 0  # connections whose bytes did not read as HTTP/1.1 (counted, not split)
+    refused: int = 0  # connections the tap could not open to the agent
+
+    def __add__(self, other: WireLayers) -> WireLayers:
+        return WireLayers(**{f: getattr(self, f) + getattr(other, f) for f in WireLayers.model_fields})
+
+
 class RunMetrics(Scores, WireCost):
     """``metrics.json``: the one schema every reader (bench, report, audit, the service) uses,
     written by one step (``evaluation/outcome.py``). Its parts are typed where they are
@@ -308,6 +338,7 @@ class RunMetrics(Scores, WireCost):
     strategy: str | None = None  # pipeline | orchestrated (the team that answered)
     ablated: str = ""  # tools left out (ABLATE: their input handed on unchanged), comma-separated
     protocol: str | None = None
+    transport: Literal["relay", "native"] = "relay"  # TRANSPORT: the relay's WebSocket, or the protocol's own wire
     routing: str | None = None
     model: str
     backend: str | None = None  # how the agents reached the model: ollama | openai (as they announced it)
@@ -336,6 +367,8 @@ class RunMetrics(Scores, WireCost):
     membership: list[MemberEvent] = Field(default_factory=list)
     # Agents whose workspace is not in run_artifacts.tar.gz, and why (empty: every one is there)
     workspaces_missing: dict[str, str] = Field(default_factory=dict)
+    # The native wire's layers below the packet (null: TRANSPORT=relay, where only frames are counted)
+    layers: WireLayers | None = None
 
     def write(self, path: Path) -> Path:
         """Write ``metrics.json`` atomically (a reader never sees half a file)."""
@@ -359,7 +392,7 @@ class RunMetrics(Scores, WireCost):
         its parts' (the scores, the wire cost)."""
         own = [n for n in cls.__annotations__ if n in cls.model_fields]
         parts = [n for base in cls.__bases__ if issubclass(base, BaseModel) for n in base.model_fields]
-        return [n for n in (*own, *parts) if n not in ("agents", "membership", "workspaces_missing")]
+        return [n for n in (*own, *parts) if n not in ("agents", "membership", "workspaces_missing", "layers")]
 
 
 class FrameLog:

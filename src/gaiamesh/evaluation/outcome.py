@@ -19,7 +19,16 @@ from typing import Any
 from ..settings import Settings
 from ..tasks import Task
 from .archive import write_archive
-from .metrics import AgentMetrics, FrameRecord, MemberEvent, RunMetrics, ScoringChoice, Totals, read_log
+from .metrics import (
+    AgentMetrics,
+    FrameRecord,
+    MemberEvent,
+    RunMetrics,
+    ScoringChoice,
+    Totals,
+    WireLayers,
+    read_log,
+)
 from .modeltime import model_time, read_memories
 from .scoring import score
 from .wirecost import protocol_cost
@@ -60,6 +69,7 @@ class WireEnd:
     elapsed_ms: float
     wall_ms: float
     announced: Announced = Announced()
+    layers: WireLayers | None = None  # TRANSPORT=native: the wire below the packet, from the tap
 
 
 @dataclass(frozen=True)
@@ -137,6 +147,7 @@ def _mesh(
         "strategy": settings.strategy,
         "ablated": ",".join(sorted(settings.ablated)),
         "protocol": settings.protocol,
+        "transport": settings.transport,
         **totals.fields(),
         **protocol_cost(records, encode_us).model_dump(),
     }
@@ -155,6 +166,7 @@ def _mesh(
         "network_share": round(max(0.0, 1 - totals.llm_ms / wire.elapsed_ms), 4) if wire.elapsed_ms > 0 else 0.0,
         "agents": {n: replace(a, llm_ms=round(agent_ms.get(n, 0.0), 3)) for n, a in wire.agents.items()},
         "membership": wire.membership,
+        "layers": wire.layers,
     }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidHandshake, InvalidStatus
@@ -54,18 +55,11 @@ async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) ->
             f"agent {spec.node_id} ({spec.tool}) not reachable at {spec.url} after "
             f"{settings.connect_timeout:.0f}s: {last!r}"
         )
-    proof = ws.response.headers.get(admission.HEADER_AGENT_PROOF) if ws.response else None
     try:
-        said = Announcement.from_headers(ws.response.headers) if ws.response else None
-    except FrameError as exc:
+        said = admitted(spec, settings, asked, ws.response.headers if ws.response else None, spec.url)
+    except ConnectError:
         await ws.close()
-        if token and not proof:  # not one of ours: what it says is not ours to read
-            raise ForeignAgent(_foreign(spec, "did not prove this run's mesh token")) from exc
-        raise ConnectError(f"agent {spec.node_id} ({spec.tool}) at {spec.url}: {exc}") from exc
-    if token and not (said and admission.agent_admitted(
-            token, asked[admission.HEADER_CHALLENGE], proof, said.node_id, said.tool)):  # fmt: skip
-        await ws.close()
-        raise ForeignAgent(_foreign(spec, "did not prove this run's mesh token"))
+        raise
     if said is not None and ws.subprotocol != subprotocol(settings.protocol):
         # An agent of ours that cannot speak this run's protocol (e.g. no signing key).
         await ws.close()
@@ -73,15 +67,35 @@ async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) ->
             f"agent {spec.node_id} ({spec.tool}) at {spec.url} does not speak protocol "
             f"{settings.protocol!r}"
         )
+    return ws, said
+
+
+def admitted(
+    spec: AgentSpec, settings: Settings, asked: Mapping[str, str], headers: Mapping[str, str] | None, where: str
+) -> Announcement | None:
+    """What the agent announced in its handshake answer's ``headers``, once it proved the run's
+    mesh token and is the agent AGENTS names (:class:`ForeignAgent` or :class:`ConnectError`
+    otherwise); None for an agent that announces nothing. The WebSocket handshake and the native
+    wire's hello both end here."""
+    token = settings.mesh_token
+    proof = headers.get(admission.HEADER_AGENT_PROOF) if headers is not None else None
+    try:
+        said = Announcement.from_headers(headers) if headers is not None else None
+    except FrameError as exc:
+        if token and not proof:  # not one of ours: what it says is not ours to read
+            raise ForeignAgent(_foreign(spec, "did not prove this run's mesh token")) from exc
+        raise ConnectError(f"agent {spec.node_id} ({spec.tool}) at {where}: {exc}") from exc
+    if token and not (said and admission.agent_admitted(
+            token, asked[admission.HEADER_CHALLENGE], proof, said.node_id, said.tool)):  # fmt: skip
+        raise ForeignAgent(_foreign(spec, "did not prove this run's mesh token"))
     # A replica found through a dns: entry announces the entry's node id (its NODE_ID,
     # shared with the other replicas); the relay knows it as the replica's own id.
     if said is not None and (said.tool != spec.tool or said.node_id not in ("", spec.announces)):
-        await ws.close()
         raise ConnectError(
-            f"agent at {spec.url} announces node {said.node_id!r} with tool {said.tool!r}, "
+            f"agent at {where} announces node {said.node_id!r} with tool {said.tool!r}, "
             f"but AGENTS names node {spec.announces!r} with tool {spec.tool!r}"
         )
-    return ws, said
+    return said
 
 def _foreign(spec: AgentSpec, what: str) -> str:
     return (

@@ -34,6 +34,7 @@ from .core import RelayCore
 from .discovery import Lineup, Resolver
 from .faults import network_faults
 from .frames import Announcement
+from .native.gateway import Gateway
 from .outcome import AgentStatus, Observer, Outcome, RunEnd, Team, describe
 from .protocols import get_adapter
 
@@ -90,18 +91,18 @@ class MeshNetwork:
         self._readers: dict[str, asyncio.Task[None]] = {}
         self._timers: list[asyncio.TimerHandle] = []
         self.storage_error: str | None = None  # the frame log could not be written: the run ends
+        # TRANSPORT=native: each frame is a request of the protocol's own client (mesh/native/)
+        self.gateway = Gateway(settings, self.run_id) if settings.transport == "native" else None
+        self.reached: set[str] = set()  # native: the agents admitted and whose client is open
 
     # --- connecting ------------------------------------------------------------------------
     async def _connect(self, core: RelayCore) -> None:
         deadline = time.monotonic() + self.settings.connect_timeout
-        results = await asyncio.gather(
-            *(connect_agent(s, self.settings, deadline) for s in self.specs), return_exceptions=True
-        )
+        results = await asyncio.gather(*(self._reach(s, deadline) for s in self.specs), return_exceptions=True)
         failures = [r for r in results if isinstance(r, Exception)]
         for spec, result in zip(self.specs, results, strict=True):
             if not isinstance(result, BaseException):
-                ws, said = result
-                self.conns[spec.node_id] = ws
+                said = result
                 self.heard.update({spec.node_id: said} if said else {})
                 core.register(spec.node_id, said.consumes if said else None, said.reads if said else frozenset())
         self._show_team()
@@ -115,9 +116,20 @@ class MeshNetwork:
             f"relay: connected to {len(self.conns)} agents "
             f"({', '.join(f'{s.node_id}={s.tool}' for s in self.specs)}), "
             f"routing {core.router.mode.value}, protocol {self.settings.protocol}"
+            + (" on its own wire" if self.gateway else "")
         )
         for tool, made in sorted(announced(self.heard).scoring.items()):
             self.report(f"relay: {tool} chooses answers by {made.choice} ({made.why})")
+
+    async def _reach(self, spec: AgentSpec, deadline: float) -> Announcement | None:
+        """Connect to one agent: its WebSocket, or (native) its tap, hello and protocol client."""
+        if self.gateway is not None:
+            said = await self.gateway.connect(spec, deadline)
+            self.reached.add(spec.node_id)
+            return said
+        ws, said = await connect_agent(spec, self.settings, deadline)
+        self.conns[spec.node_id] = ws
+        return said
 
     async def _close_all(self) -> None:
         self._closing = True
@@ -128,6 +140,8 @@ class MeshNetwork:
             if (reader := self._readers.get(node_id)) is not None:
                 reader.cancel()
         await asyncio.gather(*(ws.close() for ws in self.conns.values()), return_exceptions=True)
+        if self.gateway is not None:
+            await self.gateway.aclose()
 
     # --- moving bytes ----------------------------------------------------------------------
     def _apply(self, outcome: Outcome) -> None:
@@ -168,8 +182,10 @@ class MeshNetwork:
                 for node_id in send.dst:
                     outgoing.setdefault(node_id, []).append(send.blob)
         for node_id, blobs in outgoing.items():
-            ws = self.conns.get(node_id)
-            if ws is not None:
+            if self.gateway is not None:
+                for blob in blobs:
+                    self.gateway.post(node_id, blob, self._native_frame, self._native_lost)
+            elif (ws := self.conns.get(node_id)) is not None:
                 write_frames(ws, blobs)
         if self.observer is not None:
             for outcome in outcomes:
@@ -185,6 +201,16 @@ class MeshNetwork:
                     self.report(note)
             if outcome.end is not None:
                 self._done.set()
+
+    def _native_frame(self, node_id: str, blob: bytes) -> None:
+        if self.core is not None:
+            self._apply(self.core.receive(node_id, blob, time.monotonic()))
+
+    def _native_lost(self, node_id: str, why: str) -> None:
+        # Recovery is the protocol client's: a frame it gave up on ends the run, named.
+        if self.core is not None and self.core.end is None and not self._closing:
+            self._apply(self.core.fail("frame_lost", f"{self.settings.protocol} gave up on a frame to agent "
+                                       f"{node_id}: {why}", time.monotonic()))  # fmt: skip
 
     async def _reader(self, core: RelayCore, node_id: str, ws: ClientConnection) -> None:
         """Carry one agent's frames for the whole run. When its connection drops, the agent is
@@ -282,7 +308,7 @@ class MeshNetwork:
         """Every agent of the run and whether the relay holds its connection."""
 
         def status(spec: AgentSpec) -> AgentStatus:
-            if spec.node_id in self.conns:
+            if spec.node_id in self.conns or spec.node_id in self.reached:
                 return AgentStatus(spec.node_id, spec.tool, "connected")
             if spec.node_id in self._left:
                 return AgentStatus(spec.node_id, spec.tool, "lost", self._left[spec.node_id])
@@ -345,7 +371,7 @@ class MeshNetwork:
                         )
                     )
                     entries = [s for s in configured if s.dns_name is not None]
-                    if entries and self.settings.discovery_interval > 0:
+                    if entries and self.settings.discovery_interval > 0 and self.gateway is None:
                         self._discovery = tasks.create_task(self._rediscover(core, entries, tasks), name="discovery")
                     try:
                         async with asyncio.timeout(self.settings.run_timeout):
@@ -394,7 +420,8 @@ class MeshNetwork:
             # written, so metrics.json still agrees with it.
             ending, totals = Ending(run_status(StorageError(self.storage_error)), self.storage_error), None
         wire = WireEnd(core.router.mode.value, totals, core.agents, core.membership, core.elapsed_ms(now),
-                       (now - self._wall0) * 1000, announced(self.heard))  # fmt: skip
+                       (now - self._wall0) * 1000, announced(self.heard),
+                       self.gateway.layers() if self.gateway else None)  # fmt: skip
         metrics = finish_run(self.out_dir, self.settings, self.task, ending, run_id=self.run_id, wire=wire,
                              workspaces=folders, missing=missing)  # fmt: skip
         shutil.rmtree(self.staging, ignore_errors=True)  # fetched copies: now in the archive

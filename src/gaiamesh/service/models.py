@@ -47,6 +47,9 @@ class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     protocol: str | None = None
+    transport: Literal["relay", "native"] | None = Field(
+        default=None, description="relay: the relay's WebSocket; native: the protocol's own wire (default: TRANSPORT)"
+    )
     routing: RoutingMode | None = None
     strategy: Literal["pipeline", "orchestrated"] | None = Field(
         default=None, description="the team that answers (default: STRATEGY)"

@@ -23,6 +23,7 @@ from ..agents.teams import lineup, settled, team_specs
 from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping, StorageError, TooLarge
 from ..evaluation.metrics import FrameRecord, RunMetrics, read_log
 from ..evaluation.outcome import Ending, finish_run
+from ..mesh import native
 from ..mesh.discovery import missing_team, present
 from ..mesh.outcome import AgentStatus, Team
 from ..mesh.protocols import check
@@ -124,6 +125,8 @@ class RunManager:
         """The task a request names or carries; raises :class:`~gaiamesh.errors.Refused` (NotFound, TooLarge, Invalid, UnknownProtocol)."""
         if request.protocol is not None:
             check(request.protocol)
+        if (request.transport or self.settings.transport) == "native":
+            native.check(request.protocol or self.settings.protocol)
         if request.task is not None:
             if not _TASK_NAME.match(request.task) or ".." in request.task:
                 raise NotFound(f"no bundled task named {request.task!r}")
@@ -379,7 +382,7 @@ class RunManager:
 
     def _settings_for(self, request: RunRequest) -> Settings:
         """The service's settings with what ``request`` chose for its run."""
-        options = {"protocol": request.protocol, "routing": request.routing, "strategy": request.strategy,
+        options = {"protocol": request.protocol, "transport": request.transport, "routing": request.routing, "strategy": request.strategy,
                    "rejoin_grace": request.rejoin_grace, "run_timeout": request.run_timeout}  # fmt: skip
         return self.settings.model_copy(update={k: v for k, v in options.items() if v is not None and v != ""})
 

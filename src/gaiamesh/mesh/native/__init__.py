@@ -33,16 +33,22 @@ def native_protocols() -> list[str]:
     return sorted(_MODULES)
 
 
-def binding(protocol: str) -> Binding:
-    """The native binding of ``protocol`` (each module's ``binding(protocol)`` makes it)."""
-    module = _MODULES.get(protocol)
-    if module is None:
+def check(protocol: str) -> str:
+    """``protocol`` if it has a native wire; else :class:`NoNativeWire` (checked by name, so the
+    caller need not load the protocol's SDK)."""
+    if protocol not in _MODULES:
         raise NoNativeWire(
             f"protocol {protocol!r} has no native wire; TRANSPORT=native speaks {', '.join(native_protocols())}"
         )
+    return protocol
+
+
+def binding(protocol: str) -> Binding:
+    """The native binding of ``protocol`` (each module's ``binding(protocol)`` makes it)."""
+    module = _MODULES[check(protocol)]
     made: Binding = importlib.import_module(f".{module}", __name__).binding(protocol)
     return made
 
 
 __all__ = ["AgentEndpoint", "Binding", "NativeClient", "NoNativeWire", "Peer", "TRANSPORTS", "Undelivered",
-           "binding", "native_protocols"]
+           "binding", "check", "native_protocols"]

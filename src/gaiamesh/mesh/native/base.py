@@ -62,7 +62,7 @@ class AgentEndpoint(Protocol):
 class NativeClient(abc.ABC):
     """The relay's client of one agent under one protocol (made by :meth:`Binding.client`)."""
 
-    async def connect(self) -> None:
+    async def connect(self) -> None:  # noqa: B027 (optional: a protocol with no first request)
         """The protocol's first request, if it has one: the agent card, an MCP session's
         initialize, an ACP agent's manifest, a DID document. Its cost is the first request's."""
 
@@ -73,6 +73,7 @@ class NativeClient(abc.ABC):
 
     async def aclose(self) -> None:
         """Close what the client holds (a session, its streams)."""
+        return None
 
 
 @dataclass(frozen=True)

@@ -92,9 +92,11 @@ def base(svc: MeshService, request: Request, who: Principal, **extra: Any) -> di
         "tasks": bundled_names(settings.tasks_dir),
         "protocols": available(),
         "routings": [m.value for m in RoutingMode],
+        "transports": ["relay", "native"],
         "strategies": ["pipeline", "orchestrated"],
         "defaults": {
             "protocol": settings.protocol,
+            "transport": settings.transport,
             "routing": settings.routing.value,
             "strategy": settings.strategy,
         },  # fmt: skip
@@ -306,7 +308,8 @@ def comparison(runs: list[RunView]) -> dict[str, Any]:
     for run in runs:
         m = run.metrics
         if run.state is RunState.FINISHED and m is not None and m.status == "ok":
-            groups.setdefault(f"{m.strategy or 'pipeline'} · {m.protocol}", []).append(m)
+            wire = f" ({m.transport})" if m.transport != "relay" else ""
+            groups.setdefault(f"{m.strategy or 'pipeline'} · {m.protocol}{wire}", []).append(m)
     labels = sorted(groups)
 
     def mean(f: Callable[[Any], float | None]) -> list[float | None]:

@@ -1,0 +1,129 @@
+"""The relay's side of a native run: for each agent, a counting tap in front of its native port,
+the hello that admits it, and the protocol's own client, all sharing the run's one HTTP client.
+
+The relay hands every frame the core sends to :meth:`Gateway.post`; each becomes one request of
+the protocol's client, whose answer's frames come back to the relay as the agent's. Nothing here
+retries: recovery is the protocol client's (its SDK's, or its documented settings'), and a frame
+it gives up on is reported lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import httpx
+
+from ...errors import ConnectError, ForeignAgent
+from ...evaluation.metrics import WireLayers
+from ...settings import AgentSpec, Settings
+from .. import admission
+from ..connect import admitted
+from ..frames import Announcement
+from . import binding
+from .base import NativeClient, Peer, Undelivered
+from .tap import Tap
+
+HELLO = "/gaiamesh/hello"
+DRAIN_S = 2.0  # how long the run's end waits for frames in flight
+OnFrame = Callable[[str, bytes], None]  # node id, one frame of its answer
+OnLost = Callable[[str, str], None]  # node id, what the protocol's client saw
+
+
+class Gateway:
+    """One run's native wire, relay side."""
+
+    def __init__(self, settings: Settings, run_id: str) -> None:
+        self.settings = settings
+        self.run_id = run_id
+        self.binding = binding(settings.protocol)
+        # Sub-tasks need the agents' frames while they work: the protocol's streaming method.
+        self.stream = settings.strategy == "orchestrated"
+        # The run's one HTTP client. A frame's answer comes when the agent's tool is done, so
+        # reads may take as long as the run; its pool is httpx's default (a harness setting,
+        # recorded in config.json with the run's settings).
+        self.http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=settings.run_timeout))
+        self.taps: dict[str, Tap] = {}
+        self.clients: dict[str, NativeClient] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def connect(self, spec: AgentSpec, deadline: float) -> Announcement | None:
+        """Put a tap in front of the agent, admit it (the hello) and open the protocol's client
+        (its first request), trying again while the agent starts, until ``deadline``."""
+        port = spec.port + self.settings.native_port_offset
+        # The hello is the harness's, not the protocol's: it goes to the agent, not through the tap.
+        said = await self._hello(spec, f"http://{spec.host}:{port}", deadline)
+        tap = self.taps.get(spec.node_id)
+        if tap is None:
+            tap = self.taps[spec.node_id] = Tap(spec.host, port)
+            await tap.start()
+        peer = Peer(f"http://127.0.0.1:{tap.port}{self.binding.mount}", spec.announces, self.run_id, self.settings.keys_dir)
+        client = self.binding.client(peer, self.http, stream=self.stream)
+        try:
+            await client.connect()
+        except Undelivered as exc:
+            raise ConnectError(f"agent {spec.node_id} ({spec.tool}): {self.settings.protocol} refused: {exc}") from exc
+        self.clients[spec.node_id] = client
+        return said
+
+    async def _hello(self, spec: AgentSpec, base: str, deadline: float) -> Announcement | None:
+        where = f"{spec.host}:{spec.port + self.settings.native_port_offset} (native)"
+        last: Exception | str | None = None
+        while time.monotonic() < deadline:
+            asked = admission.relay_headers(self.settings.mesh_token)
+            try:
+                answer = await self.http.get(f"{base}{HELLO}", headers=asked, timeout=2.0)
+            except httpx.HTTPError as exc:
+                last = exc
+            else:
+                if answer.status_code == 403 and self.settings.mesh_token:
+                    raise ForeignAgent(f"what answers at {where} refused this run's mesh token")
+                if answer.status_code == 200:
+                    return admitted(spec, self.settings, asked, answer.headers, where)
+                last = f"HTTP {answer.status_code}"
+            await asyncio.sleep(0.25)  # retry back-off while the agent starts
+        raise ConnectError(
+            f"agent {spec.node_id} ({spec.tool}) not reachable at {where} after "
+            f"{self.settings.connect_timeout:.0f}s: {last!r}"
+        )
+
+    def post(self, node_id: str, blob: bytes, on_frame: OnFrame, on_lost: OnLost) -> None:
+        """Send ``blob`` to the agent now, without waiting: each frame of its answer goes to
+        ``on_frame`` as it arrives; a frame the client gives up on goes to ``on_lost``."""
+        client = self.clients.get(node_id)
+        if client is None:
+            on_lost(node_id, "no client: the agent was never reached")
+            return
+        task = asyncio.get_running_loop().create_task(self._deliver(client, node_id, blob, on_frame, on_lost))
+        self._tasks.add(task)  # owned here; aclose() cancels what is still in flight
+        task.add_done_callback(self._tasks.discard)
+
+    async def _deliver(self, client: NativeClient, node_id: str, blob: bytes, on_frame: OnFrame, on_lost: OnLost) -> None:
+        try:
+            async for frame in client.send(blob):
+                on_frame(node_id, frame)
+        except Undelivered as exc:
+            on_lost(node_id, str(exc))
+
+    def layers(self) -> WireLayers:
+        total = WireLayers()
+        for tap in self.taps.values():
+            tap.read_open()
+            total = total + tap.books.totals()
+        return total
+
+    async def aclose(self) -> None:
+        """Let the frames in flight arrive (at most ``DRAIN_S``: the copies of the final answer
+        were counted as sent, so they are sent), stop the rest, close the clients, then the taps
+        (their counts stay)."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=DRAIN_S)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*(c.aclose() for c in self.clients.values()), return_exceptions=True)
+        for tap in self.taps.values():
+            tap.read_open()  # the kernel's counts, before the connections close
+        await self.http.aclose()
+        await asyncio.gather(*(t.close() for t in self.taps.values()), return_exceptions=True)

@@ -1,0 +1,83 @@
+"""A run on the native wire (``TRANSPORT=native``) with real MeshAgents on a fast fake model: the
+relay's protocol client, the counting tap and the agents' native servers over real sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gaiamesh.agents.teams import lineup
+from gaiamesh.evaluation.audit import audit
+from gaiamesh.mesh.native.plain import MEDIA_TYPE, Unframer, framed
+from gaiamesh.mesh.relay import MeshNetwork
+from gaiamesh.tasks import load_task
+
+from ....conftest import TASKS, free_port_block
+from ..test_relay import TOOLS, mesh, run, settings_for
+
+PLAIN = ["json", "binary", "compressed", "signed"]
+
+
+def test_frames_split_however_the_bytes_arrive() -> None:
+    stream = framed(b"abc") + framed(b"") + framed(b"x" * 70000)
+    unframer = Unframer()
+    got = [f for i in range(0, len(stream), 7) for f in unframer.feed(stream[i : i + 7])]
+    assert got == [b"abc", b"", b"x" * 70000] and unframer.rest == 0
+
+
+@pytest.mark.parametrize("protocol", PLAIN)
+async def test_a_native_run_answers_as_on_the_relay_and_counts_every_layer(tmp_path: Path, protocol: str) -> None:
+    relay = await run(tmp_path / "relay", settings_for(tmp_path / "relay", free_port_block(4), TOOLS, protocol=protocol))
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, protocol=protocol, transport="native")
+    m = await run(tmp_path, s)
+    assert m["status"] == "ok", m["error"]
+    assert m["transport"] == "native" and relay["transport"] == "relay" and relay["layers"] is None
+    assert m["prediction"] == relay["prediction"] == "148 megawatts"
+    assert m["pkt_cnt"] == relay["pkt_cnt"]
+    if protocol == "compressed":  # zlib's output differs by a byte or two with the run's id
+        assert abs(m["bytes_tx"] - relay["bytes_tx"]) < 0.01 * relay["bytes_tx"]
+    else:  # the same frames, on another wire
+        assert (m["bytes_tx"], m["bytes_rx"]) == (relay["bytes_tx"], relay["bytes_rx"])
+    lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    layers = m["layers"]
+    assert layers["requests"] == sum(len(x["dst"]) for x in lines)  # one request per copy sent
+    assert layers["body_tx"] == m["bytes_tx"]  # plain HTTP: the body is the protocol's frame
+    assert layers["body_rx"] == m["bytes_rx"] + 4 * (len(lines) - 1)  # each answer frame's length prefix
+    assert layers["http_tx"] > layers["body_tx"] and layers["http_rx"] > layers["body_rx"]
+    assert layers["connections"] >= len(TOOLS) and layers["unparsed"] == layers["refused"] == 0
+    assert all(a == b for _, a, b in audit(tmp_path / "out"))
+
+
+async def test_a_native_run_where_no_agent_serves_its_native_port_ends_connect_failed(tmp_path: Path) -> None:
+    s = settings_for(tmp_path, free_port_block(4), TOOLS)
+    elsewhere = s.model_copy(update={"transport": "native", "native_port_offset": 2000, "connect_timeout": 1.5})
+    async with mesh(s):  # the agents serve on PORT + 1000; the relay looks at PORT + 2000
+        m = await MeshNetwork(elsewhere, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None,
+                              lineup=lineup(elsewhere)).run()  # fmt: skip
+    assert m.status == "connect_failed" and m.error
+    assert "(native)" in m.error and "not reachable" in m.error
+
+
+async def test_an_agents_native_server_refuses_bad_input_and_goes_on_serving(tmp_path: Path) -> None:
+    base = free_port_block(4)
+    s = settings_for(tmp_path, base, TOOLS)
+    url = f"http://127.0.0.1:{base + s.native_port_offset}"
+    async with mesh(s), httpx.AsyncClient(base_url=url) as http:
+        for _ in range(100):  # until the agents listen
+            try:
+                hello = await http.get("/gaiamesh/hello")
+                break
+            except httpx.ConnectError:
+                await asyncio.sleep(0.05)  # polling: the agent gives no other signal that it listens
+        assert hello.status_code == 200 and hello.headers["X-Gaiamesh-Tool"] == "search"
+        bad = await http.post("/http/json/frames", content=b"{not json", headers={"Content-Type": MEDIA_TYPE})
+        assert bad.status_code == 400 and "rejected" in bad.text
+        big = await http.post("/http/json/frames", content=b"x" * (4 * s.max_frame_bytes + 1))
+        assert big.status_code == 413
+        assert (await http.post("/nothing-here", content=b"x")).status_code == 404
+        hello = await http.get("/gaiamesh/hello")
+        assert hello.status_code == 200  # still serving
