@@ -138,6 +138,9 @@ class MeshSettings(BaseModel):
     transport: Literal["relay", "native"] = "relay"
     # An agent serves its native protocols on PORT + NATIVE_PORT_OFFSET (the relay reaches it there).
     native_port_offset: int = 1000
+    # Protocols (comma-separated) whose native servers an agent builds at start, so that no run's
+    # first request pays for loading an SDK; besides PROTOCOL when TRANSPORT=native (bench sets it).
+    native_preload: str = ""
     routing: RoutingMode = RoutingMode.AUTO
     # NODE_ID=TOOL@HOST:PORT,... (parse_agents). Empty: the strategy's own team on 127.0.0.1 from
     # port 9000; each strategy's team is declared in agents/teams.py, which also reads this line.

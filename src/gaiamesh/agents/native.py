@@ -171,8 +171,9 @@ async def serve_native(agent: MeshAgent, stop: asyncio.Event) -> None:
     """Serve the agent's native protocols until ``stop`` is set."""
     settings = agent.settings
     app = NativeApp(agent)
-    if settings.transport == "native":
-        app.build(settings.protocol)  # its SDK loads now, not in the run's first request
+    preload = [p for p in settings.native_preload.split(",") if p.strip()]
+    for protocol in dict.fromkeys([*preload, *([settings.protocol] if settings.transport == "native" else [])]):
+        app.build(protocol.strip())  # its SDK loads now, not in a run's first request
     host, port = settings.agent_host, settings.port + settings.native_port_offset
     config = uvicorn.Config(app, host=host, port=port, lifespan="off", log_level="warning", access_log=False)
     server = _Server(config)

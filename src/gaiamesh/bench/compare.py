@@ -94,6 +94,7 @@ class Variant:
     strategy: str
     ablate: str
     protocol: str
+    transport: str = "relay"  # relay | native: the relay's WebSocket, or the protocol's own wire
 
     def name(self, strategies: int, ablations: int) -> str:
         if self.protocol == BASELINE:
@@ -101,7 +102,7 @@ class Variant:
         parts = [self.strategy] if strategies > 1 else []
         if ablations > 1:
             parts.append(f"no-{self.ablate.replace(',', '-')}" if self.ablate else "full")
-        return "-".join([*parts, self.protocol])
+        return "-".join([*parts, self.protocol, *(["native"] if self.transport == "native" else [])])
 
 
 def _teams(settings: Settings, out: Path, base_port: int, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Settings]:
@@ -122,7 +123,7 @@ def _teams(settings: Settings, out: Path, base_port: int, keys: list[tuple[str, 
 def _one(variant: Variant, team: Settings, task: Task, run_dir: Path) -> RunMetrics:
     if variant.protocol == BASELINE:
         return asyncio.run(run_baseline(team, task, run_dir))
-    team = team.model_copy(update={"protocol": variant.protocol})
+    team = team.model_copy(update={"protocol": variant.protocol, "transport": variant.transport})
     return asyncio.run(MeshNetwork(team, task, run_dir, quiet=True, lineup=lineup(team)).run())
 
 
@@ -137,17 +138,22 @@ def run_bench(
     strategies: list[str] | None = None,
     ablations: list[str] | None = None,
     seed: int = 0,
+    transports: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the matrix locally (model server, agents as processes, relay in-process): a warm-up
     run per team first (not counted), then every variant of each task back to back in a seeded
     shuffled order (``schedule.py``), each run with the machine's load beside it (``load.py``).
-    ``ablations``: ABLATE values to compare (``""`` is the full team)."""
+    ``ablations``: ABLATE values to compare (``""`` is the full team); ``transports``: relay,
+    native (default: TRANSPORT)."""
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     strategies = strategies or [settings.strategy]
     ablations = ablations or [settings.ablate]
     keys = [(s, a) for s in strategies for a in ablations]
-    variants = [Variant(s, a, p) for s, a in keys for p in protocols]
+    transports = transports or [settings.transport]
+    variants = [Variant(s, a, p, t) for s, a in keys for p in protocols for t in transports]
+    if "native" in transports:  # the agents load the native protocols' SDKs before the first run
+        settings = settings.model_copy(update={"native_preload": ",".join(protocols)})
     variants += [Variant(*keys[0], BASELINE)] if baseline else []  # a direct call: no team, any team's settings
     slots = schedule.interleaved(tasks, variants, repeat, seed)
     group = ProcessGroup(out / "logs")
@@ -159,10 +165,12 @@ def run_bench(
             for key, team in teams.items():
                 running.enter_context(web_server(team, group))
                 running.enter_context(agents_running(team, group, "-".join(key).rstrip("-")))
-            bar = progress.add_task("warm-up", total=len(slots) + len(teams))
+            bar = progress.add_task("warm-up", total=len(slots) + len(teams) * len(transports))
             for key, team in teams.items():  # untimed: cold processes and caches would pass for the first protocol's cost
                 progress.update(bar, description=f"warm-up {'-'.join(key).rstrip('-')}")
-                _one(Variant(*key, protocols[0]), team, tasks[0], out / "warm-up" / "-".join(key).rstrip("-"))
+                for transport in transports:
+                    _one(Variant(*key, protocols[0], transport), team, tasks[0],
+                         out / "warm-up" / "-".join([*key, transport]).replace("--", "-"))  # fmt: skip
                 progress.advance(bar)
             for slot in slots:
                 v = slot.variant
@@ -194,7 +202,7 @@ def collect(root: Path) -> list[dict[str, Any]]:
         runs.add(metrics.run_id)
         # A run's repeat number: `make bench` names its folders <task>-<repeat>; any other folder
         # (the service's runs/<run id>/, a user's own) counts the runs of each task and variant.
-        variant = (metrics.task_id, metrics.mode, metrics.strategy, metrics.protocol, metrics.ablated)
+        variant = (metrics.task_id, metrics.mode, metrics.strategy, metrics.protocol, metrics.transport, metrics.ablated)
         seen[variant] += 1
         named = _REPEAT.match(path.parent.name)
         rows.append(_row(int(named.group(1)) if named else seen[variant], metrics))
@@ -212,7 +220,8 @@ def label(row: dict[str, Any], strategies: int, ablations: int = 1) -> str:
     parts = [row.get("strategy") or "pipeline"] if strategies > 1 else []
     if ablations > 1:
         parts.append(f"without {row['ablated'].replace(',', ', ')}" if row.get("ablated") else "all stages")
-    return " · ".join([*parts, str(row["protocol"])])
+    wire = " (native)" if row.get("transport") == "native" else ""
+    return " · ".join([*parts, f"{row['protocol']}{wire}"])
 
 
 def labeler(rows: list[dict[str, Any]]) -> ci.Label:

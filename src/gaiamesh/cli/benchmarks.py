@@ -13,7 +13,7 @@ from rich.table import Table
 from ..errors import ConfigError, TaskError
 from ..settings import STRATEGIES
 from ..tasks import load_task
-from .common import Subparsers, common_options, console, errors, matrix, settings_from
+from .common import Subparsers, common_options, console, errors, matrix, settings_from, transports
 
 
 def _cmd_bench_concurrency(args: argparse.Namespace) -> int:
@@ -147,7 +147,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
     rows = run_bench(
         settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies,
-        ablations, args.seed,
+        ablations, args.seed, transports(args.transports, protocols),
     )  # fmt: skip
     console.print(f"wrote {args.out}/results.csv, summary.md, comparison.png ({len(rows)} runs)")
     return 0
@@ -340,6 +340,7 @@ def _add_bench(sub: Subparsers) -> None:
     bench = sub.add_parser("bench", help="every task under every protocol, repeated: CSV, summary, plot")
     bench.add_argument("--tasks", default="tasks", help=TASKS_HELP)
     bench.add_argument("--protocols", default="json,binary,compressed,signed,a2a,anp,acp,agora")
+    bench.add_argument("--transports", help="comma-separated: relay,native (default: TRANSPORT)")
     bench.add_argument("--strategies", help="comma-separated: pipeline,orchestrated (default: STRATEGY)")
     bench.add_argument(
         "--ablate",

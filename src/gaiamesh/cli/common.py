@@ -36,6 +36,23 @@ def matrix(protocols: str, repeat: int = 1) -> list[str]:
     return [check(p.strip()) for p in protocols.split(",") if p.strip()]
 
 
+def transports(names: str | None, protocols: list[str]) -> list[str] | None:
+    """A bench's ``--transports a,b`` (None: TRANSPORT), each known, and with ``native`` every
+    protocol one that has a native wire."""
+    if not names:
+        return None
+    from ..mesh import native
+
+    chosen = [t.strip() for t in names.split(",") if t.strip()]
+    for t in chosen:
+        if t not in native.TRANSPORTS:
+            raise ConfigError(f"unknown transport {t!r}; available: {', '.join(native.TRANSPORTS)}")
+    if "native" in chosen:
+        for protocol in protocols:
+            native.check(protocol)
+    return chosen
+
+
 SUMMARY_KEYS = [
     "status", "error", "task_id", "question", "answer", "prediction", "quality_score", "exact_match",
     "rouge_l", "gaia_match", "protocol", "routing", "bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead",
