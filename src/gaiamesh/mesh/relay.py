@@ -69,12 +69,16 @@ class MeshNetwork:
         self.quiet = quiet  # no progress lines at all (benchmarks, batches)
         self.observer = observer  # the service's live event stream
         self.resolve = resolve  # the addresses of AGENTS' dns: entries (tests pass their own)
-        self.adapter = get_adapter(settings.protocol, "network", settings.keys_dir)
+        self.run_id = run_id or uuid.uuid4().hex[:16]
+        # TRANSPORT=native: each frame is a request of the protocol's own client (mesh/native/);
+        # the core then speaks the adapter that encodes the packet inside the protocol's body.
+        self.gateway = Gateway(settings, self.run_id) if settings.transport == "native" else None
+        inner = self.gateway.binding.inner if self.gateway else settings.protocol
+        self.adapter = get_adapter(inner, "network", settings.keys_dir)
         self.lineup = lineup
         self.specs: list[AgentSpec] = list(lineup.agents)
         if not self.specs:
             raise ConfigError(f"no agents of the {settings.strategy} strategy in AGENTS ({settings.agents!r})")
-        self.run_id = run_id or uuid.uuid4().hex[:16]
         self.conns: dict[str, ClientConnection] = {}
         self.heard: dict[str, Announcement] = {}  # node -> what it announced (its model: metrics.json)
         self.core: RelayCore | None = None
@@ -91,8 +95,6 @@ class MeshNetwork:
         self._readers: dict[str, asyncio.Task[None]] = {}
         self._timers: list[asyncio.TimerHandle] = []
         self.storage_error: str | None = None  # the frame log could not be written: the run ends
-        # TRANSPORT=native: each frame is a request of the protocol's own client (mesh/native/)
-        self.gateway = Gateway(settings, self.run_id) if settings.transport == "native" else None
         self.reached: set[str] = set()  # native: the agents admitted and whose client is open
 
     # --- connecting ------------------------------------------------------------------------

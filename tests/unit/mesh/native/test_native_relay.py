@@ -81,3 +81,20 @@ async def test_an_agents_native_server_refuses_bad_input_and_goes_on_serving(tmp
         assert (await http.post("/nothing-here", content=b"x")).status_code == 404
         hello = await http.get("/gaiamesh/hello")
         assert hello.status_code == 200  # still serving
+
+
+SDK = ["a2a"]  # the protocols whose SDK's own server and client carry the frames
+
+
+@pytest.mark.parametrize("protocol", SDK)
+async def test_a_run_on_a_protocols_own_sdk_answers_as_on_the_relay(tmp_path: Path, protocol: str) -> None:
+    relay = await run(tmp_path / "relay", settings_for(tmp_path / "relay", free_port_block(4), TOOLS, protocol=protocol))
+    m = await run(tmp_path, settings_for(tmp_path, free_port_block(4), TOOLS, protocol=protocol, transport="native"))
+    assert m["status"] == "ok", m["error"]
+    assert m["prediction"] == relay["prediction"] == "148 megawatts" and m["pkt_cnt"] == relay["pkt_cnt"]
+    layers = m["layers"]
+    lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    assert layers["requests"] >= sum(len(x["dst"]) for x in lines)  # and the protocol's first requests
+    assert layers["body_tx"] > m["bytes_tx"] and layers["body_rx"] > m["bytes_rx"]  # the envelope, counted
+    assert layers["http_tx"] > layers["body_tx"] and layers["unparsed"] == 0
+    assert all(a == b for _, a, b in audit(tmp_path / "out"))
