@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
     )
-    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "openai", "matplotlib", "absl", "websockets"):
+    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "openai", "matplotlib", "absl", "websockets", "mcp"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
     try:

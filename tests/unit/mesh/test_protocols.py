@@ -41,13 +41,13 @@ def packet(**kw: object) -> dict:
     return {**base, **kw}
 
 
-def test_registry_lists_the_eight_protocols() -> None:
-    assert available() == ["a2a", "acp", "agora", "anp", "binary", "compressed", "json", "signed"]
+def test_registry_lists_the_nine_protocols() -> None:
+    assert available() == ["a2a", "acp", "agora", "anp", "binary", "compressed", "json", "mcp", "signed"]
     with pytest.raises(ValueError, match="unknown protocol 'carrier-pigeon'"):
         get_adapter("carrier-pigeon")
 
 
-@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
+@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora", "mcp"])
 def test_round_trip_and_truthful_header_size(keys: Path, name: str) -> None:
     a = adapters(keys)[name]
     p = packet()
@@ -62,6 +62,7 @@ def test_round_trip_and_truthful_header_size(keys: Path, name: str) -> None:
         "anp": canonical_json(p),  # the packet rides as a JSON object; all else is ANP's
         "acp": canonical_json(p),
         "agora": canonical_json(p),
+        "mcp": canonical_json(p),  # the packet rides as a JSON object in the arguments
     }[name]
     assert a.header_size(p) == len(blob) - len(body)
     assert (a.header_size(p) == 0) == (name == "json")
@@ -179,7 +180,7 @@ SETTINGS = settings(
 )
 
 
-@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
+@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora", "mcp"])
 @SETTINGS
 @given(p=packets)
 def test_property_round_trip(keys: Path, name: str, p: dict) -> None:
@@ -189,7 +190,7 @@ def test_property_round_trip(keys: Path, name: str, p: dict) -> None:
     assert 0 <= a.header_size(p) <= len(blob)
 
 
-@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
+@pytest.mark.parametrize("name", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora", "mcp"])
 @SETTINGS
 @given(data=st.binary(max_size=300))
 def test_property_random_bytes_never_crash(keys: Path, name: str, data: bytes) -> None:
@@ -201,7 +202,7 @@ def test_property_random_bytes_never_crash(keys: Path, name: str, data: bytes) -
     assert isinstance(result, dict)
 
 
-@pytest.mark.parametrize("name", ["binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
+@pytest.mark.parametrize("name", ["binary", "compressed", "signed", "a2a", "anp", "acp", "agora", "mcp"])
 @SETTINGS
 @given(p=packets, pos=st.integers(0, 10**6), flip=st.integers(1, 255), cut=st.booleans())
 def test_property_mutated_frames_end_in_protocol_errors(

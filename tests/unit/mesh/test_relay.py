@@ -99,7 +99,7 @@ def assert_consistent(out: Path, metrics: dict[str, Any]) -> None:
     assert metrics["frames"] == len((out / "frames.jsonl").read_text().splitlines())
 
 
-@pytest.mark.parametrize("protocol", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora"])
+@pytest.mark.parametrize("protocol", ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora", "mcp"])
 async def test_full_pipeline_counts_match_the_frame_log(tmp_path: Path, protocol: str) -> None:
     s = settings_for(tmp_path, free_port_block(4), TOOLS, protocol=protocol)
     m = await run(tmp_path, s)

@@ -32,6 +32,13 @@ def _anp(node_id: str, keys_dir: Path) -> ProtocolAdapter:
     return AnpAdapter.from_dir(node_id, keys_dir)
 
 
+def _mcp(node_id: str, keys_dir: Path) -> ProtocolAdapter:
+    # Imported on first use, like ANP: the MCP SDK loads only in the processes that speak it.
+    from .mcp import McpAdapter
+
+    return McpAdapter()
+
+
 _REGISTRY: dict[str, AdapterFactory] = {
     "json": lambda node_id, keys_dir: JsonAdapter(),
     "binary": lambda node_id, keys_dir: BinaryAdapter(),
@@ -41,6 +48,7 @@ _REGISTRY: dict[str, AdapterFactory] = {
     "anp": _anp,
     "acp": lambda node_id, keys_dir: AcpAdapter(),
     "agora": lambda node_id, keys_dir: AgoraAdapter(),
+    "mcp": _mcp,
 }
 
 KEYED = frozenset({"signed", "anp"})

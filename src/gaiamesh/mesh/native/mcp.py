@@ -1,0 +1,474 @@
+"""``mcp`` on its own wire: each agent is an MCP server made with the official ``mcp`` SDK
+(``MCPServer``) exposing its one tool over streamable HTTP; the relay is an MCP client (the SDK's
+``ClientSession`` over its streamable HTTP client).
+
+What crosses the wire (protocol revision 2025-11-25, the SDK's initialize handshake):
+
+- ``connect()``: ``initialize`` (a POST), the ``notifications/initialized`` notice (a POST, 202),
+  the standing ``GET`` the SDK opens for server-initiated messages (an SSE stream held open for
+  the session), and ``tools/list`` (a POST), whose one tool is the one the relay calls.
+- ``send(blob)``: one ``tools/call`` POST naming that tool with ``arguments = {"packet": <the
+  packet as a JSON object>}``; the answer is an SSE stream ending in the call's result, whose
+  ``content`` holds one ``TextContent`` per frame (the frame's canonical JSON as text), in order.
+  Text content is what an MCP host reads and hands a model; ``structuredContent`` is one JSON
+  value checked against a declared output schema, with the same JSON repeated as text for older
+  clients, so it would carry every frame twice.
+- with ``stream``: the call carries a progress token, and the server sends each frame the moment
+  the agent emits it as a ``notifications/progress`` event (``progress`` = its number from 1,
+  ``message`` = the frame) on the call's SSE stream, before the result. MCP has no partial
+  results, so the result still carries every frame: the client yields frames as progress arrives
+  and checks the result against them (any the progress did not bring are yielded from it).
+  Progress, not log notifications: the SDK hands each progress event to the callback of the
+  call whose token it carries, while its logging callback cannot tell which call a log line
+  belongs to (and logging is deprecated in the 2026-07-28 revision).
+
+The server runs in the SDK's default modes, stateful with SSE responses: the SSE response is the
+only one that carries a call's progress before its result (in JSON-response mode the SDK drops
+them), and it is what ``streamable_http_app()`` gives an MCP user. Its cost, measured: the SDK's
+client closes each SSE response as soon as the result event is read, before the end of the body,
+so its connection cannot go back to the pool and every POST opens a new TCP connection
+(python-sdk issue #3281, open); in JSON-response mode the SDK's client reused one connection.
+
+Where the SDK falls short, and what this module does instead:
+
+- The SDK's client takes only an ``httpx2.AsyncClient`` (mcp 2 moved from httpx to httpx2): the
+  relay's ``httpx.AsyncClient`` rides under it as an ``httpx2`` transport (:class:`ThroughHttpx`),
+  so its pool, limits and timeouts are the ones used.
+- The agent's native server runs no ASGI lifespan, which is where the SDK starts its session
+  manager: :class:`SelfStartingApp` starts it on the first request.
+- On HTTP 404 for a session the server no longer knows (the agent restarted, or the session
+  idled out after 30 minutes), the spec says the client MUST start a new session; the SDK's
+  client turns the 404 into a JSON-RPC error (the server's "Session not found", or its own
+  "Session terminated") and stays on the dead session (python-sdk issue #3556, open). The
+  transport above sees the 404; the client then opens a new session and resends the frame once
+  (a 404 means no handler saw it), as the Rust and TypeScript SDKs do. Nothing else is retried:
+  a frame the SDK gives up on (connection refused or reset, a timeout, an error) is lost.
+
+A Host check comes with the SDK's app (DNS-rebinding protection, on by default): a request
+must name 127.0.0.1, localhost or [::1] (any port) in its Host, which the relay's tap URL and a
+caller of a published 127.0.0.1 port do; any other Host gets the SDK's 421. MCP's documents
+(the initialize result, the tool list) carry no URL of the server, so nothing is derived from
+the request's Host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import httpx
+import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED, CallToolResult, Implementation, ListToolsResult, TextContent
+from pydantic import Field
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ...errors import FrameError
+from ..protocols import canonical_json
+from .base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+
+CONSUMES_META = "gaiamesh/consumes"  # the tool's _meta key listing the packet types it works on
+CLIENT_INFO = Implementation(name="gaiamesh-relay", version="1")
+
+Handshake = Literal["initialize", "discover"]
+
+PacketArgument = Annotated[
+    dict[str, Any],
+    Field(description="One Gaia Mesh packet (a JSON object with its type, run_id, src, payload...)"),
+]
+
+
+# --- the agent's server ---------------------------------------------------------------------
+def tool_function(agent: AgentEndpoint) -> Callable[..., Awaitable[CallToolResult]]:
+    """The agent's tool as an ``MCPServer`` tool: the packet in, every frame the agent emits out,
+    each also sent as a progress event the moment it is emitted when the caller asked for them
+    (``report_progress`` does nothing for a call without a progress token)."""
+
+    async def call(packet: PacketArgument, ctx: Context) -> CallToolResult:
+        frames: list[str] = []
+        try:
+            async for blob in agent.answer(canonical_json(packet), "json"):
+                frames.append(blob.decode())
+                await ctx.report_progress(len(frames), None, frames[-1])
+        except FrameError as exc:  # MCP's own words for a call the tool refused: an error result
+            raise ToolError(f"the packet was refused: {exc}") from exc
+        return CallToolResult(content=[TextContent(type="text", text=frame) for frame in frames])
+
+    call.__name__ = agent.tool  # the SDK names the input schema after it ("<tool>Arguments")
+    return call
+
+
+class SelfStartingApp:
+    """The SDK's Starlette app with its session manager started by the first request.
+
+    The SDK starts the manager in its app's lifespan, and the agent's native server runs none
+    (it builds each binding's app when first asked for it). A lifespan, if one is run, starts
+    and stops it the same way."""
+
+    def __init__(self, server: MCPServer, app: ASGIApp) -> None:
+        self.server = server
+        self.app = app
+        self._running: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        await self.start()
+        await self.app(scope, receive, send)
+
+    async def start(self) -> None:
+        if self._ready.is_set():
+            return
+        if self._running is None:
+            self._running = asyncio.create_task(self._run(), name=f"mcp-sessions-{self.server.name}")
+        ready = asyncio.create_task(self._ready.wait())
+        await asyncio.wait([ready, self._running], return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        if self._running.done():  # it ended before it was ready: its error is this request's
+            self._running.result()
+            raise RuntimeError("the MCP session manager stopped")
+
+    async def _run(self) -> None:
+        async with self.server.session_manager.run():
+            self._ready.set()
+            await self._stop.wait()
+
+    async def aclose(self) -> None:
+        """Stop the session manager (its sessions end)."""
+        self._stop.set()
+        if self._running is not None:
+            await self._running
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await self.start()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def server_for(agent: AgentEndpoint) -> MCPServer:
+    """The agent's MCP server: one tool, named and described as the agent's, with the packet
+    types it consumes in the tool's ``_meta``."""
+    # The SDK hands log_level to logging.basicConfig, which does nothing in a process whose
+    # logging is already set up (the CLI's); elsewhere it keeps the SDK's INFO lines out.
+    server: MCPServer = MCPServer(
+        f"gaiamesh-agent-{agent.node_id}", instructions=agent.description, log_level="WARNING"
+    )
+    server.add_tool(
+        tool_function(agent),
+        name=agent.tool,
+        description=agent.description,
+        meta={CONSUMES_META: sorted(agent.consumes)},
+        structured_output=False,  # the frames are the content items; no output schema
+    )
+    return server
+
+
+# --- the relay's client ---------------------------------------------------------------------
+def _as_httpx2(exc: httpx.HTTPError) -> httpx2.HTTPError:
+    """The httpx2 error of the same name (httpx2 keeps httpx's names), for the SDK's handlers."""
+    kind = getattr(httpx2, type(exc).__name__, None)
+    if not (isinstance(kind, type) and issubclass(kind, httpx2.TransportError)):
+        kind = httpx2.TransportError
+    made: httpx2.HTTPError = kind(str(exc) or type(exc).__name__)
+    return made
+
+
+class _Body(httpx2.AsyncByteStream):
+    """An httpx response's body, as the bytes came off the socket, for an httpx2 response."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self.response.aiter_raw():
+                yield chunk
+        except httpx.HTTPError as exc:
+            raise _as_httpx2(exc) from exc
+
+    async def aclose(self) -> None:
+        await self.response.aclose()
+
+
+class ThroughHttpx(httpx2.AsyncBaseTransport):
+    """An httpx2 transport that sends every request with the relay's ``httpx.AsyncClient``.
+
+    mcp 2's client takes only an ``httpx2.AsyncClient``; the relay's pool, limits and timeouts
+    are an ``httpx.AsyncClient``'s (a harness setting recorded with the run), so the SDK's
+    requests go out through it, byte for byte as httpx2 made them (its headers and body), with no
+    redirect followed (the SDK follows same-origin ones itself)."""
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+        # The server answered 404 to a request naming the session: it no longer knows it (the
+        # spec's signal to start a new one). The SDK turns that into a JSON-RPC error whose
+        # words are the server's, so the status is kept here, where it is seen.
+        self.session_lost = False
+        # What the last request that failed saw (the SDK reports a broken request as "Connection
+        # closed" and drops the cause); cleared by the next answer.
+        self.failure: str | None = None
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        body = await request.aread()
+        out = self.http.build_request(
+            request.method, str(request.url), headers=request.headers.raw, content=body
+        )
+        try:
+            response = await self.http.send(out, stream=True, follow_redirects=False)
+        except httpx.HTTPError as exc:
+            self.failure = f"{type(exc).__name__}: {exc}"
+            raise _as_httpx2(exc) from exc
+        self.failure = None
+        if response.status_code == 404 and MCP_SESSION_ID in request.headers:
+            self.session_lost = True
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers.raw,
+            stream=_Body(response),
+            extensions={"http_version": response.http_version.encode()},
+        )
+
+    async def aclose(self) -> None:
+        """The relay's client is the relay's to close."""
+
+
+class _Open:
+    """One MCP session, held open by a task of its own: anyio's contexts (the SDK's transport
+    and session) must be left by the task that entered them, and the relay may connect, send
+    and close from different tasks."""
+
+    def __init__(self, url: str, http: httpx.AsyncClient, handshake: Handshake) -> None:
+        self.url = url
+        self.http = http
+        self.handshake = handshake
+        self.bridge = ThroughHttpx(http)
+        self.session: ClientSession | None = None
+        self.tool = ""
+        self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._closing = asyncio.Event()
+        self._task = asyncio.create_task(self._hold(), name=f"mcp-session-{url}")
+
+    async def opened(self) -> None:
+        """Wait for the handshake and the tool list; raise what ended them."""
+        await asyncio.shield(self._ready)
+
+    async def _hold(self) -> None:
+        try:
+            async with (
+                httpx2.AsyncClient(transport=self.bridge, timeout=None, trust_env=False) as http2,
+                streamable_http_client(self.url, http_client=http2) as (read, write),
+                ClientSession(read, write, client_info=CLIENT_INFO) as session,
+            ):
+                await (session.initialize() if self.handshake == "initialize" else session.discover())
+                self.tool = _the_tool(await session.list_tools())
+                self.session = session
+                self._ready.set_result(None)
+                await self._closing.wait()
+        except Exception as exc:  # the session could not open, or its transport broke
+            if not self._ready.done():
+                self._ready.set_exception(exc)
+        finally:
+            self.session = None
+            if not self._ready.done():
+                self._ready.set_exception(Undelivered(f"MCP session at {self.url} closed while opening"))
+
+    async def aclose(self) -> None:
+        self._closing.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+def _the_tool(listing: ListToolsResult) -> str:
+    names = [tool.name for tool in listing.tools]
+    if len(names) != 1:
+        raise Undelivered(f"tools/list: an agent serves one tool, this server lists {names}")
+    name: str = names[0]
+    return name
+
+
+def _frames(result: CallToolResult, tool: str) -> list[bytes]:
+    texts = [item.text for item in result.content if isinstance(item, TextContent)]
+    if result.is_error:
+        raise Undelivered(f"tools/call {tool}: the tool answered an error: {' '.join(texts)}")
+    if len(texts) != len(result.content):
+        kinds = sorted({item.type for item in result.content})
+        raise Undelivered(f"tools/call {tool}: expected text content, one item per frame; got {kinds}")
+    return [text.encode() for text in texts]
+
+
+def _packet(blob: bytes) -> dict[str, Any]:
+    try:
+        packet = json.loads(blob)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise Undelivered(f"mcp: the frame to send is not JSON ({exc})") from exc
+    if not isinstance(packet, dict):
+        raise Undelivered("mcp: the frame to send is not a JSON object")
+    return packet
+
+
+class McpClient(NativeClient):
+    def __init__(self, peer: Peer, http: httpx.AsyncClient, stream: bool, handshake: Handshake) -> None:
+        self.url = peer.base_url  # the mount is the MCP endpoint
+        self.http = http
+        self.stream = stream
+        self.handshake = handshake
+        self._open: _Open | None = None
+        self._opening = asyncio.Lock()  # frames sent at once open one session, not one each
+
+    async def connect(self) -> None:
+        async with self._opening:
+            await self._connect()
+
+    async def _connect(self) -> None:
+        if self._open is not None and self._open.session is not None and not self._open.bridge.session_lost:
+            return
+        await self._drop()  # none yet, or its transport broke, or the server forgot it: a new one
+        self._open = _Open(self.url, self.http, self.handshake)
+        try:
+            await self._open.opened()
+        except Undelivered:
+            raise
+        except MCPError as exc:
+            raise Undelivered(
+                f"MCP {self.handshake} at {self.url}: error {exc.error.code}: {exc.error.message}"
+            ) from exc
+        except Exception as exc:
+            raise Undelivered(f"MCP {self.handshake} at {self.url}: {_describe(exc)}") from exc
+
+    async def send(self, blob: bytes) -> AsyncIterator[bytes]:
+        packet = _packet(blob)
+        for attempt in (1, 2):
+            await self.connect()
+            assert self._open is not None
+            opened, yielded = self._open, False
+            try:
+                async for frame in self._call(opened, packet):
+                    yielded = True
+                    yield frame
+                return
+            except Undelivered:
+                # A 404 for the session: no handler saw the frame, so it goes once more in a new
+                # session (connect() opens it); anything else is the frame's end.
+                if yielded or attempt == 2 or not opened.bridge.session_lost:
+                    raise
+
+    async def _call(self, opened: _Open, packet: dict[str, Any]) -> AsyncIterator[bytes]:
+        session, tool, bridge = opened.session, opened.tool, opened.bridge
+        if session is None:  # its transport broke since connect(): the next frame opens another
+            raise Undelivered(f"tools/call {tool}: the MCP session at {self.url} has closed")
+        if not self.stream:
+            result = await _checked(session.call_tool(tool, {"packet": packet}), tool, bridge)
+            for frame in _frames(result, tool):
+                yield frame
+            return
+        async for frame in _streamed(session, tool, packet, bridge):
+            yield frame
+
+    async def _drop(self) -> None:
+        if self._open is not None:
+            opened, self._open = self._open, None
+            await opened.aclose()
+
+    async def aclose(self) -> None:
+        await self._drop()
+
+
+async def _checked(call: Awaitable[CallToolResult], tool: str, bridge: ThroughHttpx) -> CallToolResult:
+    """The call's result, or the reason it has none in our words."""
+    try:
+        return await call
+    except MCPError as exc:
+        saw = f" ({bridge.failure})" if exc.error.code == CONNECTION_CLOSED and bridge.failure else ""
+        raise Undelivered(f"tools/call {tool}: MCP error {exc.error.code}: {exc.error.message}{saw}") from exc
+    except Exception as exc:  # the transport broke under the call
+        raise Undelivered(f"tools/call {tool}: {_describe(exc)}") from exc
+
+
+async def _streamed(
+    session: ClientSession, tool: str, packet: dict[str, Any], bridge: ThroughHttpx
+) -> AsyncIterator[bytes]:
+    """Frames as their progress events arrive, then any the result holds beyond them."""
+    arrived: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        if message is not None:
+            arrived.put_nowait(message.encode())
+
+    call = asyncio.create_task(
+        _checked(session.call_tool(tool, {"packet": packet}, progress_callback=progress), tool, bridge)
+    )
+    call.add_done_callback(lambda _: arrived.put_nowait(None))
+    streamed: list[bytes] = []
+    try:
+        while (frame := await arrived.get()) is not None:
+            streamed.append(frame)
+            yield frame
+        frames = _frames(call.result(), tool)
+    finally:
+        if not call.done():  # the caller stopped reading: the call is abandoned (the SDK cancels it)
+            call.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Undelivered):
+                await call
+    if frames[: len(streamed)] != streamed:
+        raise Undelivered(f"tools/call {tool}: the result's frames differ from the progress events'")
+    for frame in frames[len(streamed) :]:
+        yield frame
+
+
+def _describe(exc: BaseException) -> str:
+    """An error in one line; an exception group (anyio's task groups raise them) by its first leaf."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
+
+
+# --- the binding ----------------------------------------------------------------------------
+class McpBinding(Binding):
+    name = "mcp"
+    inner = "json"
+    mount = "/mcp"
+    streams = True
+    # The client's first request: the initialize handshake (revision 2025-11-25, what MCP servers
+    # and clients of 2025 speak), or server/discover (revision 2026-07-28: no session, no GET
+    # stream, every request self-contained; what the SDK's Client(url) picks on its own).
+    handshake: Handshake = "initialize"
+
+    def app(self, agent: AgentEndpoint, keys_dir: Path) -> ASGIApp:
+        server = server_for(agent)
+        # The app's own path is "/": the agent's server hands it requests below the mount.
+        return SelfStartingApp(server, server.streamable_http_app(streamable_http_path="/"))
+
+    def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
+        return McpClient(peer, http, stream, self.handshake)
+
+
+def binding(protocol: str) -> Binding:
+    return McpBinding()
+
+
+__all__ = [
+    "CONSUMES_META",
+    "McpBinding",
+    "McpClient",
+    "SelfStartingApp",
+    "ThroughHttpx",
+    "binding",
+    "server_for",
+]

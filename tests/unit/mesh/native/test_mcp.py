@@ -1,0 +1,376 @@
+"""``mcp`` on its own wire: the SDK's ``MCPServer`` in uvicorn on 127.0.0.1, reached by our client
+(the SDK's ``ClientSession``) and by the SDK's own ``Client`` as an MCP user would call it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import mcp
+import pytest
+import uvicorn
+from mcp.client.session import ClientSession as SdkClientSession
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from gaiamesh.deploy.local import free_port
+from gaiamesh.mesh.frames import PacketType, make_packet, parse_packet_json
+from gaiamesh.mesh.native import Peer, Undelivered, binding
+from gaiamesh.mesh.native import mcp as native_mcp
+from gaiamesh.mesh.native.mcp import CONSUMES_META, McpBinding, SelfStartingApp
+from gaiamesh.mesh.protocols import canonical_json
+
+MOUNT = "/mcp"
+ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+class FakeAgent:
+    """The agent side: echoes a packet back as its own, or emits two frames with the second held
+    until the test opens ``gate``, or none; a blob that is not a packet raises FrameError."""
+
+    node_id = "3"
+    tool = "search_docs"
+    description = "Finds the passages of the document that answer the question."
+    consumes = frozenset({"doc_init", "subtask"})
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.made: list[int] = []
+
+    async def answer(self, blob: bytes, inner: str) -> AsyncIterator[bytes]:
+        assert inner == "json"
+        packet = parse_packet_json(blob).to_dict()  # FrameError for a blob that is not a packet
+        count = {"none": 0, "two": 2}.get(packet["question"], 1)
+        for n in range(1, count + 1):
+            if n == 2:
+                await asyncio.wait_for(self.gate.wait(), 5)
+            self.made.append(n)
+            yield canonical_json(
+                {
+                    **packet,
+                    "src": self.node_id,
+                    "seq": packet["seq"] + n,
+                    "question": packet["question"].upper(),
+                }
+            )
+
+
+def mounted(app: ASGIApp) -> ASGIApp:
+    """The agent's native server as it hands a binding its requests: below the mount, no lifespan."""
+
+    async def asgi(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        path: str = scope["path"]
+        if path != MOUNT and not path.startswith(MOUNT + "/"):
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b"no such protocol"})
+            return
+        await app({**scope, "root_path": MOUNT, "path": path[len(MOUNT) :] or "/"}, receive, send)
+
+    return asgi
+
+
+class Agent:
+    """A real uvicorn socket serving the binding's app for the fake agent."""
+
+    def __init__(self, made: McpBinding, agent: FakeAgent, port: int) -> None:
+        self.app = made.app(agent, Path("."))
+        assert isinstance(self.app, SelfStartingApp)
+        self.port = port
+        config = uvicorn.Config(
+            mounted(self.app), host="127.0.0.1", port=port, lifespan="off", log_level="warning"
+        )
+        self.server = uvicorn.Server(config)
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{MOUNT}"
+
+    async def start(self) -> Agent:
+        self.task = asyncio.create_task(self.server.serve())
+        while not self.server.started:
+            assert not self.task.done(), "uvicorn did not start"
+            await asyncio.sleep(0.02)
+        return self
+
+    async def stop(self) -> None:
+        assert isinstance(self.app, SelfStartingApp) and self.task is not None
+        self.server.should_exit = True
+        self.server.force_exit = True  # the SDK's standing GET streams would hold a graceful exit
+        await self.app.aclose()
+        await self.task
+
+
+@pytest.fixture
+def fake() -> FakeAgent:
+    return FakeAgent()
+
+
+@pytest.fixture(params=["initialize", "discover"])
+def made(request: pytest.FixtureRequest) -> McpBinding:
+    found = binding("mcp")
+    assert isinstance(found, McpBinding)
+    found.handshake = request.param
+    return found
+
+
+@pytest.fixture
+async def agent(made: McpBinding, fake: FakeAgent) -> AsyncIterator[Agent]:
+    running = await Agent(made, fake, free_port()).start()
+    yield running
+    await running.stop()
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[tuple[httpx.AsyncClient, list[str]]]:
+    """The relay's client, recording what crossed it ("METHOD jsonrpc-method")."""
+    seen: list[str] = []
+
+    async def record(request: httpx.Request) -> None:
+        try:
+            method = json.loads(request.content).get("method", "") if request.content else ""
+        except ValueError:
+            method = "(not JSON)"
+        seen.append(f"{request.method} {method}".strip())
+
+    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0), event_hooks={"request": [record]}) as client:
+        yield client, seen
+
+
+def peer(url: str) -> Peer:
+    return Peer(base_url=url, node_id="3", run_id="r1", keys_dir=Path("."))
+
+
+def frame(question: str = "where?", **kw: Any) -> bytes:
+    packet = make_packet(PacketType.DOC_INIT, {"chunks": ["héllo ✓", "b"]}, run_id="r1", src="network", seq=4,
+                         question=question, **kw)  # fmt: skip
+    return canonical_json(packet.to_dict())
+
+
+def answer(question: str, seq: int) -> bytes:
+    return canonical_json(
+        {**json.loads(frame(question)), "src": "3", "seq": seq, "question": question.upper()}
+    )
+
+
+async def collect(client: Any, blob: bytes) -> list[bytes]:
+    return [f async for f in client.send(blob)]
+
+
+# --- the binding ------------------------------------------------------------------------------
+def test_the_binding_and_the_sdk_are_what_they_say() -> None:
+    made = binding("mcp")
+    assert (made.name, made.inner, made.mount, made.streams) == ("mcp", "json", "/mcp", True)
+    # our module is gaiamesh.mesh.native.mcp; `import mcp` anywhere is still the SDK
+    assert native_mcp.__name__ == "gaiamesh.mesh.native.mcp"
+    assert Path(mcp.__file__).parent.name == "mcp" and "gaiamesh" not in Path(mcp.__file__).parts
+    assert native_mcp.ClientSession is SdkClientSession is mcp.ClientSession
+
+
+async def test_connect_opens_a_session_and_lists_the_one_tool(
+    made: McpBinding, agent: Agent, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    client, seen = http
+    ours = made.client(peer(agent.url), client)
+    await ours.connect()
+    await asyncio.sleep(0.1)  # the SDK opens its GET stream in the background
+    if made.handshake == "initialize":
+        assert sorted(seen) == sorted(
+            ["POST initialize", "POST notifications/initialized", "GET", "POST tools/list"]
+        )
+    else:
+        assert seen == ["POST server/discover", "POST tools/list"]
+    assert (
+        isinstance(ours, native_mcp.McpClient) and ours._open is not None and ours._open.tool == "search_docs"
+    )
+    await ours.aclose()
+
+
+async def test_frames_round_trip_on_one_session(
+    made: McpBinding, agent: Agent, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    client, seen = http
+    ours = made.client(peer(agent.url), client)
+    for question in ("where?", "and when?"):
+        assert await collect(ours, frame(question)) == [answer(question, 5)]
+    assert seen.count("POST tools/call") == 2 and seen.count("POST tools/list") == 1  # connected once
+    await ours.aclose()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_every_frame_in_order_and_none_for_a_packet_that_emits_none(
+    made: McpBinding, agent: Agent, fake: FakeAgent, http: tuple[httpx.AsyncClient, list[str]], stream: bool
+) -> None:
+    fake.gate.set()
+    ours = made.client(peer(agent.url), http[0], stream=stream)
+    assert await collect(ours, frame("two")) == [answer("two", 5), answer("two", 6)]
+    assert await collect(ours, frame("none")) == []
+    await ours.aclose()
+
+
+async def test_frames_sent_at_once_share_one_session(
+    made: McpBinding, agent: Agent, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    client, seen = http
+    ours = made.client(peer(agent.url), client)
+    questions = [f"q{n}?" for n in range(5)]
+    got = await asyncio.gather(*(collect(ours, frame(q)) for q in questions))
+    assert got == [[answer(q, 5)] for q in questions]
+    assert seen.count("POST tools/list") == 1 and seen.count("POST tools/call") == 5
+    await ours.aclose()
+
+
+async def test_the_session_manager_also_runs_under_a_lifespan(fake: FakeAgent) -> None:
+    app = McpBinding().app(fake, Path("."))
+    assert isinstance(app, SelfStartingApp)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_level="warning")
+    )
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not serving.done(), "uvicorn did not start"
+        await asyncio.sleep(0.02)
+    async with mcp.Client(f"http://127.0.0.1:{port}/") as user:  # the app's own path is "/"
+        result = await user.call_tool("search_docs", {"packet": json.loads(frame())})
+        assert [item.text for item in result.content if isinstance(item, mcp.types.TextContent)] == [
+            answer("where?", 5).decode()
+        ]
+    server.should_exit = True
+    await asyncio.wait_for(serving, 10)  # the lifespan's shutdown stopped the session manager
+    assert app._running is not None and app._running.done()
+
+
+async def test_streaming_delivers_the_first_frame_before_the_second_is_made(
+    made: McpBinding, agent: Agent, fake: FakeAgent, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    ours = made.client(peer(agent.url), http[0], stream=True)
+    frames = ours.send(frame("two"))
+    assert await asyncio.wait_for(anext(frames), 5) == answer("two", 5)
+    assert fake.made == [1]  # the second frame is not made until the first has arrived
+    fake.gate.set()
+    assert [f async for f in frames] == [answer("two", 6)]
+    await ours.aclose()
+
+
+# --- an MCP user's own client -----------------------------------------------------------------
+@pytest.fixture
+async def served(fake: FakeAgent) -> AsyncIterator[Agent]:
+    running = await Agent(McpBinding(), fake, free_port()).start()
+    yield running
+    await running.stop()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # auto: the SDK's default, server/discover first
+async def test_the_sdks_own_client_lists_and_calls_the_tool(served: Agent, mode: str) -> None:
+    async with mcp.Client(served.url, mode=mode) as user:
+        (tool,) = (await user.list_tools()).tools
+        assert (tool.name, tool.description) == ("search_docs", FakeAgent.description)
+        assert tool.input_schema["required"] == ["packet"]
+        assert tool.input_schema["properties"]["packet"]["type"] == "object"
+        assert (tool.meta or {})[CONSUMES_META] == ["doc_init", "subtask"]
+        result = await user.call_tool("search_docs", {"packet": json.loads(frame())})
+        assert not result.is_error and result.structured_content is None
+        assert [item.text for item in result.content if isinstance(item, mcp.types.TextContent)] == [
+            answer("where?", 5).decode()
+        ]
+
+
+# --- bad input --------------------------------------------------------------------------------
+async def test_bad_input_gets_mcps_own_errors_and_the_server_keeps_serving(
+    made: McpBinding, agent: Agent, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    client = http[0]
+    ours = made.client(peer(agent.url), client)
+    # a packet the agent refuses (FrameError): the tool's error result, in our client's words
+    with pytest.raises(Undelivered, match=r"tools/call search_docs: the tool answered an error: .*"
+                                          r"the packet was refused: unknown packet type 'telegram'"):  # fmt: skip
+        await collect(ours, canonical_json({"type": "telegram", "run_id": "r1"}))
+    with pytest.raises(Undelivered, match="the frame to send is not JSON"):
+        await collect(ours, b"\xff not json")
+    async with mcp.Client(agent.url) as user:
+        for name, arguments, said in [
+            ("telegraph", {"packet": {}}, "Unknown tool: telegraph"),
+            ("search_docs", {}, r"search_docsArguments\npacket\n  Field required"),
+            ("search_docs", {"packet": "a string"}, "Input should be a valid dictionary"),
+            ("search_docs", {"packet": {"type": "doc_init"}}, "the packet was refused: invalid packet field"),
+        ]:
+            result = await user.call_tool(name, arguments)
+            assert result.is_error and isinstance(result.content[0], mcp.types.TextContent)
+            assert re.search(said, result.content[0].text), result.content[0].text
+    # not JSON-RPC at all, and a method MCP does not have: JSON-RPC errors
+    malformed = await client.post(agent.url, content=b"{not json", headers=ACCEPT)
+    assert malformed.status_code == 400 and malformed.json()["error"]["code"] == -32700
+    modern = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/frobnicate"}
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "1"}}  # fmt: skip
+    unknown = await client.post(agent.url, headers={**ACCEPT, **modern},
+                                json={"jsonrpc": "2.0", "id": 7, "method": "tools/frobnicate", "params": {"_meta": meta}})  # fmt: skip
+    assert unknown.json()["error"] == {
+        "code": -32601,
+        "message": "Method not found",
+        "data": "tools/frobnicate",
+    }
+    no_session = await client.post(
+        agent.url, headers=ACCEPT, json={"jsonrpc": "2.0", "id": 8, "method": "tools/list"}
+    )
+    assert no_session.status_code == 400 and "Missing session ID" in no_session.json()["error"]["message"]
+    elsewhere = await client.post(agent.url, headers={**ACCEPT, "host": "agent.example:80"}, json={})
+    assert elsewhere.status_code == 421  # the SDK's DNS-rebinding check: only a loopback Host
+    # and it still serves
+    assert await collect(ours, frame()) == [answer("where?", 5)]
+    await ours.aclose()
+
+
+# --- giving up, and the session after a restart -------------------------------------------------
+async def test_an_agent_that_is_not_there_is_undelivered_at_once(
+    made: McpBinding, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    ours = made.client(peer(f"http://127.0.0.1:{free_port()}{MOUNT}"), http[0])
+    with pytest.raises(Undelivered, match=f"MCP {made.handshake} at http://127.0.0.1:.*ConnectError"):
+        await asyncio.wait_for(ours.connect(), 10)
+    with pytest.raises(Undelivered, match="ConnectError"):
+        await asyncio.wait_for(collect(ours, frame()), 10)
+    await ours.aclose()
+
+
+async def test_frames_sent_while_the_agent_is_down_are_lost_and_later_ones_go_through(
+    made: McpBinding, fake: FakeAgent, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    first = await Agent(made, fake, free_port()).start()
+    ours = made.client(peer(first.url), http[0])
+    assert await collect(ours, frame()) == [answer("where?", 5)]
+    await first.stop()
+    with pytest.raises(Undelivered, match="ConnectError"):  # nobody listens: lost, and said so
+        await asyncio.wait_for(collect(ours, frame()), 10)
+    again = await Agent(made, fake, first.port).start()
+    assert await asyncio.wait_for(collect(ours, frame("again?")), 10) == [answer("again?", 5)]
+    await ours.aclose()
+    await again.stop()
+
+
+async def test_a_session_the_restarted_agent_does_not_know_is_opened_anew_and_the_frame_resent(
+    made: McpBinding, fake: FakeAgent, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    client, seen = http
+    first = await Agent(made, fake, free_port()).start()
+    ours = made.client(peer(first.url), client)
+    assert await collect(ours, frame()) == [answer("where?", 5)]
+    await first.stop()
+    again = await Agent(made, fake, first.port).start()  # a new server: it knows no session
+    seen.clear()
+    assert await asyncio.wait_for(collect(ours, frame("again?")), 10) == [answer("again?", 5)]
+    calls = [x for x in seen if x.startswith("POST")]
+    if made.handshake == "initialize":  # 404 for the old session, a new one, the frame once more
+        assert calls == ["POST tools/call", "POST initialize", "POST notifications/initialized",
+                         "POST tools/list", "POST tools/call"]  # fmt: skip
+    else:  # no session in the 2026-07-28 revision: the restart is not seen
+        assert calls == ["POST tools/call"]
+    await ours.aclose()
+    await again.stop()
