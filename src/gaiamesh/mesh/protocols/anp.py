@@ -42,7 +42,11 @@ DID_HOST = "gaiamesh.local"
 MESH_DID = f"did:wba:{DID_HOST}:mesh"
 METHOD = "direct.send"
 SCHEME = "anp-rfc9421-origin-proof-v1"
-FIXED_META = {"anp_version": "1.0", "profile": "anp.direct.base.v1", "security_profile": "transport-protected"}
+FIXED_META = {
+    "anp_version": "1.0",
+    "profile": "anp.direct.base.v1",
+    "security_profile": "transport-protected",
+}
 META_KEYS = {*FIXED_META, "sender_did", "target", "operation_id", "message_id", "content_type"}
 PROOF_KEYS = {"contentDigest", "signatureInput", "signature"}
 
@@ -69,6 +73,50 @@ def _members(obj: Any, keys: set[str], what: str) -> dict[str, Any]:
     return obj
 
 
+def direct_send(
+    packet: dict[str, Any], key: Ed25519PrivateKey, sender_did: str, target: dict[str, str]
+) -> dict[str, Any]:
+    """The JSON-RPC 2.0 ``direct.send`` request carrying ``packet``, with the sender's origin
+    proof (the relay's envelope here, and the native wire's request body, mesh/native/anp.py)."""
+    mid = str(uuid.uuid4())
+    meta = {**FIXED_META, "sender_did": sender_did, "target": target, "operation_id": mid, "message_id": mid,
+            "content_type": "application/json"}  # fmt: skip
+    body = {"conversation_id": str(packet.get("run_id", "")), "payload": packet}
+    # created and nonce given, not left to the SDK: anp 1.0.7 otherwise draws a second nonce
+    # for the signatureInput it returns, which then no longer matches what it signed.
+    options = Rfc9421OriginProofGenerationOptions(created=int(time.time()), nonce=secrets.token_urlsafe(12))
+    proof = generate_rfc9421_origin_proof(METHOD, meta, body, key, f"{sender_did}#key-1", options=options)
+    params = {"meta": meta, "auth": {"scheme": SCHEME, "origin_proof": proof}, "body": body}
+    return {"jsonrpc": "2.0", "id": mid, "method": METHOD, "params": params}
+
+
+def read_params(params: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``direct.send``'s params as (meta, origin proof, body), each with exactly its members and
+    the fixed profile; who signed it and for whom is the caller's to check."""
+    params = _members(params, {"meta", "auth", "body"}, "params")
+    meta = _members(params["meta"], META_KEYS, "meta")
+    auth = _members(params["auth"], {"scheme", "origin_proof"}, "auth")
+    body = _members(params["body"], {"conversation_id", "payload"}, "body")
+    if any(meta[k] != v for k, v in FIXED_META.items()) or meta["content_type"] != "application/json":
+        raise ProtocolError("anp: meta is not anp.direct.base.v1 / transport-protected / application/json")
+    if auth["scheme"] != SCHEME:
+        raise ProtocolError(f"anp: unsupported auth scheme {auth['scheme']!r}")
+    return meta, _members(auth["origin_proof"], PROOF_KEYS, "origin_proof"), body
+
+
+def verify_origin(
+    proof: dict[str, Any], meta: dict[str, Any], body: dict[str, Any], doc: dict[str, Any]
+) -> None:
+    """The SDK's check of an origin proof against the signer's DID document."""
+    options = Rfc9421OriginProofVerificationOptions(expected_signer_did=doc["id"])
+    try:
+        verify_rfc9421_origin_proof(proof, METHOD, meta, body, did_document=doc, options=options)
+    except InvalidSignature:
+        raise ProtocolError(f"anp: bad signature on a frame from {doc['id']!r}") from None
+    except (ValueError, TypeError) as exc:  # the SDK's ImProofError is a ValueError
+        raise ProtocolError(f"anp: invalid origin proof from {doc['id']!r} ({exc})") from exc
+
+
 class AnpAdapter(ProtocolAdapter):
     name = "anp"
 
@@ -92,52 +140,29 @@ class AnpAdapter(ProtocolAdapter):
         return {"kind": "agent", "did": self._did[NETWORK_SRC]}
 
     def encode(self, packet: dict[str, Any]) -> bytes:
-        did, mid = self._did[self.node_id], str(uuid.uuid4())
-        meta = {**FIXED_META, "sender_did": did, "target": self._target(self.node_id), "operation_id": mid,
-                "message_id": mid, "content_type": "application/json"}  # fmt: skip
-        body = {"conversation_id": str(packet.get("run_id", "")), "payload": packet}
-        # created and nonce given, not left to the SDK: anp 1.0.7 otherwise draws a second nonce
-        # for the signatureInput it returns, which then no longer matches what it signed.
-        options = Rfc9421OriginProofGenerationOptions(created=int(time.time()), nonce=secrets.token_urlsafe(12))
-        proof = generate_rfc9421_origin_proof(METHOD, meta, body, self._key, f"{did}#key-1", options=options)
-        params = {"meta": meta, "auth": {"scheme": SCHEME, "origin_proof": proof}, "body": body}
-        frame = {"jsonrpc": "2.0", "id": mid, "method": METHOD, "params": params}
+        frame = direct_send(packet, self._key, self._did[self.node_id], self._target(self.node_id))
         return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode()
 
     def decode(self, blob: bytes) -> dict[str, Any]:
         frame = _members(loads_object(blob, "anp"), {"jsonrpc", "id", "method", "params"}, "request")
         if frame["jsonrpc"] != "2.0" or frame["method"] != METHOD or not isinstance(frame["id"], str):
             raise ProtocolError(f"anp: not a JSON-RPC 2.0 {METHOD} request with a string id")
-        params = _members(frame["params"], {"meta", "auth", "body"}, "params")
-        meta = _members(params["meta"], META_KEYS, "meta")
-        auth = _members(params["auth"], {"scheme", "origin_proof"}, "auth")
-        body = _members(params["body"], {"conversation_id", "payload"}, "body")
-        if any(meta[k] != v for k, v in FIXED_META.items()) or meta["content_type"] != "application/json":
-            raise ProtocolError("anp: meta is not anp.direct.base.v1 / transport-protected / application/json")
-        if auth["scheme"] != SCHEME:
-            raise ProtocolError(f"anp: unsupported auth scheme {auth['scheme']!r}")
+        meta, proof, body = read_params(frame["params"])
         sender_did = meta["sender_did"]
         node, document = self._known.get(sender_did, (None, None))
         if node is None or document is None:
             raise ProtocolError(f"anp: unknown sender DID {str(sender_did)[:120]!r}")
         if meta["target"] != self._target(node):
             raise ProtocolError(f"anp: frame from {node!r} names the wrong target {meta['target']!r}")
-        self._verify(_members(auth["origin_proof"], PROOF_KEYS, "origin_proof"), meta, body, document)
+        verify_origin(proof, meta, body, document)
         packet = body["payload"]
         if not isinstance(packet, dict):
             raise ProtocolError("anp: body.payload must be an object (the packet)")
         if packet.get("src") != node or body["conversation_id"] != str(packet.get("run_id", "")):
-            raise ProtocolError(f"anp: packet src/run {packet.get('src')!r} does not match its signer {node!r}")
+            raise ProtocolError(
+                f"anp: packet src/run {packet.get('src')!r} does not match its signer {node!r}"
+            )
         return packet
-
-    def _verify(self, proof: dict[str, Any], meta: dict[str, Any], body: dict[str, Any], doc: dict[str, Any]) -> None:
-        options = Rfc9421OriginProofVerificationOptions(expected_signer_did=doc["id"])
-        try:
-            verify_rfc9421_origin_proof(proof, METHOD, meta, body, did_document=doc, options=options)
-        except InvalidSignature:
-            raise ProtocolError(f"anp: bad signature on a frame from {doc['id']!r}") from None
-        except (ValueError, TypeError) as exc:  # the SDK's ImProofError is a ValueError
-            raise ProtocolError(f"anp: invalid origin proof from {doc['id']!r} ({exc})") from exc
 
     def header_size(self, packet: dict[str, Any]) -> int:
         # Everything but the packet object itself: JSON-RPC, meta with both DIDs, the origin
