@@ -141,6 +141,9 @@ class MeshSettings(BaseModel):
     # Protocols (comma-separated) whose native servers an agent builds at start, so that no run's
     # first request pays for loading an SDK; besides PROTOCOL when TRANSPORT=native (bench sets it).
     native_preload: str = ""
+    # The name the agents reach the relay by, for the DID host of native anp runs (its did:wba
+    # names it; the local CA's certificate covers localhost and network, compose's service name).
+    anp_did_hostname: str = "localhost"
     routing: RoutingMode = RoutingMode.AUTO
     # NODE_ID=TOOL@HOST:PORT,... (parse_agents). Empty: the strategy's own team on 127.0.0.1 from
     # port 9000; each strategy's team is declared in agents/teams.py, which also reads this line.

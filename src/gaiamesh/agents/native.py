@@ -119,8 +119,9 @@ class NativeApp:
             await _plain(send, 404, f"no native protocol at {path}\n")
             return
         mount, app = found
-        root = scope.get("root_path", "")
-        await app({**scope, "root_path": root + mount, "path": path[len(mount):] or "/"}, receive, send)
+        # As Starlette's Mount does: the path stays whole (URLs the app builds or checks, such as
+        # a signature's target, are the caller's), root_path says what the app sits under.
+        await app({**scope, "root_path": scope.get("root_path", "") + mount}, receive, send)
 
     async def _hello(self, scope: Scope, send: Send) -> None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}

@@ -79,6 +79,11 @@ def summary_table(metrics: RunMetrics, command: str = "gaiamesh") -> Table:
             table.add_row(key, "not scored (no gold answer)")
         elif value is not None:
             table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    if (w := metrics.layers) is not None:  # the protocol's own wire, below the packet
+        table.add_row("transport", "native: the protocol's own wire")
+        table.add_row("http bytes (tx / rx)", f"{w.http_tx:,} / {w.http_rx:,} ({w.body_tx:,} / {w.body_rx:,} in bodies)")
+        table.add_row("requests, connections", f"{w.requests} on {w.connections} ({w.connections_reused} reused)")
+        table.add_row("tcp segments (out / in)", f"{w.segs_out} / {w.segs_in}, {w.ip_tcp_header_bytes:,} B of IP/TCP headers")
     return table
 
 

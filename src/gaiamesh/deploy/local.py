@@ -37,6 +37,9 @@ def child_env(settings: Settings, **extra: str) -> dict[str, str]:
             env[name.upper()] = str(value)
     env.update({k.upper(): v for k, v in extra.items()})
     env["PYTHONUNBUFFERED"] = "1"
+    trust = Path(settings.keys_dir) / "local-trust.pem"
+    if trust.exists():  # the local CA of anp's DID host (mesh/native/didhost.py), with the usual roots
+        env["SSL_CERT_FILE"] = str(trust)
     return env
 
 
@@ -177,11 +180,6 @@ class ProcessGroup:
         """The pids of the group's processes that still run."""
         return [p.pid for p in self.procs.values() if p.poll() is None]
 
-    def check_all(self) -> None:
-        """:meth:`check` every process of the group."""
-        for name in self.procs:
-            self.check(name)
-
     def stop_all(self) -> None:
         for proc in self.procs.values():
             if proc.poll() is None:
@@ -269,8 +267,9 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunM
                 quiet=False,
             )
             relay.wait()
-            if relay.returncode:
-                group.check_all()  # an agent that could not start says why (a port taken, say)
+            if relay.returncode:  # an agent that could not start says why (a port taken, say)
+                for name in [n for n in group.procs if n != "relay"]:
+                    group.check(name)
     finally:
         group.stop_all()
     metrics_path = out / "metrics.json"

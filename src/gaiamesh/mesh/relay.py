@@ -100,6 +100,8 @@ class MeshNetwork:
     # --- connecting ------------------------------------------------------------------------
     async def _connect(self, core: RelayCore) -> None:
         deadline = time.monotonic() + self.settings.connect_timeout
+        if self.gateway is not None:
+            await self.gateway.start()
         results = await asyncio.gather(*(self._reach(s, deadline) for s in self.specs), return_exceptions=True)
         failures = [r for r in results if isinstance(r, Exception)]
         for spec, result in zip(self.specs, results, strict=True):
@@ -115,7 +117,7 @@ class MeshNetwork:
                 raise ConnectError(f"bad agent address: {first}") from first
             raise first
         self.report(
-            f"relay: connected to {len(self.conns)} agents "
+            f"relay: connected to {len(self.conns) + len(self.reached)} agents "
             f"({', '.join(f'{s.node_id}={s.tool}' for s in self.specs)}), "
             f"routing {core.router.mode.value}, protocol {self.settings.protocol}"
             + (" on its own wire" if self.gateway else "")

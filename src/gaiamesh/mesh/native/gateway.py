@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -24,6 +26,9 @@ from ..frames import Announcement
 from . import binding
 from .base import NativeClient, Peer, Undelivered
 from .tap import Tap
+
+if TYPE_CHECKING:
+    from .didhost import DidHost
 
 HELLO = "/gaiamesh/hello"
 DRAIN_S = 2.0  # how long the run's end waits for frames in flight
@@ -47,6 +52,14 @@ class Gateway:
         self.taps: dict[str, Tap] = {}
         self.clients: dict[str, NativeClient] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._did_host: DidHost | None = None
+
+    async def start(self) -> None:
+        """What the relay serves for the protocol before any agent is reached (anp: its DID host)."""
+        if self.settings.protocol == "anp":
+            from . import didhost
+
+            self._did_host = await didhost.acquire(Path(self.settings.keys_dir), self.settings.anp_did_hostname)
 
     async def connect(self, spec: AgentSpec, deadline: float) -> Announcement | None:
         """Put a tap in front of the agent, admit it (the hello) and open the protocol's client
@@ -126,4 +139,9 @@ class Gateway:
         for tap in self.taps.values():
             tap.read_open()  # the kernel's counts, before the connections close
         await self.http.aclose()
+        if self._did_host is not None:
+            from . import didhost
+
+            await didhost.release(self._did_host)
+            self._did_host = None
         await asyncio.gather(*(t.close() for t in self.taps.values()), return_exceptions=True)
