@@ -16,7 +16,7 @@ from .test_run_local import gaiamesh
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
-NATIVE = ["json", "binary", "compressed", "signed"]
+NATIVE = ["json", "binary", "compressed", "signed", "a2a", "anp", "mcp"]
 
 
 def native_run(tmp: Path, protocol: str, env: dict[str, str] | None = None, *extra: str) -> dict[str, object]:
@@ -52,3 +52,13 @@ def test_a_native_run_with_the_real_model(tmp_path: Path, model_server: str) -> 
     m = native_run(tmp_path, "json", None, "--ollama-host", model_server)
     assert m["status"] == "ok" and m["prediction"] and m["llm_ms"] > 0  # type: ignore[operator]
     assert m["backend"] == "ollama" and m["layers"]
+
+
+@pytest.mark.parametrize("protocol", ["json", "a2a", "mcp"])
+def test_an_orchestrated_run_on_a_streaming_wire_answers_as_the_live_run(
+    tmp_path: Path, recorded: Path, protocol: str
+) -> None:
+    m = native_run(tmp_path, protocol, replayed(recorded), "--strategy", "orchestrated")
+    live = recorded_metrics(recorded, "solar-farm", "orchestrated")
+    assert m["status"] == "ok" and m["strategy"] == "orchestrated", m["error"]
+    assert m["prediction"] == live["prediction"] and m["token_sum"] == int(live["token_sum"])

@@ -147,7 +147,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
     rows = run_bench(
         settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies,
-        ablations, args.seed, transports(args.transports, protocols),
+        ablations, args.seed, transports(args.transports, protocols, strategies or [settings.strategy]),
     )  # fmt: skip
     console.print(f"wrote {args.out}/results.csv, summary.md, comparison.png ({len(rows)} runs)")
     return 0

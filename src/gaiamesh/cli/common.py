@@ -36,7 +36,7 @@ def matrix(protocols: str, repeat: int = 1) -> list[str]:
     return [check(p.strip()) for p in protocols.split(",") if p.strip()]
 
 
-def transports(names: str | None, protocols: list[str]) -> list[str] | None:
+def transports(names: str | None, protocols: list[str], strategies: list[str] | None = None) -> list[str] | None:
     """A bench's ``--transports a,b`` (None: TRANSPORT), each known, and with ``native`` every
     protocol one that has a native wire."""
     if not names:
@@ -49,7 +49,8 @@ def transports(names: str | None, protocols: list[str]) -> list[str] | None:
             raise ConfigError(f"unknown transport {t!r}; available: {', '.join(native.TRANSPORTS)}")
     if "native" in chosen:
         for protocol in protocols:
-            native.check(protocol)
+            for strategy in strategies or ["pipeline"]:
+                native.check(protocol, strategy)
     return chosen
 
 

@@ -126,7 +126,7 @@ class RunManager:
         if request.protocol is not None:
             check(request.protocol)
         if (request.transport or self.settings.transport) == "native":
-            native.check(request.protocol or self.settings.protocol)
+            native.check(request.protocol or self.settings.protocol, request.strategy or self.settings.strategy)
         if request.task is not None:
             if not _TASK_NAME.match(request.task) or ".." in request.task:
                 raise NotFound(f"no bundled task named {request.task!r}")

@@ -25,6 +25,11 @@ _MODULES = {
 }
 
 
+# The protocols whose native wire carries an agent's frames while it works (a streaming
+# method): the orchestrated strategy's sub-tasks leave before the orchestrator's answer does.
+STREAMING = frozenset({"json", "binary", "compressed", "signed", "a2a", "mcp"})
+
+
 class NoNativeWire(ConfigError, Invalid):
     """A protocol with no native binding asked for with ``TRANSPORT=native``."""
 
@@ -33,12 +38,18 @@ def native_protocols() -> list[str]:
     return sorted(_MODULES)
 
 
-def check(protocol: str) -> str:
-    """``protocol`` if it has a native wire; else :class:`NoNativeWire` (checked by name, so the
-    caller need not load the protocol's SDK)."""
+def check(protocol: str, strategy: str = "pipeline") -> str:
+    """``protocol`` if it has a native wire that can carry ``strategy``'s runs; else
+    :class:`NoNativeWire` (checked by name, so the caller need not load the protocol's SDK)."""
     if protocol not in _MODULES:
         raise NoNativeWire(
             f"protocol {protocol!r} has no native wire; TRANSPORT=native speaks {', '.join(native_protocols())}"
+        )
+    if strategy == "orchestrated" and protocol not in STREAMING:
+        raise NoNativeWire(
+            f"protocol {protocol!r} on its own wire answers once per request, so an orchestrator's sub-tasks "
+            f"could not leave while it works: the orchestrated strategy runs natively under "
+            f"{', '.join(sorted(STREAMING))}, or under {protocol!r} with TRANSPORT=relay"
         )
     return protocol
 
@@ -51,4 +62,4 @@ def binding(protocol: str) -> Binding:
 
 
 __all__ = ["AgentEndpoint", "Binding", "NativeClient", "NoNativeWire", "Peer", "TRANSPORTS", "Undelivered",
-           "binding", "check", "native_protocols"]
+           "STREAMING", "binding", "check", "native_protocols"]

@@ -23,7 +23,7 @@ from ...settings import AgentSpec, Settings
 from .. import admission
 from ..connect import admitted
 from ..frames import Announcement
-from . import binding
+from . import binding, check
 from .base import NativeClient, Peer, Undelivered
 from .tap import Tap
 
@@ -42,7 +42,7 @@ class Gateway:
     def __init__(self, settings: Settings, run_id: str) -> None:
         self.settings = settings
         self.run_id = run_id
-        self.binding = binding(settings.protocol)
+        self.binding = binding(check(settings.protocol, settings.strategy))
         # Sub-tasks need the agents' frames while they work: the protocol's streaming method.
         self.stream = settings.strategy == "orchestrated"
         # The run's one HTTP client. A frame's answer comes when the agent's tool is done, so

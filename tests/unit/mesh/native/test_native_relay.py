@@ -98,3 +98,24 @@ async def test_a_run_on_a_protocols_own_sdk_answers_as_on_the_relay(tmp_path: Pa
     assert layers["body_tx"] > m["bytes_tx"] and layers["body_rx"] > m["bytes_rx"]  # the envelope, counted
     assert layers["http_tx"] > layers["body_tx"] and layers["unparsed"] == 0
     assert all(a == b for _, a, b in audit(tmp_path / "out"))
+
+
+def test_the_names_that_stream_are_the_bindings_that_do() -> None:
+    from gaiamesh.mesh.native import STREAMING, binding, native_protocols
+
+    for protocol in native_protocols():
+        try:
+            made = binding(protocol)
+        except ImportError:  # a binding still to come
+            continue
+        assert made.streams == (protocol in STREAMING), protocol
+
+
+def test_an_orchestrated_run_on_a_wire_that_answers_once_is_refused_before_it_starts() -> None:
+    from gaiamesh.mesh.native import NoNativeWire, check
+
+    assert check("anp") == "anp" and check("a2a", "orchestrated") == "a2a"
+    with pytest.raises(NoNativeWire, match="answers once per request"):
+        check("anp", "orchestrated")
+    with pytest.raises(NoNativeWire, match="no native wire"):
+        check("carrier-pigeon")
