@@ -134,7 +134,7 @@ class MeshSettings(BaseModel):
     protocol: str = "json"
     # relay: every protocol's frames ride the relay's WebSocket to each agent; native: each
     # protocol on its own wire (its SDK's server in each agent, its client in the relay, through
-    # a counting tap: mesh/native/), docs/protocols.md#native.
+    # a counting tap: mesh/native/), docs/protocols.md#each-protocol-on-its-own-wire-transportnative.
     transport: Literal["relay", "native"] = "relay"
     # An agent serves its native protocols on PORT + NATIVE_PORT_OFFSET (the relay reaches it there).
     native_port_offset: int = 1000

@@ -9,14 +9,16 @@ naming ``ANP_DID_HOSTNAME:<port>``; the last run to finish stops it."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
+import tempfile
 from pathlib import Path
 
 import uvicorn
 
-from .anp import did_host_app, publish_did
+from .anp import NETWORK_SRC, did_host_app, publish_did
 
-TLS_CERT, TLS_KEY = "local-tls.pem", "local-tls.key"  # localtls.issue_tls writes them beside the keys
+TLS_CERT, TLS_KEY = "local-tls.pem", "local-tls-key.pem"  # localtls.issue_tls writes them beside the keys
 
 
 class DidHost:
@@ -24,6 +26,7 @@ class DidHost:
         self.keys_dir, self.hostname = keys_dir, hostname
         self.users = 0
         self.port = 0
+        self.dir = keys_dir  # where the published document and the keys the relay's client reads are
         self._server: uvicorn.Server | None = None
         self._serving: asyncio.Task[None] | None = None  # owned here: stop() awaits it
         self.ready = asyncio.Event()
@@ -33,10 +36,15 @@ class DidHost:
         bind = "127.0.0.1" if self.hostname == "localhost" else "0.0.0.0"  # noqa: S104 (a container's own network)
         sock = socket.create_server((bind, 0))
         self.port = int(sock.getsockname()[1])
-        publish_did(self.keys_dir, f"{self.hostname}:{self.port}")
+        # The document is published in a folder of this host's own: KEYS_DIR may be read-only
+        # (compose mounts each key file), and another process's host may name another port.
+        self.dir = Path(tempfile.mkdtemp(prefix="gaiamesh-did-"))
+        for name in (f"{NETWORK_SRC}.pem", "public.json", TLS_CERT, TLS_KEY):
+            shutil.copy2(self.keys_dir / name, self.dir / name)
+        publish_did(self.dir, f"{self.hostname}:{self.port}")
         config = uvicorn.Config(
-            did_host_app(self.keys_dir), lifespan="off", log_level="warning", access_log=False,
-            ssl_certfile=str(self.keys_dir / TLS_CERT), ssl_keyfile=str(self.keys_dir / TLS_KEY),
+            did_host_app(self.dir), lifespan="off", log_level="warning", access_log=False,
+            ssl_certfile=str(self.dir / TLS_CERT), ssl_keyfile=str(self.dir / TLS_KEY),
         )  # fmt: skip
         self._server = uvicorn.Server(config)
         self._serving = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))
@@ -46,6 +54,7 @@ class DidHost:
         if self._server is not None and self._serving is not None:
             self._server.should_exit = True
             await self._serving
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 _HOSTS: dict[Path, DidHost] = {}

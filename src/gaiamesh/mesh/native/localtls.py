@@ -85,7 +85,7 @@ def _write_private(path: Path, data: bytes) -> None:
 def issue_tls(directory: Path, hosts: Sequence[str], days: int = 365) -> TlsFiles:
     """A new CA and one server certificate for ``hosts`` (names, e.g. ``localhost`` and the
     relay's service name), written to ``directory`` as ``local-ca.pem``, ``local-tls.pem``,
-    ``local-tls.key`` and ``local-trust.pem``."""
+    ``local-tls-key.pem`` and ``local-trust.pem``."""
     if not hosts:
         raise ValueError("a server certificate needs at least one host name")
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
@@ -110,7 +110,7 @@ def issue_tls(directory: Path, hosts: Sequence[str], days: int = 365) -> TlsFile
     files = TlsFiles(
         directory / "local-ca.pem",
         directory / "local-tls.pem",
-        directory / "local-tls.key",
+        directory / "local-tls-key.pem",
         directory / "local-trust.pem",
     )
     ca_pem = ca.public_bytes(serialization.Encoding.PEM)

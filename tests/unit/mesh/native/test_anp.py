@@ -77,7 +77,7 @@ def did_host(keys: Path) -> Iterator[DidHost]:
         port=host.port,
         log_level="warning",
         ssl_certfile=str(keys / "local-tls.pem"),
-        ssl_keyfile=str(keys / "local-tls.key"),
+        ssl_keyfile=str(keys / "local-tls-key.pem"),
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
