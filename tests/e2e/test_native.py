@@ -16,7 +16,7 @@ from .test_run_local import gaiamesh
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
-NATIVE = ["json", "binary", "compressed", "signed", "a2a", "anp", "mcp"]
+NATIVE = ["json", "binary", "compressed", "signed", "a2a", "anp", "mcp", "agora"]
 
 
 def native_run(tmp: Path, protocol: str, env: dict[str, str] | None = None, *extra: str) -> dict[str, object]:

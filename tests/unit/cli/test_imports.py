@@ -10,7 +10,7 @@ import sys
 from ...conftest import ROOT
 
 # The wire's packages the model server's image lacks (requirements/mesh.txt, not model.txt).
-WIRE_ONLY = ("a2a", "anp", "cryptography", "mcp", "mcp_types", "msgpack", "websockets")
+WIRE_ONLY = ("a2a", "a2wsgi", "agora", "anp", "cryptography", "mcp", "mcp_types", "msgpack", "websockets")
 
 BLOCK = f"""
 import sys

@@ -329,7 +329,9 @@ class AgoraClient(NativeClient):
     def __init__(self, peer: Peer, http: httpx.AsyncClient) -> None:
         self.peer = peer
         self.target = peer.base_url + "/"
-        self.source = peer.base_url + document_path()
+        # The agent fetches the document from itself: the URL must be one it reaches (in compose,
+        # its service name), not the relay's tap on the relay's loopback.
+        self.source = (peer.direct_url or peer.base_url) + document_path()
         self.timeout = (http.timeout.connect, http.timeout.read)
         self.transporter = TimedTransporter(self.timeout)
         self.pool = ThreadPoolExecutor(SENDER_THREADS, thread_name_prefix=f"agora-{peer.node_id}")
@@ -340,14 +342,13 @@ class AgoraClient(NativeClient):
     async def connect(self) -> None:
         """Fetch the document the messages will name, and check its hash (the SDK's function; its
         ``timeout`` is documented in milliseconds but handed to requests, which reads seconds)."""
+        url = self.peer.base_url + document_path()  # through the tap: the first request's cost
         try:
-            found = await self._in_thread(
-                download_and_verify_protocol, PROTOCOL_HASH, self.source, self.timeout
-            )
+            found = await self._in_thread(download_and_verify_protocol, PROTOCOL_HASH, url, self.timeout)
         except requests.RequestException as exc:
-            raise Undelivered(f"agora: protocol document {self.source}: {exc}") from exc
+            raise Undelivered(f"agora: protocol document {url}: {exc}") from exc
         if found is None:
-            raise Undelivered(f"agora: {self.source} does not serve the protocol {PROTOCOL_HASH}")
+            raise Undelivered(f"agora: {url} does not serve the protocol {PROTOCOL_HASH}")
 
     def _post(self, body: str) -> Any:
         with self.transporter.new_conversation(

@@ -85,6 +85,9 @@ class Peer:
     node_id: str  # the agent's
     run_id: str
     keys_dir: Path
+    # The agent's own address as AGENTS names it (not through the tap), for a URL the agent
+    # itself must reach (Agora's protocol document, which the agent serves and fetches).
+    direct_url: str = ""
 
 
 class Binding(abc.ABC):

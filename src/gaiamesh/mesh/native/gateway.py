@@ -72,7 +72,8 @@ class Gateway:
             tap = self.taps[spec.node_id] = Tap(spec.host, port)
             await tap.start()
         keys = self._did_host.dir if self._did_host else Path(self.settings.keys_dir)  # anp: with the published DID
-        peer = Peer(f"http://127.0.0.1:{tap.port}{self.binding.mount}", spec.announces, self.run_id, keys)
+        peer = Peer(f"http://127.0.0.1:{tap.port}{self.binding.mount}", spec.announces, self.run_id, keys,
+                    f"http://{spec.host}:{port}{self.binding.mount}")  # fmt: skip
         client = self.binding.client(peer, self.http, stream=self.stream)
         try:
             await client.connect()
