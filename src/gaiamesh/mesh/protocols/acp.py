@@ -3,13 +3,13 @@
 The frame is the JSON body ACP's ``POST /runs`` takes (``RunCreateRequest``): ``agent_name``,
 ``session_id``, ``mode`` and ``input``, one ``Message`` whose single ``MessagePart`` (content type
 ``application/json``) carries the packet. The models below mirror the ``acp-sdk`` pydantic
-models field for field; the SDK itself is a test dependency only, because it brings a server
-stack (OpenTelemetry exporters, PostgreSQL and Redis clients, object stores) the mesh never
-uses. Mapping: the relay routes by topic, so ``agent_name`` is the packet's type (the topic, not
-one agent); ``session_id`` is a UUID derived from the run; the role is ``user`` for the relay and
-``agent/<node>`` for an agent; ``mode`` is ``async`` (a frame is sent, not awaited). Decoding
-is strict: unknown members, a second part or input message, a wrong topic, session or role
-are rejected.
+models field for field, so that relay mode does not load the SDK (it brings a server stack:
+OpenTelemetry exporters, PostgreSQL and Redis clients, object stores); the native wire,
+``mesh/native/acp.py``, uses the SDK itself. Mapping: the relay routes by topic, so
+``agent_name`` is the packet's type (the topic, not one agent); ``session_id`` is a UUID derived
+from the run; the role is ``user`` for the relay and ``agent/<node>`` for an agent; ``mode`` is
+``async`` (a frame is sent, not awaited). Decoding is strict: unknown members, a second part or
+input message, a wrong topic, session or role are rejected.
 """
 
 from __future__ import annotations

@@ -1,0 +1,323 @@
+"""``acp`` on its own wire: each agent is an ACP server made with ``acp-sdk``'s own app, and the
+relay calls it with ``acp-sdk``'s own ``Client``.
+
+The agent is one ACP agent named after its tool (``GET /agents`` lists it; its manifest's
+metadata describes the tool, and ``annotations.gaiamesh`` carries the packet types it consumes).
+A frame is one run (``POST /runs``) whose input is one message with one part: content type
+``application/json``, content the packet's canonical JSON. Each frame the agent emits while
+handling it is one part of the run's output message: in ``sync`` mode all of them in the run the
+response returns; in ``stream`` mode one ``message.part`` SSE event each, sent as it is emitted.
+``async`` mode and the run lifecycle (``GET /runs/{id}``, ``/runs/{id}/events``) are the SDK's
+and answer any ACP client; the relay uses ``sync``, or ``stream`` when asked to.
+
+A bad frame is ACP's own error: a body that is not a run request is a 422 with ACP's ``Error``
+(``invalid_input``), an unknown agent or run a 404 (``not_found``); a packet the agent cannot
+decode (``FrameError``) fails its run with ``invalid_input`` (the run's status and error in
+``sync`` mode, a ``run.failed`` event in ``stream`` mode). A run outlives its request, as ACP
+means it to: a client that gives up does not stop the agent's handling.
+
+ACP's manifest names no URL (a client reaches an agent at the server it listed it from), so
+nothing baked in at start-up can bypass the relay's tap; the only absolute URLs the SDK makes
+(the session history's resources) come from the request's ``Host``. The SDK's default CORS
+grant to its public playground's origin is switched off (``enable_playground_cors=False``).
+
+Three workarounds for acp-sdk 1.0.3 on the project's pins, each as small as it can be:
+
+- ``acp_sdk.server`` imports its uvicorn runner, which annotates a parameter with
+  ``uvicorn.config.LoopSetupType``, renamed ``LoopFactoryType`` in uvicorn 0.36 (Kludex/uvicorn
+  #2435); the import fails with ``AttributeError`` (the same bug in the SDK's successor:
+  i-am-bee/agentstack#1226). The old name is set to the new one before the import. The runner
+  is not used: the app comes from ``create_app`` and runs on the agent's own uvicorn.
+- ``create_app`` makes its thread pool and HTTP client in the app's lifespan, which the agent's
+  native server does not run for the apps it mounts: :class:`_Started` enters it on first use.
+- The SDK's ``Client`` posts its JSON bodies with no ``Content-Type``; FastAPI 0.132 and later
+  refuse those with 422 (strict Content-Type checking, fastapi/fastapi#14978). The relay's
+  client adds ``Content-Type: application/json`` to its POSTs to this agent with an httpx
+  request hook (and, with a response hook, says an error answer that is not ACP's JSON as its
+  HTTP status, where the SDK would only fail to parse it); :meth:`AcpClient.aclose` removes
+  both. The server keeps FastAPI's check (it guards unauthenticated local servers against
+  cross-site requests); a user of the SDK's client passes the header (``Client(headers=...)``),
+  as ibm-granite-community/granite-snack-cookbook#330 does for ACP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncGenerator, AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn.config
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ...errors import FrameError
+from ..protocols.base import ProtocolError, canonical_json, loads_object
+from .base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+
+if not hasattr(uvicorn.config, "LoopSetupType"):  # see the module's docstring
+    uvicorn.config.LoopSetupType = uvicorn.config.LoopFactoryType  # type: ignore[attr-defined]
+
+from acp_sdk.client import Client  # noqa: E402
+from acp_sdk.models import (  # noqa: E402
+    ACPError,
+    Annotations,
+    ArtifactEvent,
+    Capability,
+    Error,
+    ErrorCode,
+    Message,
+    MessagePart,
+    MessagePartEvent,
+    Metadata,
+    Run,
+    RunAwaitingEvent,
+    RunCancelledEvent,
+    RunFailedEvent,
+    RunStatus,
+)
+from acp_sdk.server import AgentManifest, Context, RunYield, RunYieldResume, create_app  # noqa: E402
+
+MEDIA_TYPE = "application/json"
+_NAME = re.compile(r"^[a-zA-Z0-9_\-]+$")  # what ACP's message role allows after "agent/"
+
+
+def binding(protocol: str) -> Binding:
+    return AcpBinding()
+
+
+class AcpBinding(Binding):
+    name = "acp"
+    inner = "json"
+    streams = True  # stream mode: one message.part event per frame, sent as the agent emits it
+    mount = "/acp"
+
+    def app(self, agent: AgentEndpoint, keys_dir: Path) -> ASGIApp:
+        if not _NAME.match(agent.tool):
+            raise ValueError(
+                f"acp: the tool name {agent.tool!r} cannot name an ACP agent (letters, digits, _ and -)"
+            )
+        # No playground CORS: it would let one public origin script these unauthenticated agents.
+        return _Started(create_app(ToolAgent(agent), enable_playground_cors=False))
+
+    def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
+        return AcpClient(peer, http, stream)
+
+
+# --- the agent's server -----------------------------------------------------------------------
+def _invalid(message: str) -> ACPError:
+    return ACPError(Error(code=ErrorCode.INVALID_INPUT, message=f"acp: {message}"))
+
+
+def packet_of(messages: list[Message]) -> bytes:
+    """The blob a run's input carries: one message with one inline ``application/json`` part."""
+    if len(messages) != 1 or len(messages[0].parts) != 1:
+        raise _invalid("a run's input must be one message with one part carrying the packet")
+    part = messages[0].parts[0]
+    if part.content_type != MEDIA_TYPE or part.content is None or part.content_encoding != "plain":
+        raise _invalid(f"the message part must carry {MEDIA_TYPE} content inline, as plain text")
+    blob: bytes = part.content.encode()
+    return blob
+
+
+class ToolAgent(AgentManifest):
+    """One mesh agent as an ACP agent: its manifest, and a run per frame."""
+
+    def __init__(self, agent: AgentEndpoint) -> None:
+        self.agent = agent
+
+    @property
+    def name(self) -> str:
+        return self.agent.tool
+
+    @property
+    def description(self) -> str:
+        return self.agent.description
+
+    @property
+    def input_content_types(self) -> list[str]:
+        return [MEDIA_TYPE]
+
+    @property
+    def output_content_types(self) -> list[str]:
+        return [MEDIA_TYPE]
+
+    @property
+    def metadata(self) -> Metadata:
+        # annotations: ACP's room for what its schema does not name (extra members allowed)
+        mesh = {"node_id": self.agent.node_id, "consumes": sorted(self.agent.consumes)}
+        return Metadata(
+            capabilities=[Capability(name=self.agent.tool, description=self.agent.description)],
+            annotations=Annotations.model_validate({"gaiamesh": mesh}),
+            framework="gaiamesh",
+        )
+
+    async def run(self, input: list[Message], context: Context) -> AsyncGenerator[RunYield, RunYieldResume]:
+        # A FrameError (or a malformed input) fails the run with ACP's invalid_input error: the
+        # run's status and error in sync mode, a run.failed event in stream mode.
+        frames = self.agent.answer(packet_of(input), "json")
+        try:
+            try:
+                frame = await anext(frames, None)
+            except FrameError as exc:
+                raise _invalid(str(exc)) from None
+            while frame is not None:
+                yield MessagePart(content_type=MEDIA_TYPE, content=frame.decode())
+                frame = await anext(frames, None)
+        finally:
+            if isinstance(frames, AsyncGenerator):  # a run cancelled mid-answer stops the handling
+                await frames.aclose()
+
+
+class _Started:
+    """``create_app``'s app makes its thread pool and HTTP client in its lifespan, and its run
+    handler needs them; the agent's native server builds the apps it mounts on first use and
+    runs no lifespan for them. So the lifespan is entered on the first request (or on the
+    lifespan's own startup, where a server sends one) and held while the process lives."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._lock = asyncio.Lock()
+
+    async def _start(self) -> None:
+        async with self._lock:
+            if self._stack is None:
+                stack = contextlib.AsyncExitStack()
+                await stack.enter_async_context(self.app.router.lifespan_context(self.app))
+                self._stack = stack
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if self._stack is None:
+            await self._start()
+        await self.app(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await self._start()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self._stack is not None:
+                    await self._stack.aclose()
+                    self._stack = None
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+# --- the relay's client -----------------------------------------------------------------------
+class _Hooks:
+    """httpx event hooks on the relay's client, for requests to one agent (``base_url``): the
+    Content-Type the SDK's POSTs lack, and an error answer that is not ACP's JSON said as the
+    HTTP status it is (the SDK would fail parsing it as JSON, and say only that)."""
+
+    def __init__(self, base_url: str) -> None:
+        self.prefix = base_url + "/"
+
+    async def request(self, request: httpx.Request) -> None:
+        if (
+            request.method == "POST"
+            and str(request.url).startswith(self.prefix)
+            and "content-type" not in request.headers
+            and request.headers.get("content-length", "0") != "0"
+        ):
+            request.headers["Content-Type"] = MEDIA_TYPE
+
+    async def response(self, response: httpx.Response) -> None:
+        if (
+            response.is_error
+            and str(response.request.url).startswith(self.prefix)
+            and not response.headers.get("content-type", "").startswith(MEDIA_TYPE)
+        ):
+            response.raise_for_status()
+
+
+def _sent(blob: bytes) -> Message:
+    return Message(role="user", parts=[MessagePart(content_type=MEDIA_TYPE, content=blob.decode())])
+
+
+def _frame(part: MessagePart) -> bytes:
+    """One frame of the agent's answer, from the part that carried it, as canonical JSON."""
+    if part.content_type != MEDIA_TYPE or part.content is None:
+        raise Undelivered(
+            f"acp: the agent answered a part that is not inline {MEDIA_TYPE} ({part.content_type})"
+        )
+    try:
+        return canonical_json(loads_object(part.content.encode(), "acp message part"))
+    except ProtocolError as exc:
+        raise Undelivered(str(exc)) from None
+
+
+def _failed(run: Run, how: str) -> Undelivered:
+    error = f": {run.error.code}: {run.error.message}" if run.error else ""
+    return Undelivered(f"acp: run {run.run_id} {how}{error}")
+
+
+class AcpClient(NativeClient):
+    """The relay's client of one agent: the SDK's ``Client`` on the relay's HTTP client."""
+
+    def __init__(self, peer: Peer, http: httpx.AsyncClient, stream: bool) -> None:
+        self.base_url = peer.base_url
+        self.stream = stream
+        self.http = http
+        self.hooks = _Hooks(peer.base_url)
+        http.event_hooks["request"].append(self.hooks.request)
+        http.event_hooks["response"].append(self.hooks.response)
+        self.sdk = Client(client=http, manage_client=False)
+        self.agent: str | None = None
+
+    async def connect(self) -> None:
+        """``GET /agents``: the server's one agent, whose name every run is addressed to."""
+        try:
+            agents = [agent.name async for agent in self.sdk.agents(base_url=self.base_url)]
+        except (ACPError, httpx.HTTPError, ValueError) as exc:
+            raise Undelivered(f"acp: listing the agents at {self.base_url} failed: {_said(exc)}") from None
+        if len(agents) != 1:
+            raise Undelivered(f"acp: {self.base_url} lists {len(agents)} agents, not the one it should serve")
+        self.agent = agents[0]
+
+    async def send(self, blob: bytes) -> AsyncIterator[bytes]:
+        if self.agent is None:
+            await self.connect()
+        assert self.agent is not None
+        try:
+            if self.stream:
+                async for frame in self._streamed(blob, self.agent):
+                    yield frame
+                return
+            run = await self.sdk.run_sync(_sent(blob), agent=self.agent, base_url=self.base_url)
+        except (ACPError, httpx.HTTPError, ValueError) as exc:
+            raise Undelivered(f"acp: run of {self.agent} failed: {_said(exc)}") from None
+        if run.status != RunStatus.COMPLETED:
+            raise _failed(run, str(run.status.value))
+        for message in run.output:
+            for part in message.parts:
+                yield _frame(part)
+
+    async def _streamed(self, blob: bytes, agent: str) -> AsyncIterator[bytes]:
+        async for event in self.sdk.run_stream(_sent(blob), agent=agent, base_url=self.base_url):
+            if isinstance(event, MessagePartEvent | ArtifactEvent):
+                yield _frame(event.part)
+            elif isinstance(event, RunFailedEvent | RunCancelledEvent | RunAwaitingEvent):
+                raise _failed(event.run, event.type.removeprefix("run."))
+
+    async def aclose(self) -> None:
+        # The HTTP client is the relay's: only the hooks added to it go.
+        for kind, hook in (("request", self.hooks.request), ("response", self.hooks.response)):
+            with contextlib.suppress(ValueError):
+                self.http.event_hooks[kind].remove(hook)
+
+
+def _said(exc: BaseException) -> str:
+    """What the client saw: ACP's error (code and message), or the HTTP/transport failure."""
+    if isinstance(exc, ACPError):
+        return f"{exc.error.code}: {exc.error.message}"
+    if isinstance(exc, httpx.HTTPStatusError):  # an error answer that is not ACP's Error
+        return f"HTTP {exc.response.status_code} ({exc.response.headers.get('content-type')})"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
