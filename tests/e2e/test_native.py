@@ -16,7 +16,7 @@ from .test_run_local import gaiamesh
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
-NATIVE = ["json", "binary", "compressed", "signed", "a2a", "anp", "mcp", "agora"]
+NATIVE = ["json", "binary", "compressed", "signed", "a2a", "acp", "anp", "mcp", "agora"]
 
 
 def native_run(tmp: Path, protocol: str, env: dict[str, str] | None = None, *extra: str) -> dict[str, object]:
@@ -54,7 +54,7 @@ def test_a_native_run_with_the_real_model(tmp_path: Path, model_server: str) -> 
     assert m["backend"] == "ollama" and m["layers"]
 
 
-@pytest.mark.parametrize("protocol", ["json", "a2a", "mcp"])
+@pytest.mark.parametrize("protocol", ["json", "a2a", "acp", "mcp"])
 def test_an_orchestrated_run_on_a_streaming_wire_answers_as_the_live_run(
     tmp_path: Path, recorded: Path, protocol: str
 ) -> None:

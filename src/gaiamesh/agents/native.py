@@ -176,7 +176,8 @@ async def serve_native(agent: MeshAgent, stop: asyncio.Event) -> None:
     for protocol in dict.fromkeys([*preload, *([settings.protocol] if settings.transport == "native" else [])]):
         app.build(protocol.strip())  # its SDK loads now, not in a run's first request
     host, port = settings.agent_host, settings.port + settings.native_port_offset
-    config = uvicorn.Config(app, host=host, port=port, lifespan="off", log_level="warning", access_log=False)
+    config = uvicorn.Config(app, host=host, port=port, lifespan="off", log_level="warning", access_log=False,
+                            http="h11", timeout_graceful_shutdown=2)  # fmt: skip (a run outlives a lost request)
     server = _Server(config)
     try:
         sock = config.bind_socket()

@@ -112,7 +112,8 @@ def _cmd_serve_web(args: argparse.Namespace) -> int:
     console.print(
         f"offline web on http://{args.host}:{args.port} (pages from {args.tasks_dir} and the bundled ones)"
     )
-    uvicorn.run(create_app(Path(args.tasks_dir)), host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(create_app(Path(args.tasks_dir)), host=args.host, port=args.port, log_level="warning",
+                loop="asyncio", http="h11")  # fmt: skip (named: acp-sdk brings uvloop and httptools)
     return 0
 
 

@@ -87,6 +87,9 @@ def serve(settings: Settings) -> None:
 
     Authority(settings.access_key, settings.session_secret, settings.session_ttl)  # refuse bad secrets now
 
+    # The loop and HTTP parser named, not "auto": acp-sdk brings uvloop and httptools into the
+    # image, and the relay runs in this loop (its timings stay those of asyncio's own loop).
     uvicorn.run(
-        create_app(settings), host=settings.service_host, port=settings.service_port, log_level="info"
-    )
+        create_app(settings), host=settings.service_host, port=settings.service_port, log_level="info",
+        loop="asyncio", http="h11",
+    )  # fmt: skip

@@ -27,7 +27,7 @@ _MODULES = {
 
 # The protocols whose native wire carries an agent's frames while it works (a streaming
 # method): the orchestrated strategy's sub-tasks leave before the orchestrator's answer does.
-STREAMING = frozenset({"json", "binary", "compressed", "signed", "a2a", "mcp"})
+STREAMING = frozenset({"json", "binary", "compressed", "signed", "a2a", "acp", "mcp"})
 
 
 class NoNativeWire(ConfigError, Invalid):

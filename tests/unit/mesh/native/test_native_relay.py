@@ -83,7 +83,7 @@ async def test_an_agents_native_server_refuses_bad_input_and_goes_on_serving(tmp
         assert hello.status_code == 200  # still serving
 
 
-SDK = ["a2a", "mcp", "agora"]  # the protocols whose SDK's own server and client carry the frames
+SDK = ["a2a", "acp", "mcp", "agora"]  # the protocols whose SDK's own server and client carry the frames
 
 
 @pytest.mark.parametrize("protocol", SDK)
