@@ -22,7 +22,7 @@ from rich.table import Table
 
 from ..agents.teams import TEAMS, agent_specs, lineup
 from ..deploy.local import ProcessGroup, model_server, own_team, web_server
-from ..evaluation.metrics import RunMetrics
+from ..evaluation.metrics import RunMetrics, WireLayers
 from ..mesh.protocols import generate_keys
 from ..mesh.relay import MeshNetwork
 from ..settings import Settings
@@ -36,13 +36,16 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 # one CSV column per field of metrics.json, and the share of the answer's decisions the model made
-COLUMNS = ["repeat", *RunMetrics.columns(), "model_share", "order", "load_1m", "cpu_other", "steal_pct", "containers",
-           "contended"]  # fmt: skip
+# and, on the native wire, its layers below the packet (empty for a run on the relay's WebSocket)
+LAYERS = list(WireLayers.model_fields)
+COLUMNS = ["repeat", *RunMetrics.columns(), *LAYERS, "model_share", "order", "load_1m", "cpu_other", "steal_pct",
+           "containers", "contended"]  # fmt: skip
 SUMMARY = [
     ("bytes_tx", "median"), ("bytes_rx", "median"), ("header_overhead", "median"), ("pkt_cnt", "median"),
     ("elapsed_ms", "median"), ("llm_ms", "median"), ("token_sum", "median"), ("model_share", "mean"),
     ("network_share", "median"), ("decode_us_p50", "median"), ("decode_us_p95", "median"),
     ("encode_us_p50", "median"), ("encode_us_p95", "median"), ("bytes_per_msg", "median"), ("header_share", "median"),
+    ("http_tx", "median"), ("http_rx", "median"), ("connections", "median"),
     ("quality_score", "mean"), ("exact_match", "mean"), ("rouge_l", "mean"), ("gaia_match", "mean"),
     ("squad_em", "mean"), ("squad_f1", "mean"),
 ]  # fmt: skip
@@ -51,7 +54,8 @@ SHORT = {
     "bytes_tx": "tx B", "bytes_rx": "rx B", "header_overhead": "hdr B", "pkt_cnt": "pkts", "elapsed_ms": "ms",
     "llm_ms": "llm ms", "token_sum": "tokens", "model_share": "model", "network_share": "net",
     "decode_us_p50": "dec µs", "decode_us_p95": "dec p95", "encode_us_p50": "enc µs", "encode_us_p95": "enc p95",
-    "bytes_per_msg": "B/msg", "header_share": "hdr %",
+    "bytes_per_msg": "B/msg", "header_share": "hdr %", "http_tx": "http tx B", "http_rx": "http rx B",
+    "connections": "conns",
     "quality_score": "quality", "exact_match": "EM", "rouge_l": "ROUGE-L", "gaia_match": "GAIA",
     "squad_em": "SQuAD EM", "squad_f1": "SQuAD F1",
 }  # fmt: skip
@@ -79,7 +83,7 @@ def agents_running(settings: Settings, group: ProcessGroup, name: str) -> Iterat
 
 def _row(repeat: int, m: RunMetrics) -> dict[str, Any]:
     """One CSV row; baseline runs are grouped under the protocol name ``baseline``."""
-    row = m.model_dump(exclude={"agents"})
+    row = m.model_dump(exclude={"agents", "layers"}) | (m.layers.model_dump() if m.layers else {})
     made = list(m.made_by.values())
     row["model_share"] = round(made.count("model") / len(made), 3) if made else None  # which the model made
     protocol = BASELINE if m.mode == BASELINE else m.protocol
