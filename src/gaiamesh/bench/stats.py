@@ -21,11 +21,13 @@ from typing import Any
 # The measures given an interval: quality, bytes, the header's share of them, packets, time, tokens,
 # and the protocol's own cost per message, which no model time is in (the relay's decoding, the
 # agents' encoding: medians per run, µs).
+# On the native wire also the bytes its sockets moved (``http_bytes``: HTTP heads, framing and
+# bodies, both ways), compared with json on the same wire.
 MEASURES = (
-    "quality_score", "exact_match", "squad_f1", "bytes", "header_share", "pkt_cnt", "elapsed_ms", "llm_ms",
-    "token_sum", "decode_us_p50", "encode_us_p50",
+    "quality_score", "exact_match", "squad_f1", "bytes", "http_bytes", "header_share", "pkt_cnt", "elapsed_ms",
+    "llm_ms", "token_sum", "decode_us_p50", "encode_us_p50",
 )  # fmt: skip
-MODEL_FREE = ("decode_us_p50", "encode_us_p50", "bytes")
+MODEL_FREE = ("decode_us_p50", "encode_us_p50", "bytes", "http_bytes")
 REFERENCE = "json"  # the protocol every other one is compared with, run by run
 RESAMPLES = 2000
 LEVEL = 0.95
@@ -53,6 +55,9 @@ def value(row: Row, measure: str) -> float | None:
         v = row.get(key)
         return None if v in ("", None) else float(v)
 
+    if measure == "http_bytes":
+        tx, rx = num("http_tx"), num("http_rx")
+        return None if tx is None or rx is None else tx + rx
     if measure == "header_share" and num("header_share") is not None:
         return num("header_share")  # metrics.json's own: each message's header bytes over its bytes
     if measure in ("bytes", "header_share"):
