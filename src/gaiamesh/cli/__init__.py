@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from pydantic import ValidationError
@@ -23,12 +24,22 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _root_chatter(record: logging.LogRecord) -> bool:
+    """The anp SDK logs every request at INFO on the root logger, not on a logger of its own:
+    its INFO lines are dropped (its warnings stay)."""
+    return not (record.name == "root" and record.levelno < logging.WARNING
+                and f"{os.sep}anp{os.sep}" in record.pathname)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
     )
-    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "openai", "matplotlib", "absl", "websockets", "mcp"):
+    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "openai", "matplotlib", "absl", "websockets", "mcp",
+                  "anp", "a2a", "acp_sdk", "agora", "sse_starlette"):  # fmt: skip
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_root_chatter)
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

@@ -313,9 +313,19 @@ class WireLayers(BaseModel):
     tcp_bytes_received: int = 0
     unparsed: int = 0  # connections whose bytes did not read as HTTP/1.1 (counted, not split)
     refused: int = 0  # connections the tap could not open to the agent
+    # The protocol's first request to each agent (card, session, DID document, manifest):
+    # its time and the bytes it moved both ways, medians over the agents.
+    first_request_ms: float | None = None
+    first_request_bytes: int | None = None
+    # A frame's round trip when the agent answers with no frame (it only reads that packet, or
+    # takes a sub-task's result): the protocol's request and answer with no tool's work in them.
+    ack_ms_p50: float | None = None
+    ack_ms_p99: float | None = None
 
     def __add__(self, other: WireLayers) -> WireLayers:
-        return WireLayers(**{f: getattr(self, f) + getattr(other, f) for f in WireLayers.model_fields})
+        """The counters summed (the timings are the gateway's, set on the sum)."""
+        counted = [f for f, info in WireLayers.model_fields.items() if info.annotation in (int, "int")]
+        return WireLayers(**{f: getattr(self, f) + getattr(other, f) for f in counted})
 
 
 class RunMetrics(Scores, WireCost):

@@ -10,6 +10,8 @@ it gives up on is reported lost.
 from __future__ import annotations
 
 import asyncio
+import math
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -53,13 +55,17 @@ class Gateway:
         self.clients: dict[str, NativeClient] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._did_host: DidHost | None = None
+        self._first: list[tuple[float, int]] = []  # each agent's first request: ms, bytes
+        self._acks: list[float] = []  # round trips of frames answered with no frame, ms
 
     async def start(self) -> None:
         """What the relay serves for the protocol before any agent is reached (anp: its DID host)."""
         if self.settings.protocol == "anp":
             from . import didhost
 
-            self._did_host = await didhost.acquire(Path(self.settings.keys_dir), self.settings.anp_did_hostname)
+            self._did_host = await didhost.acquire(
+                Path(self.settings.keys_dir), self.settings.anp_did_hostname
+            )
 
     async def connect(self, spec: AgentSpec, deadline: float) -> Announcement | None:
         """Put a tap in front of the agent, admit it (the hello) and open the protocol's client
@@ -71,14 +77,22 @@ class Gateway:
         if tap is None:
             tap = self.taps[spec.node_id] = Tap(spec.host, port)
             await tap.start()
-        keys = self._did_host.dir if self._did_host else Path(self.settings.keys_dir)  # anp: with the published DID
+        keys = (
+            self._did_host.dir if self._did_host else Path(self.settings.keys_dir)
+        )  # anp: with the published DID
         peer = Peer(f"http://127.0.0.1:{tap.port}{self.binding.mount}", spec.announces, self.run_id, keys,
                     f"http://{spec.host}:{port}{self.binding.mount}")  # fmt: skip
         client = self.binding.client(peer, self.http, stream=self.stream)
+        before, started = tap.books.totals(), time.perf_counter()
         try:
             await client.connect()
+            after = tap.books.totals()
+            self._first.append(((time.perf_counter() - started) * 1000,
+                                after.http_tx + after.http_rx - before.http_tx - before.http_rx))  # fmt: skip
         except Undelivered as exc:
-            raise ConnectError(f"agent {spec.node_id} ({spec.tool}): {self.settings.protocol} refused: {exc}") from exc
+            raise ConnectError(
+                f"agent {spec.node_id} ({spec.tool}): {self.settings.protocol} refused: {exc}"
+            ) from exc
         self.clients[spec.node_id] = client
         return said
 
@@ -114,19 +128,31 @@ class Gateway:
         self._tasks.add(task)  # owned here; aclose() cancels what is still in flight
         task.add_done_callback(self._tasks.discard)
 
-    async def _deliver(self, client: NativeClient, node_id: str, blob: bytes, on_frame: OnFrame, on_lost: OnLost) -> None:
+    async def _deliver(
+        self, client: NativeClient, node_id: str, blob: bytes, on_frame: OnFrame, on_lost: OnLost
+    ) -> None:
+        started, frames = time.perf_counter(), 0
         try:
             async for frame in client.send(blob):
+                frames += 1
                 on_frame(node_id, frame)
         except Undelivered as exc:
             on_lost(node_id, str(exc))
+            return
+        if frames == 0:
+            self._acks.append((time.perf_counter() - started) * 1000)
 
     def layers(self) -> WireLayers:
         total = WireLayers()
         for tap in self.taps.values():
             tap.read_open()
             total = total + tap.books.totals()
-        return total
+        firsts = sorted(self._first)
+        return total.model_copy(update={
+            "first_request_ms": round(statistics.median(f[0] for f in firsts), 3) if firsts else None,
+            "first_request_bytes": int(statistics.median(f[1] for f in firsts)) if firsts else None,
+            "ack_ms_p50": _nearest_rank(self._acks, 0.50), "ack_ms_p99": _nearest_rank(self._acks, 0.99),
+        })  # fmt: skip
 
     async def aclose(self) -> None:
         """Let the frames in flight arrive (at most ``DRAIN_S``: the copies of the final answer
@@ -147,3 +173,10 @@ class Gateway:
             await didhost.release(self._did_host)
             self._did_host = None
         await asyncio.gather(*(t.close() for t in self.taps.values()), return_exceptions=True)
+
+
+def _nearest_rank(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[max(0, math.ceil(q * len(ordered)) - 1)], 3)
