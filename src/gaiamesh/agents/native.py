@@ -56,6 +56,7 @@ class Endpoint:
         self.tool = agent.tool.name
         self.description = agent.tool.description or f"the {agent.tool.name} tool"
         self.consumes = agent.announcement.consumes
+        self.listens_on = agent.settings.agent_host  # loopback, or a container's network (0.0.0.0)
 
     async def answer(self, blob: bytes, inner: str) -> AsyncIterator[bytes]:
         adapter = self.agent.adapter_for(inner)

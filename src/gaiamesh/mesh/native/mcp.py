@@ -325,7 +325,9 @@ def _packet(blob: bytes) -> dict[str, Any]:
 
 class McpClient(NativeClient):
     def __init__(self, peer: Peer, http: httpx.AsyncClient, stream: bool, handshake: Handshake) -> None:
-        self.url = peer.base_url  # the mount is the MCP endpoint
+        # The MCP endpoint is the mount's root, "/mcp/": without the slash every request would be
+        # answered by a redirect first (Starlette's), a cost of the harness and not of MCP.
+        self.url = peer.base_url + "/"
         self.http = http
         self.stream = stream
         self.handshake = handshake
@@ -453,7 +455,11 @@ class McpBinding(Binding):
     def app(self, agent: AgentEndpoint, keys_dir: Path) -> ASGIApp:
         server = server_for(agent)
         # The app's own path is "/": the agent's server hands it requests below the mount.
-        return SelfStartingApp(server, server.streamable_http_app(streamable_http_path="/"))
+        # The SDK guards against DNS rebinding (a Host other than loopback gets 421) when it is told
+        # it listens on loopback; an agent in a container listens on its network, where its callers
+        # name it by its service's name, so it is told the address it really listens on.
+        host = getattr(agent, "listens_on", "127.0.0.1")
+        return SelfStartingApp(server, server.streamable_http_app(streamable_http_path="/", host=host))
 
     def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
         return McpClient(peer, http, stream, self.handshake)
