@@ -93,6 +93,10 @@ def test_bad_requests_get_precise_errors_and_change_nothing(service: Service) ->
         ({"task": "solar-farm", "document": "x"}, 422, "not both"),
         ({"document": "a doc"}, 422, "needs a 'question'"),
         ({"task": "solar-farm", "protocol": "smoke"}, 422, "unknown protocol 'smoke'"),
+        ({"task": "solar-farm", "transport": "pigeon"}, 422, "transport"),
+        # anp's own wire answers once per request: an orchestrator's sub-tasks could not leave
+        ({"task": "solar-farm", "protocol": "anp", "transport": "native", "strategy": "orchestrated"}, 422,
+         "answers once per request"),
         ({"document": "x" * 5000, "question": "q?"}, 413, "document is 5000 bytes; MAX_DOC_BYTES is 4000"),
         ({"task": "solar-farm", "colour": "red"}, 422, "colour"),
         # this service runs the pipeline's agents only: refused now, not failed in a worker
@@ -104,6 +108,18 @@ def test_bad_requests_get_precise_errors_and_change_nothing(service: Service) ->
         assert message in json.dumps(r.json()["detail"]), (body, r.text)
     assert service.http.get("/api/runs/nope").status_code == 404
     assert len(service.http.get("/api/runs").json()) == before
+
+
+def test_a_run_on_a_protocols_own_wire_through_the_api(service: Service) -> None:
+    r = service.http.post("/api/runs", json={"task": "solar-farm", "protocol": "a2a", "transport": "native"})
+    assert r.status_code == 202, r.text
+    events = service.events(r.json()["id"])
+    frames = [e for e in events if e["kind"] == "frame"]
+    assert [f["type"] for f in frames] == ["doc_init", "search_docs", "events", "triples", "data_event"]
+    metrics = next(e for e in events if e["kind"] == "metrics")["metrics"]
+    assert metrics["status"] == "ok" and metrics["protocol"] == "a2a" and metrics["transport"] == "native"
+    layers = metrics["layers"]
+    assert layers["http_tx"] > layers["body_tx"] > metrics["bytes_tx"] and layers["connections"] >= 4
 
 
 def test_a_full_queue_says_429_and_queued_runs_can_be_cancelled(service: Service) -> None:

@@ -156,6 +156,8 @@ class RunManager:
     async def check_team(self, options: RunOptions) -> None:
         """Refuse now (409) a run whose strategy's agents are listed in AGENTS but not running
         (their compose profile is off), instead of a run that waits for nobody until RUN_TIMEOUT."""
+        if (options.transport or self.settings.transport) == "native":  # the wire first: a 422 is about the request
+            native.check(options.protocol or self.settings.protocol, options.strategy or self.settings.strategy)
         settings = self.settings.model_copy(update={"strategy": options.strategy or self.settings.strategy})
         team = lineup(settings)
         if team.agents and (why := missing_team(team, await present(list(team.agents)))):
