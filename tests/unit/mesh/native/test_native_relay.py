@@ -119,3 +119,12 @@ def test_an_orchestrated_run_on_a_wire_that_answers_once_is_refused_before_it_st
         check("anp", "orchestrated")
     with pytest.raises(NoNativeWire, match="no native wire"):
         check("carrier-pigeon")
+
+
+def test_network_faults_on_the_native_wire_are_refused_not_recovered_by_the_relay(tmp_path: Path) -> None:
+    from gaiamesh.errors import ConfigError
+
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, transport="native", fault_latency_ms=50)
+    with pytest.raises(ConfigError, match="not built for TRANSPORT=native"):
+        MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, lineup=lineup(s))
+    assert not (tmp_path / "out").exists()  # refused before anything was written
