@@ -313,6 +313,7 @@ class WireLayers(BaseModel):
     tcp_bytes_received: int = 0
     unparsed: int = 0  # connections whose bytes did not read as HTTP/1.1 (counted, not split)
     refused: int = 0  # connections the tap could not open to the agent
+    resets: int = 0  # connections network faults reset, each losing the request it carried (FAULT_LOSS)
     # The protocol's first request to each agent (card, session, DID document, manifest):
     # its time and the bytes it moved both ways, medians over the agents.
     first_request_ms: float | None = None

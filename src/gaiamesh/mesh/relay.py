@@ -70,11 +70,6 @@ class MeshNetwork:
         self.observer = observer  # the service's live event stream
         self.resolve = resolve  # the addresses of AGENTS' dns: entries (tests pass their own)
         self.run_id = run_id or uuid.uuid4().hex[:16]
-        if settings.transport == "native" and network_faults(settings, [a.node_id for a in lineup.agents]) is not None:
-            # The relay's faults come with its own recovery (it holds and redelivers); on a
-            # protocol's own wire recovery is the protocol client's, so they must act below it.
-            raise ConfigError("FAULT_* network faults act on the relay's links: they are not built for "
-                              "TRANSPORT=native yet (run them with TRANSPORT=relay)")  # fmt: skip
         # TRANSPORT=native: each frame is a request of the protocol's own client (mesh/native/);
         # the core then speaks the adapter that encodes the packet inside the protocol's body.
         self.gateway = Gateway(settings, self.run_id) if settings.transport == "native" else None
@@ -346,6 +341,10 @@ class MeshNetwork:
         self.specs = await discovery.present(configured, self.settings.connect_timeout, self.resolve)
         absent = discovery.unresolved(configured, self.specs) or discovery.missing_team(self.lineup, self.specs)
         faults = network_faults(self.settings, [s.node_id for s in self.specs], self.task.task_id)
+        if self.gateway is not None and faults is not None:
+            # On a protocol's own wire the faults act below its client, at the taps, and the
+            # core's links carry none: recovery is the client's, not the relay's.
+            self.gateway.faults, self.gateway.origin, faults = faults.plan, self._wall0, None
         core = self.core = RelayCore(
             self.run_id,
             self.adapter,

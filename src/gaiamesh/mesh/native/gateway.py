@@ -24,10 +24,12 @@ from ...evaluation.metrics import WireLayers
 from ...settings import AgentSpec, Settings
 from .. import admission
 from ..connect import admitted
+from ..faults import FaultPlan
 from ..frames import Announcement
 from . import binding, check
 from .base import NativeClient, Peer, Undelivered
 from .tap import Tap
+from .tapfaults import TapFaults
 
 if TYPE_CHECKING:
     from .didhost import DidHost
@@ -41,7 +43,7 @@ OnLost = Callable[[str, str], None]  # node id, what the protocol's client saw
 class Gateway:
     """One run's native wire, relay side."""
 
-    def __init__(self, settings: Settings, run_id: str) -> None:
+    def __init__(self, settings: Settings, run_id: str, faults: FaultPlan | None = None) -> None:
         self.settings = settings
         self.run_id = run_id
         self.binding = binding(check(settings.protocol, settings.strategy))
@@ -52,6 +54,8 @@ class Gateway:
         # recorded in config.json with the run's settings).
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=settings.run_timeout))
         self.taps: dict[str, Tap] = {}
+        self.faults: FaultPlan | None = faults if faults is not None and faults.active else None  # FAULT_*, at the taps
+        self.origin = time.monotonic()  # the run's t=0 (the relay sets its own), for the faults' windows
         self.clients: dict[str, NativeClient] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._did_host: DidHost | None = None
@@ -75,7 +79,8 @@ class Gateway:
         said = await self._hello(spec, f"http://{spec.host}:{port}", deadline)
         tap = self.taps.get(spec.node_id)
         if tap is None:
-            tap = self.taps[spec.node_id] = Tap(spec.host, port)
+            faults = TapFaults(self.faults, spec.node_id) if self.faults else None
+            tap = self.taps[spec.node_id] = Tap(spec.host, port, faults, self.origin)
             await tap.start()
         keys = (
             self._did_host.dir if self._did_host else Path(self.settings.keys_dir)

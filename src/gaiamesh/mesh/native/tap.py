@@ -12,13 +12,16 @@ segments and bytes), from which the IP and TCP headers follow. Counting is plain
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import struct
+import time
 from dataclasses import dataclass, field
 
 import h11
 
 from ...evaluation.metrics import WireLayers
+from .tapfaults import TapFaults
 
 # struct tcp_info (linux/tcp.h): tcpi_options is byte 5; tcpi_bytes_received (u64) at 128,
 # tcpi_segs_out and tcpi_segs_in (u32) at 136 and 140, tcpi_bytes_sent (u64) at 200.
@@ -124,6 +127,7 @@ class ConnCount:
     meter: HttpMeter = field(default_factory=HttpMeter)
     tcp: TcpInfo | None = None  # the agent-side socket, read as it closed (or at the run's end)
     refused: str = ""  # the tap could not reach the agent
+    reset: bool = False  # network faults lost a request on it: both ends were reset
 
 
 @dataclass
@@ -149,14 +153,17 @@ class TapBooks:
             ip_tcp_header_bytes=sum(t.header_bytes for t in tcp),
             tcp_bytes_sent=sum(t.bytes_sent for t in tcp), tcp_bytes_received=sum(t.bytes_received for t in tcp),
             unparsed=sum(1 for c in done if not c.meter.parsed), refused=len(self.conns) - len(done),
+            resets=sum(1 for c in done if c.reset),
         )  # fmt: skip
 
 
 class Tap:
     """A counting TCP proxy on 127.0.0.1 in front of one agent's ``host:port``."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, faults: TapFaults | None = None, origin: float = 0.0) -> None:
         self.target = (host, port)
+        self.faults = faults  # FAULT_* on the native wire (tapfaults.py); None: bytes pass at once
+        self.origin = origin  # the run's t=0 (time.monotonic()), for the faults' windows
         self.books = TapBooks()
         self.port = 0
         self._server: asyncio.Server | None = None
@@ -182,14 +189,44 @@ class Tap:
         self._open.add((count, agent_w, client_w))
         try:
             async with asyncio.TaskGroup() as pumps:
-                pumps.create_task(_pump(client_r, agent_w, count, up=True))
-                pumps.create_task(_pump(agent_r, client_w, count, up=False))
+                ends = (agent_w, client_w)
+                pumps.create_task(self._pump(client_r, agent_w, count, up=True, ends=ends))
+                pumps.create_task(self._pump(agent_r, client_w, count, up=False, ends=ends))
         finally:
             self._open.discard((count, agent_w, client_w))
             count.tcp = tcp_info(agent_w.get_extra_info("socket")) or count.tcp
             for w in (agent_w, client_w):
                 w.close()
             self._tasks.discard(task)
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, count: ConnCount, up: bool,
+                    ends: tuple[asyncio.StreamWriter, asyncio.StreamWriter]) -> None:  # fmt: skip
+        """Copy one direction until it ends, counting (and, under network faults, waiting and
+        resetting as they decide); the other direction then ends too."""
+        try:
+            while data := await reader.read(65536):
+                requests = count.meter.requests
+                if up:
+                    count.up += len(data)
+                    count.meter.up(data)
+                else:
+                    count.down += len(data)
+                    count.meter.down(data)
+                if self.faults is not None:
+                    if up and count.meter.requests > requests and self.faults.lose_request():
+                        count.reset = True
+                        _reset(*ends)
+                        return
+                    now = time.monotonic() - self.origin
+                    wait = self.faults.release_at(up, now) - now
+                    if wait > 0:
+                        await asyncio.sleep(wait)  # the network's delay, not a synchronization
+                writer.write(data)
+                await writer.drain()
+            if writer.can_write_eof():
+                writer.write_eof()
+        except (ConnectionError, OSError):
+            writer.close()  # a reset on one side resets the other: the client sees what happened
 
     def read_open(self) -> None:
         """Read the kernel's counts of connections still open (the run ends with them open)."""
@@ -210,19 +247,11 @@ class Tap:
             await self._server.wait_closed()
 
 
-async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, count: ConnCount, up: bool) -> None:
-    """Copy one direction until it ends, counting; the other direction then ends too."""
-    try:
-        while data := await reader.read(65536):
-            if up:
-                count.up += len(data)
-                count.meter.up(data)
-            else:
-                count.down += len(data)
-                count.meter.down(data)
-            writer.write(data)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
-    except (ConnectionError, OSError):
-        writer.close()  # a reset on one side resets the other: the client sees what happened
+def _reset(*writers: asyncio.StreamWriter) -> None:
+    """Close with a reset (RST), not a FIN: SO_LINGER 0, then abort."""
+    for w in writers:
+        sock = w.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        w.transport.abort()

@@ -121,10 +121,23 @@ def test_an_orchestrated_run_on_a_wire_that_answers_once_is_refused_before_it_st
         check("carrier-pigeon")
 
 
-def test_network_faults_on_the_native_wire_are_refused_not_recovered_by_the_relay(tmp_path: Path) -> None:
-    from gaiamesh.errors import ConfigError
+async def test_latency_at_the_tap_slows_a_native_run_and_changes_nothing_else(tmp_path: Path) -> None:
+    calm = await run(tmp_path / "calm", settings_for(tmp_path / "calm", free_port_block(4), TOOLS, transport="native"))
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, transport="native", fault_latency_ms=40)
+    m = await run(tmp_path, s)
+    assert m["status"] == "ok" and m["prediction"] == calm["prediction"]
+    # each of the pipeline's 4 hops crosses a tap there and back: 40 ms each way, at least
+    assert m["elapsed_ms"] >= 4 * 2 * 40
+    assert m["layers"]["resets"] == 0
+    frames = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    assert not any(f.get("fault") for f in frames)  # the core's links carried no fault
 
-    s = settings_for(tmp_path, free_port_block(4), TOOLS, transport="native", fault_latency_ms=50)
-    with pytest.raises(ConfigError, match="not built for TRANSPORT=native"):
-        MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, lineup=lineup(s))
-    assert not (tmp_path / "out").exists()  # refused before anything was written
+
+async def test_a_request_lost_at_the_tap_is_the_protocol_clients_to_recover(tmp_path: Path) -> None:
+    # Every request to agent 1 is lost (reset): plain HTTP's client does not send it again, so the
+    # frame is lost and the run ends frame_lost, named; the relay redelivers nothing.
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, transport="native", fault_loss=1.0, fault_links="1")
+    m = await run(tmp_path, s)
+    assert m["status"] == "frame_lost" and "agent 1" in m["error"], m["error"]
+    assert m["layers"]["resets"] >= 1
+    assert all(a == b for _, a, b in audit(tmp_path / "out"))
