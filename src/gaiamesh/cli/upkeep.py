@@ -68,6 +68,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+# What generate_keys issues beside the keys for anp's DID host on its own wire (mesh/native/localtls.py).
+TLS_FILES = ("local-ca.pem", "local-tls.pem", "local-tls-key.pem", "local-trust.pem")
+
+
 def _cmd_keygen(args: argparse.Namespace) -> int:
     from ..agents.teams import agent_specs
     from ..mesh.protocols import generate_keys
@@ -79,13 +83,19 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
         stale = keys_dir / f"{node}.pem"
         if stale.is_dir() and not any(stale.iterdir()):
             stale.rmdir()  # left by a bind mount of a key that did not exist yet
-    if (keys_dir / "public.json").is_dir():
-        (keys_dir / "public.json").rmdir()
+    for name in ("public.json", *TLS_FILES):
+        if (keys_dir / name).is_dir() and not any((keys_dir / name).iterdir()):
+            (keys_dir / name).rmdir()  # left by a bind mount of a file that did not exist yet
     if (
         not args.force
         and (keys_dir / "public.json").is_file()
         and all((keys_dir / f"{n}.pem").is_file() for n in nodes)
     ):
+        if not all((keys_dir / name).is_file() for name in TLS_FILES):  # keys made before the local CA
+            from ..mesh.native.localtls import issue_tls
+
+            issue_tls(keys_dir, ["localhost", "network"])
+            console.print(f"keys: added the local CA of anp's DID host to {keys_dir}")
         console.print(f"keys: {keys_dir} already holds keys for {', '.join(nodes)}")
         return 0
     generate_keys(keys_dir, nodes)
