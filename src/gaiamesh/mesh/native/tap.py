@@ -16,6 +16,7 @@ import contextlib
 import socket
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import h11
@@ -188,10 +189,13 @@ class Tap:
             return
         self._open.add((count, agent_w, client_w))
         try:
+            def snapshot() -> None:  # the kernel's counts, read while the agent's socket is open
+                count.tcp = tcp_info(agent_w.get_extra_info("socket")) or count.tcp
+
             async with asyncio.TaskGroup() as pumps:
                 ends = (agent_w, client_w)
-                pumps.create_task(self._pump(client_r, agent_w, count, up=True, ends=ends))
-                pumps.create_task(self._pump(agent_r, client_w, count, up=False, ends=ends))
+                pumps.create_task(self._pump(client_r, agent_w, count, up=True, ends=ends, snapshot=snapshot))
+                pumps.create_task(self._pump(agent_r, client_w, count, up=False, ends=ends, snapshot=snapshot))
         finally:
             self._open.discard((count, agent_w, client_w))
             count.tcp = tcp_info(agent_w.get_extra_info("socket")) or count.tcp
@@ -200,7 +204,8 @@ class Tap:
             self._tasks.discard(task)
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, count: ConnCount, up: bool,
-                    ends: tuple[asyncio.StreamWriter, asyncio.StreamWriter]) -> None:  # fmt: skip
+                    ends: tuple[asyncio.StreamWriter, asyncio.StreamWriter],
+                    snapshot: Callable[[], None]) -> None:  # fmt: skip
         """Copy one direction until it ends, counting (and, under network faults, waiting and
         resetting as they decide); the other direction then ends too."""
         try:
@@ -215,6 +220,7 @@ class Tap:
                 if self.faults is not None:
                     if up and count.meter.requests > requests and self.faults.lose_request():
                         count.reset = True
+                        snapshot()
                         _reset(*ends)
                         return
                     now = time.monotonic() - self.origin
@@ -223,9 +229,11 @@ class Tap:
                         await asyncio.sleep(wait)  # the network's delay, not a synchronization
                 writer.write(data)
                 await writer.drain()
+            snapshot()  # before either end closes: a closed socket has no counts to read
             if writer.can_write_eof():
                 writer.write_eof()
         except (ConnectionError, OSError):
+            snapshot()
             writer.close()  # a reset on one side resets the other: the client sees what happened
 
     def read_open(self) -> None:
