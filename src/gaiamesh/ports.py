@@ -33,7 +33,7 @@ def _docker_container(port: int) -> str | None:
     try:
         out = subprocess.run(
             ["docker", "ps", "--filter", f"publish={port}", "--format", "{{json .}}"],
-            capture_output=True, text=True, timeout=10,
+            capture_output=True, text=True, timeout=30,  # a daemon busy with a stack can take 10 s
         ).stdout  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None
