@@ -16,7 +16,9 @@ from .test_run_local import gaiamesh
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
-NATIVE = ["json", "binary", "compressed", "signed", "a2a", "acp", "anp", "mcp", "agora"]
+# The plain protocols' other three (binary, compressed, signed) run natively in the unit tests
+# (tests/unit/mesh/native/test_native_relay.py); here each SDK and the plain baseline, as processes.
+NATIVE = ["json", "a2a", "acp", "anp", "mcp", "agora"]
 
 
 def native_run(tmp: Path, protocol: str, env: dict[str, str] | None = None, *extra: str) -> dict[str, object]:
@@ -54,7 +56,7 @@ def test_a_native_run_with_the_real_model(tmp_path: Path, model_server: str) -> 
     assert m["backend"] == "ollama" and m["layers"]
 
 
-@pytest.mark.parametrize("protocol", ["json", "a2a", "acp", "mcp"])
+@pytest.mark.parametrize("protocol", ["a2a", "mcp"])  # SSE, and MCP's progress events
 def test_an_orchestrated_run_on_a_streaming_wire_answers_as_the_live_run(
     tmp_path: Path, recorded: Path, protocol: str
 ) -> None:
