@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -22,11 +22,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .. import ports
 from ..errors import FrameError, PortTaken
 from ..mesh import admission
+from ..mesh.frames import Announcement, Packet
 from ..mesh.native import Binding, NoNativeWire, binding
 from ..mesh.protocols import ProtocolAdapter
-
-if TYPE_CHECKING:
-    from .agent import MeshAgent
+from ..settings import Settings
+from ..tools.tool import Tool
 
 log = logging.getLogger("gaiamesh.agents.native")
 
@@ -47,10 +47,24 @@ class QueueOutbox:
         return self.open
 
 
+class ServedAgent(Protocol):
+    """What the native server needs of an agent (``agents/agent.py``'s ``MeshAgent``), named here
+    so that this module does not import the agent that starts it."""
+
+    node_id: str
+    tool: Tool
+    announcement: Announcement
+    settings: Settings
+
+    def adapter_for(self, protocol: str) -> ProtocolAdapter | None: ...
+    def decode_or_log(self, adapter: ProtocolAdapter, blob: bytes) -> Packet: ...
+    async def handle(self, packet: Packet, out: QueueOutbox) -> None: ...
+
+
 class Endpoint:
     """What a binding's server knows of the agent (``mesh.native.AgentEndpoint``)."""
 
-    def __init__(self, agent: MeshAgent) -> None:
+    def __init__(self, agent: ServedAgent) -> None:
         self.agent = agent
         self.node_id = agent.node_id
         self.tool = agent.tool.name
@@ -79,7 +93,7 @@ class Endpoint:
 class NativeApp:
     """The ASGI app: the hello, then each binding at its mount, built on first use."""
 
-    def __init__(self, agent: MeshAgent) -> None:
+    def __init__(self, agent: ServedAgent) -> None:
         self.agent = agent
         self.endpoint = Endpoint(agent)
         self.apps: dict[str, ASGIApp] = {}  # mount -> the binding's app
@@ -169,7 +183,7 @@ class _Server(uvicorn.Server):
         yield  # the agent's own handlers stop it (cli/runs.py): uvicorn must not take them
 
 
-async def serve_native(agent: MeshAgent, stop: asyncio.Event) -> None:
+async def serve_native(agent: ServedAgent, stop: asyncio.Event) -> None:
     """Serve the agent's native protocols until ``stop`` is set."""
     settings = agent.settings
     app = NativeApp(agent)
