@@ -155,7 +155,7 @@ down:
 		$(if $(VOLUMES),--volumes,)
 
 test: setup dirs keys lint
-	$(BIN)/pytest -ra --durations=15
+	BIN=$(BIN) scripts/test.sh
 
 test-unit: venv
 	$(BIN)/pytest -ra tests/unit

@@ -156,6 +156,8 @@ def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> d
         "answers_changed": changed,
         "runs_not_ok": {r.task_id: r.metrics.status for r in storm if r.metrics and r.metrics.status != "ok"},
         "frames_lost": sum(frames_lost(r, tools) for r in runs),
+        # native: recovery is the protocol client's, and what it gave up on is counted at the gateway
+        "frames_undelivered": sum(r.metrics.layers.undelivered for r in runs if r.metrics and r.metrics.layers),
     }
 
 
@@ -335,7 +337,7 @@ def write_results(result: dict[str, Any], out: Path) -> None:
         f"{len(c['tasks'])} tasks, calm then in a storm: every {c['every_s']} s, {c['kill']} of the agents "
         f"({c['agents'].count('=')}) get SIGKILL and come back "
         + (f"{c['down_s']} s later" if isinstance(c["down_s"], int | float) else f"by their {c['down_s']}")
-        + f" ({c['mode']}); routing {c['routing']}, "
+        + f" ({c['mode']}, transport {c.get('transport', 'relay')}); routing {c['routing']}, "
         f"REJOIN_GRACE {c['rejoin_grace_s']} s.", "",
         "| measure | value |", "|---|---|",
         *(f"| {k} | {v} |" for k, v in s.items()),
@@ -392,7 +394,7 @@ def run_failstorm(settings: Settings, tasks: list[Task], out: Path, storm: Storm
             group.start_team(settings)
             team = LocalTeam(group, settings, down)
             tools = {s.node_id: s.tool for s in agent_specs(settings)}
-            config = {"mode": "local", "agents": settings.agents, "routing": settings.routing.value, "down_s": down}
+            config = {"mode": "local", "transport": settings.transport, "agents": settings.agents, "routing": settings.routing.value, "down_s": down}
             result = asyncio.run(failstorm(local_runner(settings), team, tools, tasks, out, storm, config))
     finally:
         group.stop_all()

@@ -314,6 +314,7 @@ class WireLayers(BaseModel):
     unparsed: int = 0  # connections whose bytes did not read as HTTP/1.1 (counted, not split)
     refused: int = 0  # connections the tap could not open to the agent
     resets: int = 0  # connections network faults reset, each losing the request it carried (FAULT_LOSS)
+    undelivered: int = 0  # frames the protocol's client gave up on (refused, reset, an error answer)
     # The protocol's first request to each agent (card, session, DID document, manifest):
     # its time and the bytes it moved both ways, medians over the agents.
     first_request_ms: float | None = None

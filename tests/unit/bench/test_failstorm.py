@@ -82,6 +82,16 @@ def test_retention_compares_the_storm_with_the_calm_batch() -> None:
     assert summary["retention"] == 0.75 and summary["em_retention"] == 0.5 and summary["median_recover_s"] is None
 
 
+def test_frames_a_native_client_gave_up_on_are_counted_beside_the_relays_lost_frames() -> None:
+    from gaiamesh.evaluation.metrics import WireLayers
+
+    native = metrics(0.0).model_copy(update={"status": "frame_lost", "layers": WireLayers(undelivered=2)})
+    runs = [RunTrace("a", "calm", Path("x"), metrics=metrics(1.0)), RunTrace("a", "storm", Path("x"), metrics=native)]
+    summary = analyse([], runs, TOOLS)
+    assert summary["frames_undelivered"] == 2 and summary["frames_lost"] == 0
+    assert summary["runs_not_ok"] == {"a": "frame_lost"}
+
+
 def test_a_storm_answer_that_differs_from_its_calm_answer_is_named() -> None:
     def run(phase: str, task: str, prediction: str) -> RunTrace:
         m = metrics(1.0).model_copy(update={"prediction": prediction, "task_id": task})

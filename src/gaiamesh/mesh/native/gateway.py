@@ -61,6 +61,7 @@ class Gateway:
         self._did_host: DidHost | None = None
         self._first: list[tuple[float, int]] = []  # each agent's first request: ms, bytes
         self._acks: list[float] = []  # round trips of frames answered with no frame, ms
+        self._undelivered = 0  # frames the protocol's client gave up on
 
     async def start(self) -> None:
         """What the relay serves for the protocol before any agent is reached (anp: its DID host)."""
@@ -142,6 +143,7 @@ class Gateway:
                 frames += 1
                 on_frame(node_id, frame)
         except Undelivered as exc:
+            self._undelivered += 1
             on_lost(node_id, str(exc))
             return
         if frames == 0:
@@ -153,7 +155,7 @@ class Gateway:
             tap.read_open()
             total = total + tap.books.totals()
         firsts = sorted(self._first)
-        return total.model_copy(update={
+        return total.model_copy(update={"undelivered": self._undelivered,
             "first_request_ms": round(statistics.median(f[0] for f in firsts), 3) if firsts else None,
             "first_request_bytes": int(statistics.median(f[1] for f in firsts)) if firsts else None,
             "ack_ms_p50": _nearest_rank(self._acks, 0.50), "ack_ms_p99": _nearest_rank(self._acks, 0.99),

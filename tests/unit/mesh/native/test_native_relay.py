@@ -139,5 +139,5 @@ async def test_a_request_lost_at_the_tap_is_the_protocol_clients_to_recover(tmp_
     s = settings_for(tmp_path, free_port_block(4), TOOLS, transport="native", fault_loss=1.0, fault_links="1")
     m = await run(tmp_path, s)
     assert m["status"] == "frame_lost" and "agent 1" in m["error"], m["error"]
-    assert m["layers"]["resets"] >= 1
+    assert m["layers"]["resets"] >= 1 and m["layers"]["undelivered"] >= 1
     assert all(a == b for _, a, b in audit(tmp_path / "out"))
