@@ -155,7 +155,7 @@ down:
 		$(if $(VOLUMES),--volumes,)
 
 test: setup dirs keys lint
-	BIN=$(BIN) scripts/test.sh
+	$(BIN)/pytest -ra --durations=15
 
 test-unit: venv
 	$(BIN)/pytest -ra tests/unit
