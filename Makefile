@@ -10,8 +10,9 @@ VERSION := 0.1.0
 # llama.cpp without OpenMP: no libgomp needed in the images, same speed on 2 cores. Not tuned to
 # this CPU (GGML_NATIVE=OFF: AVX2/FMA/F16C, no AVX-512), so that the model's answers are the same
 # on every x86-64 machine: a native build on an AVX-512 CPU rounds differently and answers some
-# questions differently.
-LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF -DGGML_NATIVE=OFF
+# questions differently. LLAVA_BUILD=OFF: no libmtmd (the multimodal library, a third of the
+# compile), which only llama-cpp-python's image chat handlers import; the mesh sends text.
+LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 # The wheelhouse is rebuilt when the llama.cpp build flags change.
 WHEELHOUSE_STAMP := wheelhouse/.stamp-$(shell echo '$(LLAMA_CMAKE_ARGS)' | md5sum | cut -c1-8)
 export GAIAMESH_VERSION := $(VERSION)

@@ -1,11 +1,17 @@
 """A real swarm of three Docker engines in containers (gaiamesh swarm-cluster), the stack that
-`gaiamesh swarm-up` deploys on it, and the means to run tasks through its API."""
+`gaiamesh swarm-up` deploys on it, and the means to run tasks through its API.
+
+One cluster serves the whole package (bringing one up and loading the images into it is most of
+the suite's time): its engines start with no swarm, so `gaiamesh swarm-up` first makes a
+one-node swarm on node 1 (``first_deploy``, what `test_swarm_up.py` checks); then the two other
+engines join as workers and swarm-up deploys again across the three (``swarm``)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +21,7 @@ from typing import Any
 import pytest
 
 from gaiamesh.deploy import cluster
+from gaiamesh.deploy.swarm import AGENTS_LABEL
 from gaiamesh.evaluation.metrics import MemberEvent, outages_ms
 from gaiamesh.service.client import answers, submit
 from gaiamesh.service.models import RunRequest
@@ -25,6 +32,7 @@ IMAGES = ["gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0", "gaiamesh-ollama:0.1
 KEY = "swarm-suite-access-key-0123456789"
 SECRET = "swarm-suite-session-secret-0123456789-abcdef"
 MESH_TOKEN = "swarm-suite-mesh-token-0123456789"
+ROTATED = "swarm-suite-rotated-access-key-9876543210"  # the access key of the second deploy
 SUBNET = "198.18.251.0/24"
 DOCKER_ENV = ("PATH", "HOME", "TMPDIR", "DOCKER_CONFIG", "LANG", "LC_ALL", "GAIAMESH_USER")  # not make swarm-cluster's default, so a developer's cluster can stay up
 
@@ -57,6 +65,7 @@ class Swarm:
     spec: cluster.ClusterSpec
     env: dict[str, str]  # DOCKER_HOST and what swarm-up rendered the stack with
     results: Path
+    key: str = KEY  # the API's access key of the stack deployed last
 
     @property
     def api(self) -> str:
@@ -80,7 +89,7 @@ class Swarm:
 
     def run(self, task: str, progress: Any = None) -> tuple[dict[str, Any], Path]:
         """One run of a bundled task through the API: its metrics.json and its folder on disk."""
-        view, _ = submit(self.api, KEY, RunRequest(task=task), progress=progress or (lambda _line: None))
+        view, _ = submit(self.api, self.key, RunRequest(task=task), progress=progress or (lambda _line: None))
         folder = self.results / "runs" / view.id
         return json.loads((folder / "metrics.json").read_text()), folder
 
@@ -102,6 +111,9 @@ class Swarm:
         """How long the relay's tools were not routable in each run (membership), as a line."""
         spans = [outages_ms([MemberEvent(**e) for e in m.get("membership") or []]) for m, _ in outcomes]
         return f"relay: tools back after {spans} ms"
+
+    def swarm_state(self, node: int = 1) -> str:
+        return self.docker("info", "--format", "{{.Swarm.LocalNodeState}}", node=node).strip()
 
     def running(self, service: str) -> int:
         line = self.docker("service", "ls", "--filter", f"name=gaiamesh_{service}", "--format", "{{.Replicas}}")
@@ -141,27 +153,68 @@ def images() -> None:
     subprocess.run(["make", "images", "registry-image", "swarm-node-image", "keys"], cwd=ROOT, check=True)
 
 
-@pytest.fixture(scope="module")
-def swarm(recorded: Path) -> Iterator[Swarm]:
-    """Three engines (a manager with the network service, the API and the registry; two workers
-    with the agents and the model server), the stack deployed by swarm-up. The agents replay the
-    ``recorded`` live runs at their recorded pace, so a run's bytes can be held against those
-    runs' and a run lasts long enough to lose a node in it."""
+@dataclass
+class FirstDeploy:
+    """What `gaiamesh swarm-up` found and did on node 1's engine, with no swarm anywhere."""
+
+    state_before: str  # node 1's swarm state before
+    up: subprocess.CompletedProcess[str]
+    state_after: str
+    labels: dict[str, str]  # node 1's, as swarm-up set them
+    runs: list[dict[str, Any]]  # the metrics of the runs it made (the bundled task's)
+
+
+@pytest.fixture(scope="package")
+def engines(recorded: Path) -> Iterator[Swarm]:
+    """Three engines and no swarm (what swarm-up finds on new machines), our images on node 1,
+    the ``recorded`` live runs on each. Removed, and the host checked as it was, at the end."""
     before = host_state()
     images()
     spec = cluster.ClusterSpec(name=f"gmtest-{uuid.uuid4().hex[:6]}", nodes=3, subnet=SUBNET, checkout=str(ROOT))
     deployed = Swarm(spec, {}, ROOT / "build" / "swarm-test" / spec.name)
     try:
-        deployed = bring_up(spec, recorded)
-        up = deployed.swarm_up("--no-run")
-        assert up.returncode == 0, up.stdout + up.stderr
-        assert answers(deployed.api, 120), f"the API does not answer at {deployed.api}"
+        deployed = bring_up(spec, recorded, swarm=False)
         yield deployed
-        down = deployed.swarm_down("--volumes")
-        assert down.returncode == 0, down.stdout + down.stderr
     finally:
         take_down(deployed)
     assert as_it_was(before), (before, host_state())
+
+
+@pytest.fixture(scope="package")
+def first_deploy(engines: Swarm) -> FirstDeploy:
+    """`gaiamesh swarm-up` as `make swarm-up` runs it (no --no-run: it runs the bundled task
+    through the API) on node 1, which is in no swarm."""
+    state_before = engines.swarm_state()
+    up = engines.swarm_up()
+    assert up.returncode == 0, up.stdout + up.stderr
+    labels = json.loads(engines.docker("node", "inspect", "--format", "{{json .Spec.Labels}}", engines.spec.node(1)))
+    runs = [json.loads(p.read_text()) for p in engines.results.glob("runs/*/metrics.json")]
+    return FirstDeploy(state_before, up, engines.swarm_state(), labels, runs)
+
+
+@pytest.fixture(scope="package")
+def swarm(engines: Swarm, first_deploy: FirstDeploy) -> Iterator[Swarm]:
+    """The three engines as one swarm: nodes 2 and 3 join node 1's as workers, node 1 is kept
+    free of agents (``gaiamesh.agents=false``, a user's label swarm-up keeps), and swarm-up
+    deploys again with a new access key. Node 1 then has the network service, the API and the
+    registry; the workers (labelled by swarm-up) the agents and the model server. The agents
+    replay the ``recorded`` live runs at their recorded pace, so a run's bytes can be held
+    against those runs' and a run lasts long enough to lose a node in it. At the end swarm-down
+    leaves the swarm, which swarm-up made, and every container it started."""
+    cluster.join_workers(engines.spec)
+    engines.docker("node", "update", "--label-add", f"{AGENTS_LABEL}=false", engines.spec.node(1))
+    engines.env["GAIAMESH_ACCESS_KEY"] = engines.key = ROTATED
+    up = engines.swarm_up("--no-run")
+    assert up.returncode == 0, up.stdout + up.stderr
+    assert answers(engines.api, 120), f"the API does not answer at {engines.api}"
+    yield engines
+    down = engines.swarm_down("--volumes")
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert engines.swarm_state() == "inactive"  # swarm-up made it, so swarm-down left it
+    deadline = time.monotonic() + 60
+    while engines.docker("ps", "-aq").split():  # the stack's tasks and the registry container
+        assert time.monotonic() < deadline, engines.docker("ps", "-a")
+        time.sleep(1)  # polling: the engine removes a left swarm's containers in its own time
 
 
 @pytest.fixture(scope="module")

@@ -130,13 +130,18 @@ def up(spec: ClusterSpec, say: Callable[[str], None] = print, swarm: bool = True
         say(f"engines: {spec.nodes}, no swarm; DOCKER_HOST={spec.docker_host(1)}")
         return
     run(on(spec, 1, "swarm", "init", "--advertise-addr", spec.address(1)))
-    token = run(on(spec, 1, "swarm", "join-token", "-q", "worker")).strip()
-    for i in range(2, spec.nodes + 1):
-        run(on(spec, i, "swarm", "join", "--token", token, f"{spec.address(1)}:2377"))
+    join_workers(spec)
     for i in range(1, spec.nodes + 1):
         adds = [arg for label in spec.labels(i) for arg in ("--label-add", label)]
         run(on(spec, 1, "node", "update", *adds, spec.node(i)))
     say(f"swarm: {spec.nodes} nodes, manager {spec.node(1)}; DOCKER_HOST={spec.docker_host(1)}")
+
+
+def join_workers(spec: ClusterSpec) -> None:
+    """Nodes 2 and on join node 1's swarm as workers (unlabelled)."""
+    token = run(on(spec, 1, "swarm", "join-token", "-q", "worker")).strip()
+    for i in range(2, spec.nodes + 1):
+        run(on(spec, i, "swarm", "join", "--token", token, f"{spec.address(1)}:2377"))
 
 
 def exists(spec: ClusterSpec) -> bool:
