@@ -61,7 +61,7 @@ def test_solar_farm_under_latency_and_loss_answers_as_calm_and_its_log_agrees(
     assert sent and all(r.fault and "latency" in r.fault.causes and set(r.fault.out_ms) == set(r.dst) for r in sent)
     assert all(30 <= ms <= 70 or "queued" in (r.fault.causes if r.fault else []) for r in sent
                for ms in (r.fault.out_ms.values() if r.fault else []))  # fmt: skip
-    assert latency["elapsed_ms"] > calm["elapsed_ms"] + 4 * 30  # at least four hops, each way at least 30 ms
+    assert latency["wall_ms"] > calm["wall_ms"] + 4 * 30  # at least four hops, each way at least 30 ms
     # loss: each lost copy logged, and redelivered (but the final answer's: the run ended with it)
     records = read_log(Path(loss["out"]) / "frames.jsonl")
     dropped = [r for r in records if r.status == "dropped_fault"]
