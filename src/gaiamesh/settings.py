@@ -163,13 +163,16 @@ class MeshSettings(BaseModel):
     # that a relay only measures the agents its run started. Local commands make a new one each
     # time; compose reads it from .env (make setup writes a random one). Empty: nothing checked.
     mesh_token: str = Field(default="", alias="GAIAMESH_MESH_TOKEN")
+    # Seconds a signed message (the relay's handshake challenge, a `signed` or `anp` frame) stays
+    # fresh: a copy seen again, or one made longer ago, is refused (mesh/freshness.py). 0: off.
+    replay_window_s: float = 60.0
 
     @field_validator("chunk_size", "max_frame_bytes")
     @classmethod
     def _positive_sizes(cls, v: int) -> int:
         return _positive(v)
 
-    @field_validator("discovery_interval")
+    @field_validator("discovery_interval", "replay_window_s")
     @classmethod
     def _not_negative(cls, v: float) -> float:
         if v < 0:

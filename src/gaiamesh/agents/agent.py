@@ -43,6 +43,7 @@ from ..mesh.frames import (
     ToolFailure,
     make_packet,
 )
+from ..mesh.freshness import Freshness
 from ..mesh.protocols import ProtocolAdapter, get_adapter
 from ..mesh.protocols.signed import SigningKeyError, load_public
 from ..mesh.subprotocols import protocol_of
@@ -123,7 +124,9 @@ class MeshAgent:
             raise ConfigError(f"ABLATE names {self.tool.name!r}, which cannot be left out: it makes the answer")
         if self.tool.setup is not None:
             self.tool.setup(settings)
-        self.adapter = get_adapter(settings.protocol, settings.node_id, settings.keys_dir)
+        self.adapter = get_adapter(settings.protocol, settings.node_id, settings.keys_dir, settings.replay_window_s)
+        # The relay's handshake challenges this agent answered: a captured one sent again is refused.
+        self.handshakes = Freshness(settings.replay_window_s) if settings.replay_window_s > 0 else None
         self._adapters: dict[str, ProtocolAdapter | None] = {settings.protocol: self.adapter}
         self.llm = llm or LLMClient.from_settings(settings, tool=tool.name)
         self.workspace = Path(settings.workspace_root) / self.node_id
@@ -211,7 +214,9 @@ class MeshAgent:
         protocol, or ``signed`` without this node's key)."""
         if protocol not in self._adapters:
             try:
-                self._adapters[protocol] = get_adapter(protocol, self.node_id, self.settings.keys_dir)
+                self._adapters[protocol] = get_adapter(
+                    protocol, self.node_id, self.settings.keys_dir, self.settings.replay_window_s
+                )
             except (ValueError, OSError) as exc:
                 log.warning("agent %s cannot speak %s: %s", self.node_id, protocol, exc)
                 self._adapters[protocol] = None
@@ -337,7 +342,9 @@ class MeshAgent:
     async def _connection(self, ws: ServerConnection) -> None:
         peer = ws.remote_address
         log.info("agent %s: relay connected from %s", self.node_id, peer)
-        adapter = self._connection_adapter(ws)
+        # A nonce cache of this connection's own: a relay that lost the last one sends its work
+        # in flight again, the same bytes, on this one.
+        adapter = self._connection_adapter(ws).per_connection()
         out = WsOutbox(ws, adapter)
         # Each packet is handled in its own task: runs that share this connection overlap.
         async with asyncio.TaskGroup() as tasks:
@@ -373,10 +380,11 @@ class MeshAgent:
             return Response(http.HTTPStatus.OK.value, http.HTTPStatus.OK.phrase, headers, blob)
         if request.path != "/ws":
             return conn.respond(http.HTTPStatus.NOT_FOUND, "use /ws\n")
-        if not admission.relay_admitted(self.settings.mesh_token, request.headers):
-            # another stack's or bench's relay: this agent works only for the runs it was started for
-            log.warning("agent %s: refused a relay that does not hold this mesh's token", self.node_id)
-            return conn.respond(http.HTTPStatus.FORBIDDEN, "this agent belongs to another mesh (GAIAMESH_MESH_TOKEN)\n")
+        if why := admission.relay_refusal(self.settings.mesh_token, request.headers, self.handshakes):
+            # another stack's or bench's relay, or a captured handshake sent again: this agent
+            # works only for the runs it was started for
+            log.warning("agent %s: refused a relay: %s", self.node_id, why)
+            return conn.respond(http.HTTPStatus.FORBIDDEN, f"{why}\n")
         return None
 
     def _relay_key(self) -> Ed25519PublicKey | None:

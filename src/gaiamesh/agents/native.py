@@ -23,6 +23,7 @@ from .. import ports
 from ..errors import FrameError, PortTaken
 from ..mesh import admission
 from ..mesh.frames import Announcement, Packet
+from ..mesh.freshness import Freshness
 from ..mesh.native import Binding, NoNativeWire, binding
 from ..mesh.protocols import ProtocolAdapter
 from ..settings import Settings
@@ -55,6 +56,7 @@ class ServedAgent(Protocol):
     tool: Tool
     announcement: Announcement
     settings: Settings
+    handshakes: Freshness | None
 
     def adapter_for(self, protocol: str) -> ProtocolAdapter | None: ...
     def decode_or_log(self, adapter: ProtocolAdapter, blob: bytes) -> Packet: ...
@@ -71,6 +73,7 @@ class Endpoint:
         self.description = agent.tool.description or f"the {agent.tool.name} tool"
         self.consumes = agent.announcement.consumes
         self.listens_on = agent.settings.agent_host  # loopback, or a container's network (0.0.0.0)
+        self.replay_window_s = agent.settings.replay_window_s
 
     async def answer(self, blob: bytes, inner: str) -> AsyncIterator[bytes]:
         adapter = self.agent.adapter_for(inner)
@@ -141,8 +144,8 @@ class NativeApp:
     async def _hello(self, scope: Scope, send: Send) -> None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         token = self.agent.settings.mesh_token
-        if not admission.relay_admitted(token, _ci(headers)):
-            await _plain(send, 403, "this agent belongs to another mesh (GAIAMESH_MESH_TOKEN)\n")
+        if why := admission.relay_refusal(token, _ci(headers), self.agent.handshakes):
+            await _plain(send, 403, f"{why}\n")
             return
         out = dict(self.agent.announcement.headers())
         challenge = _ci(headers).get(admission.HEADER_CHALLENGE)

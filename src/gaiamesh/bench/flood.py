@@ -22,6 +22,7 @@ import json
 import multiprocessing
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from ..evaluation.audit import audit
 from ..evaluation.metrics import FrameRecord, read_log
 from ..evaluation.modeltime import archived_memories, model_time
 from ..mesh.frames import Announcement, PacketType, make_packet
-from ..mesh.protocols import generate_keys, get_adapter
+from ..mesh.protocols import canonical_json, generate_keys, get_adapter
 from ..mesh.relay import MeshNetwork
 from ..mesh.routing import RoutingMode
 from ..mesh.subprotocols import subprotocol
@@ -66,21 +67,33 @@ def _event(run_id: str, seq: int, final: bool, **over: Any) -> dict[str, Any]:
     return {**packet, **over}
 
 
-def frames(keys_dir: Path, run_id: str, max_frame_bytes: int) -> dict[str, bytes]:
-    """One frame of each kind, signed (or not) as that kind needs, for run ``run_id``."""
+ANEW = frozenset({"valid", "spoofed", "stale", "unknown_type"})
+"""Kinds signed anew for each send: the relay takes a signed frame once (its nonce), so the same
+bytes again would be refused as a replay, not for the kind's own reason."""
+
+
+def frames(keys_dir: Path, run_id: str, max_frame_bytes: int) -> dict[str, Callable[[], bytes]]:
+    """How to make a frame of each kind, signed (or not) as that kind needs, for run ``run_id``."""
     signer = get_adapter("signed", FLOODER, keys_dir)
     valid = signer.encode(_event(run_id, 1, final=False))
     flipped = bytearray(valid)
-    flipped[4 + len(FLOODER)] ^= 0xFF  # first byte of the signature
-    return {
-        "valid": valid,
+    flipped[-len(canonical_json(_event(run_id, 1, final=False))) - 1] ^= 0xFF  # the signature's last byte
+    made = {
+        "valid": lambda: signer.encode(_event(run_id, 1, final=False)),
+        "spoofed": lambda: signer.encode(_event(run_id, 1, final=False, src="1")),
+        "stale": lambda: signer.encode(_event("a-finished-run", 1, final=False)),
+        "unknown_type": lambda: signer.encode({**_event(run_id, 1, final=False), "type": "bogus"}),
+    }
+    fixed = {
         "malformed": b"\x00not a frame at all\xff" * 4,
         "oversized": valid + b" " * max_frame_bytes,
         "bad_signature": bytes(flipped),
-        "spoofed": signer.encode(_event(run_id, 1, final=False, src="1")),
-        "stale": signer.encode(_event("a-finished-run", 1, final=False)),
-        "unknown_type": signer.encode({**_event(run_id, 1, final=False), "type": "bogus"}),
     }
+    return {**made, **{kind: _constant(blob) for kind, blob in fixed.items()}}
+
+
+def _constant(blob: bytes) -> Callable[[], bytes]:
+    return lambda: blob
 
 
 def _flooder(port: int, keys_dir: str, seconds: float, max_frame_bytes: int, report: Any) -> None:
@@ -99,13 +112,13 @@ async def _flood_serve(port: int, keys_dir: Path, seconds: float, max_frame_byte
         flood: asyncio.Task[None] | None = None
 
         async def run_flood(run_id: str) -> None:
-            blobs = frames(keys_dir, run_id, max_frame_bytes)
+            makers = frames(keys_dir, run_id, max_frame_bytes)
             order = [k for k in KINDS for _ in range(1 if k == "oversized" else 4)]  # oversized ones are big
             end = time.monotonic() + seconds
             i = 0
             while time.monotonic() < end:
                 kind = order[i % len(order)]
-                await ws.send(blobs[kind])
+                await ws.send(makers[kind]())
                 sent[kind] += 1
                 i += 1
             await triples.wait()

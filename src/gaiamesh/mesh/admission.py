@@ -4,9 +4,12 @@ started on the same ports, and an agent never works for another run's relay.
 
 Pure functions; the relay and the agent put their results in the WebSocket handshake:
 
-- the relay's request carries a fresh random challenge and its own proof of the token over it;
-- the agent refuses the upgrade (403) when the relay's proof does not match its own token, and
-  otherwise answers with its proof over the same challenge, its node id and its tool;
+- the relay's request carries a fresh challenge (the time it was made and a random part) and its
+  own proof of the token over it;
+- the agent refuses the upgrade (403) when the relay's proof does not match its own token, or the
+  challenge is stale or one it has answered before (a captured request sent again: see
+  ``freshness.py``), and otherwise answers with its proof over the same challenge, its node id and
+  its tool;
 - the relay refuses an agent whose answer carries no proof or a wrong one.
 
 The token itself never crosses the wire, and an agent's proof holds only for the challenge it
@@ -19,7 +22,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
 from collections.abc import Mapping
+
+from .freshness import Freshness
 
 HEADER_CHALLENGE = "X-Gaiamesh-Challenge"
 HEADER_RELAY_PROOF = "X-Gaiamesh-Relay-Proof"
@@ -32,7 +38,8 @@ def new_token() -> str:
 
 
 def challenge() -> str:
-    return secrets.token_hex(16)
+    """``<ms since the epoch>.<random hex>``: the relay's proof covers both parts."""
+    return f"{time.time_ns() // 1_000_000}.{secrets.token_hex(16)}"
 
 
 def _mac(token: str, *parts: str) -> str:
@@ -55,12 +62,21 @@ def relay_headers(token: str) -> dict[str, str]:
     return {HEADER_CHALLENGE: c, HEADER_RELAY_PROOF: relay_proof(token, c)}
 
 
-def relay_admitted(token: str, headers: Mapping[str, str]) -> bool:
-    """Whether a connection request with ``headers`` comes from a relay holding ``token``."""
+def relay_refusal(token: str, headers: Mapping[str, str], fresh: Freshness | None = None) -> str | None:
+    """Why a connection request with ``headers`` is refused (None: it comes from a relay holding
+    ``token``, and, with ``fresh``, its challenge is fresh and answered for the first time)."""
     if not token:
-        return True
+        return None
     c, proof = headers.get(HEADER_CHALLENGE), headers.get(HEADER_RELAY_PROOF)
-    return bool(c and proof) and hmac.compare_digest(str(proof), relay_proof(token, str(c)))
+    if not (c and proof and hmac.compare_digest(str(proof), relay_proof(token, str(c)))):
+        return "this agent belongs to another mesh (GAIAMESH_MESH_TOKEN)"
+    if fresh is None:
+        return None
+    made, _, nonce = str(c).partition(".")
+    if not (made.isdigit() and nonce):
+        return "the relay's challenge names no time (an older relay?)"
+    why = fresh.refusal("relay", nonce.encode(), int(made) / 1000)
+    return None if why is None else f"the relay's challenge was refused: {why}"
 
 
 def agent_admitted(token: str, challenge: str, proof: str | None, node_id: str, tool: str) -> bool:

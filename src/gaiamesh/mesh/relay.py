@@ -74,7 +74,7 @@ class MeshNetwork:
         # the core then speaks the adapter that encodes the packet inside the protocol's body.
         self.gateway = Gateway(settings, self.run_id) if settings.transport == "native" else None
         inner = self.gateway.binding.inner if self.gateway else settings.protocol
-        self.adapter = get_adapter(inner, "network", settings.keys_dir)
+        self.adapter = get_adapter(inner, "network", settings.keys_dir, settings.replay_window_s)
         self.lineup = lineup
         self.specs: list[AgentSpec] = list(lineup.agents)
         if not self.specs:

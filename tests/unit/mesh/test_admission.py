@@ -16,6 +16,7 @@ from gaiamesh.agents.catalog import get_tool
 from gaiamesh.agents.teams import lineup
 from gaiamesh.errors import PortTaken
 from gaiamesh.mesh import admission
+from gaiamesh.mesh.freshness import Freshness
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.tasks import load_task
 
@@ -27,10 +28,10 @@ from .test_relay import TOOLS, mesh, settings_for
 def test_proofs_hold_only_for_their_token_challenge_and_agent() -> None:
     asked = admission.relay_headers("t1")
     c = asked[admission.HEADER_CHALLENGE]
-    assert admission.relay_admitted("t1", asked)
-    assert not admission.relay_admitted("t2", asked)
-    assert not admission.relay_admitted("t1", {})
-    assert not admission.relay_admitted("t1", {**asked, admission.HEADER_CHALLENGE: "0" * 32})
+    assert admission.relay_refusal("t1", asked) is None
+    assert "another mesh" in str(admission.relay_refusal("t2", asked))
+    assert "another mesh" in str(admission.relay_refusal("t1", {}))
+    assert admission.relay_refusal("t1", {**asked, admission.HEADER_CHALLENGE: "0" * 32}) is not None
     proof = admission.agent_proof("t1", c, "0", "search")
     assert admission.agent_admitted("t1", c, proof, "0", "search")
     assert not admission.agent_admitted("t2", c, proof, "0", "search")
@@ -39,6 +40,53 @@ def test_proofs_hold_only_for_their_token_challenge_and_agent() -> None:
     assert not admission.agent_admitted("t1", c, None, "0", "search")
     assert "t1" not in "".join(asked.values()) and "t1" not in proof  # the token never crosses
     assert admission.relay_headers("") == {} and admission.agent_admitted("", c, None, "0", "search")
+
+
+def test_a_relays_handshake_is_answered_once_and_only_while_fresh() -> None:
+    fresh = Freshness(60)
+    asked = admission.relay_headers("t1")
+    assert admission.relay_refusal("t1", asked, fresh) is None
+    assert "replayed" in str(admission.relay_refusal("t1", asked, fresh))  # captured and sent again
+    assert admission.relay_refusal("t1", admission.relay_headers("t1"), fresh) is None  # a new one is taken
+    old = f"{int((time.time() - 120) * 1000)}.{'ab' * 16}"
+    stale = {admission.HEADER_CHALLENGE: old, admission.HEADER_RELAY_PROOF: admission.relay_proof("t1", old)}
+    assert "stale" in str(admission.relay_refusal("t1", stale, fresh))
+    timeless = {admission.HEADER_CHALLENGE: "ab" * 16, admission.HEADER_RELAY_PROOF: admission.relay_proof("t1", "ab" * 16)}
+    assert "names no time" in str(admission.relay_refusal("t1", timeless, fresh))
+
+
+async def test_an_agent_refuses_a_replayed_handshake_over_a_real_socket(tmp_path: Path) -> None:
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    base = free_port_block(4)
+    agents = settings_for(tmp_path, base, TOOLS, mesh_token="tok")
+    async with mesh(agents):
+        url = f"ws://127.0.0.1:{base}/ws"
+        await _listening(base)
+        asked = admission.relay_headers("tok")
+        async with connect(url, additional_headers=asked) as ws:
+            assert ws.response is not None and admission.HEADER_AGENT_PROOF in ws.response.headers
+        with pytest.raises(InvalidStatus) as refused:
+            async with connect(url, additional_headers=asked):
+                pass
+        assert refused.value.response.status_code == 403
+        assert b"replayed" in refused.value.response.body
+
+
+async def _listening(port: int, within_s: float = 10.0) -> None:
+    """Until the agent on ``port`` takes connections (as the relay does, trying again while it starts)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.05)  # retry back-off while the agent starts
+        else:
+            writer.close()
+            return
 
 
 async def _run(tmp: Path, relay_token: str, agent_token: str) -> tuple[dict[str, object], float]:

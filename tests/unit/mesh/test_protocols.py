@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import zlib
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from gaiamesh.mesh.protocols import (
     canonical_json,
     generate_keys,
     get_adapter,
+    signed,
 )
 from gaiamesh.mesh.protocols.signed import SignedAdapter
 
@@ -112,6 +114,40 @@ def test_signed_rejects_tampered_unsigned_and_spoofed_frames(keys: Path) -> None
     stranger = SignedAdapter("9", *_fresh_key())
     with pytest.raises(ProtocolError, match="unknown signer '9'"):
         relay.decode(stranger.encode(packet(src="9")))
+
+
+def test_signed_takes_a_frame_once_and_only_while_fresh(keys: Path) -> None:
+    agent = get_adapter("signed", "1", keys)
+    relay = get_adapter("signed", "network", keys, replay_window_s=30)
+    blob = agent.encode(packet())
+    relay.decode(blob)
+    with pytest.raises(ProtocolError, match="replayed"):
+        relay.decode(blob)
+    # per connection: the same bytes sent again on a new connection are taken there, once
+    fresh = relay.per_connection()
+    assert fresh.decode(blob)["src"] == "1"
+    with pytest.raises(ProtocolError, match="replayed"):
+        fresh.decode(blob)
+    # made 60 s ago: outside a 30 s window (made here by hand, signed with the agent's key)
+    key = agent._key  # type: ignore[attr-defined]
+    head = signed.PREFIX.pack(signed.MAGIC, signed.VERSION, 1) + b"1"
+    head += signed.STAMP.pack(int((time.time() - 60) * 1000), b"12345678")
+    payload = canonical_json(packet())
+    with pytest.raises(ProtocolError, match="stale"):
+        relay.decode(head + key.sign(head + payload) + payload)
+    assert get_adapter("signed", "network", keys, replay_window_s=0).fresh is None  # 0: not checked
+
+
+def test_signed_refuses_version_1_so_a_frame_cannot_be_downgraded(keys: Path) -> None:
+    agent = get_adapter("signed", "1", keys)
+    relay = get_adapter("signed", "network", keys)
+    key = agent._key  # type: ignore[attr-defined]
+    payload = canonical_json(packet())
+    v1 = signed.PREFIX.pack(signed.MAGIC, 1, 1) + b"1" + key.sign(b"1" + payload) + payload
+    with pytest.raises(ProtocolError, match="version 1 refused"):
+        relay.decode(v1)
+    blob = agent.encode(packet())
+    assert len(blob) - len(payload) == agent.header_size(packet()) == 4 + 1 + 16 + 64
 
 
 def _fresh_key() -> tuple:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,28 @@ def test_anp_rejects_tampered_forged_spoofed_and_unknown_frames(keys: Path) -> N
     stranger = get_adapter("anp", "1", stranger_keys)  # same node id, another key: another DID
     with pytest.raises(ProtocolError, match="unknown sender DID 'did:wba:gaiamesh.local:agents:1:e1_"):
         relay.decode(stranger.encode(packet()))
+
+
+def test_anp_takes_a_frame_once_and_only_while_its_proof_is_fresh(keys: Path) -> None:
+    """The SDK signs created and nonce and checks neither; the adapter checks both."""
+    from anp.proof import Rfc9421OriginProofGenerationOptions, generate_rfc9421_origin_proof
+
+    agent, relay = get_adapter("anp", "1", keys), get_adapter("anp", "network", keys, replay_window_s=30)
+    blob = agent.encode(packet())
+    relay.decode(blob)
+    with pytest.raises(ProtocolError, match="anp: replayed"):
+        relay.decode(blob)
+    assert relay.per_connection().decode(blob)["src"] == "1"
+
+    def made_long_ago(f: dict) -> None:  # a valid proof, signed by the sender, 60 s old
+        p = f["params"]
+        options = Rfc9421OriginProofGenerationOptions(created=int(time.time()) - 60, nonce="n-old")
+        p["auth"]["origin_proof"] = generate_rfc9421_origin_proof(
+            "direct.send", p["meta"], p["body"], agent._key, p["meta"]["sender_did"] + "#key-1", options=options
+        )
+
+    with pytest.raises(ProtocolError, match="anp: stale"):
+        relay.decode(_resign(blob, made_long_ago))
 
 
 def test_anp_without_keys_is_a_clear_error(tmp_path: Path, keys: Path) -> None:

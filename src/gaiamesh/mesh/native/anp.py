@@ -68,6 +68,7 @@ from starlette.types import ASGIApp
 
 from ...errors import FrameError
 from ..frames import NETWORK_SRC
+from ..freshness import Freshness
 from ..protocols.anp import METHOD, direct_send, read_params, verify_origin
 from ..protocols.base import ProtocolError, canonical_json, loads_object
 from ..protocols.signed import SigningKeyError, load_keys
@@ -193,6 +194,8 @@ class AgentServer:
         self.relay_path = did_path(NETWORK_SRC, public[NETWORK_SRC])
         self.own_path = did_path(agent.node_id, self.key.public_key())
         self.resolved: dict[str, dict[str, Any]] = {}  # the relay's document, for origin proofs
+        # The nonces of the relay's requests this agent took (ANP-02: a receiver refuses a replay).
+        self.fresh = Freshness(agent.replay_window_s) if agent.replay_window_s > 0 else None
         self.documents: dict[tuple[str, str], dict[str, Any]] = {}  # ours, by (host, mount)
         self.anp = FastANP(
             name=agent.tool,
@@ -274,7 +277,7 @@ class AgentServer:
                 raise ProtocolError(f"anp: sender_did is not the DID that signed the request ({signer})")
             if meta["target"] != {"kind": "agent", "did": self.did(host, mount)}:
                 raise ProtocolError(f"anp: the frame names another target {str(meta['target'])[:160]}")
-            verify_origin(proof, meta, body, await self.relay_document(meta["sender_did"]))
+            verify_origin(proof, meta, body, await self.relay_document(meta["sender_did"]), self.fresh)
             packet = body["payload"]
             if not isinstance(packet, dict) or body["conversation_id"] != str(packet.get("run_id", "")):
                 raise ProtocolError("anp: body.payload must be the packet, of the run in conversation_id")

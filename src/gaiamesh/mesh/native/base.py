@@ -51,6 +51,10 @@ class AgentEndpoint(Protocol):
     def consumes(self) -> frozenset[str]:
         """The packet types it works on (the relay routes by them)."""
 
+    @property
+    def replay_window_s(self) -> float:
+        """How long a signed request stays fresh (``REPLAY_WINDOW_S``; 0: not checked)."""
+
     def answer(self, blob: bytes, inner: str) -> AsyncIterator[bytes]:
         """Decode ``blob`` with the adapter ``inner``, handle the packet, and yield each frame
         (encoded with the same adapter) the agent emits while handling it, as soon as it is

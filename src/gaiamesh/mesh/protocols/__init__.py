@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import ConfigError, Invalid
+from ..freshness import DEFAULT_WINDOW_S
 from .a2a import A2AAdapter
 from .acp import AcpAdapter
 from .agora import AgoraAdapter
@@ -72,9 +73,12 @@ def check(name: str) -> str:
     return name
 
 
-def get_adapter(name: str, node_id: str = "network", keys_dir: Path = Path("keys")) -> ProtocolAdapter:
-    """The adapter called ``name``, set up for the endpoint ``node_id``."""
-    return _REGISTRY[check(name)](node_id, keys_dir)
+def get_adapter(
+    name: str, node_id: str = "network", keys_dir: Path = Path("keys"), replay_window_s: float = DEFAULT_WINDOW_S
+) -> ProtocolAdapter:
+    """The adapter called ``name``, set up for the endpoint ``node_id``; one that signs the time
+    and a nonce refuses a frame older than ``replay_window_s`` or seen before (0: it does not)."""
+    return _REGISTRY[check(name)](node_id, keys_dir).with_replay_window(replay_window_s)
 
 
 __all__ = [

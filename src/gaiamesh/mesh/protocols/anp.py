@@ -29,12 +29,14 @@ from anp.proof import (
     Rfc9421OriginProofGenerationOptions,
     Rfc9421OriginProofVerificationOptions,
     generate_rfc9421_origin_proof,
+    parse_im_signature_input,
     verify_rfc9421_origin_proof,
 )
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ..frames import NETWORK_SRC, Envelope
+from ..freshness import Freshness
 from .base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
 from .signed import SigningKeyError, load_keys
 
@@ -105,16 +107,26 @@ def read_params(params: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, 
 
 
 def verify_origin(
-    proof: dict[str, Any], meta: dict[str, Any], body: dict[str, Any], doc: dict[str, Any]
+    proof: dict[str, Any], meta: dict[str, Any], body: dict[str, Any], doc: dict[str, Any],
+    fresh: Freshness | None = None,
 ) -> None:
-    """The SDK's check of an origin proof against the signer's DID document."""
+    """The SDK's check of an origin proof against the signer's DID document, then (``fresh``)
+    ours of its ``created`` and ``nonce``: the SDK signs both but checks neither, and ANP asks a
+    receiver to refuse a replayed message."""
     options = Rfc9421OriginProofVerificationOptions(expected_signer_did=doc["id"])
     try:
         verify_rfc9421_origin_proof(proof, METHOD, meta, body, did_document=doc, options=options)
+        stamp = parse_im_signature_input(proof["signatureInput"])
     except InvalidSignature:
         raise ProtocolError(f"anp: bad signature on a frame from {doc['id']!r}") from None
     except (ValueError, TypeError) as exc:  # the SDK's ImProofError is a ValueError
         raise ProtocolError(f"anp: invalid origin proof from {doc['id']!r} ({exc})") from exc
+    if fresh is None:
+        return
+    if stamp.created is None or not stamp.nonce:
+        raise ProtocolError(f"anp: origin proof from {doc['id']!r} names no created time or nonce")
+    if why := fresh.refusal(doc["id"], stamp.nonce.encode(), float(stamp.created)):
+        raise ProtocolError(f"anp: {why}")
 
 
 class AnpAdapter(ProtocolAdapter):
@@ -154,7 +166,7 @@ class AnpAdapter(ProtocolAdapter):
             raise ProtocolError(f"anp: unknown sender DID {str(sender_did)[:120]!r}")
         if meta["target"] != self._target(node):
             raise ProtocolError(f"anp: frame from {node!r} names the wrong target {meta['target']!r}")
-        verify_origin(proof, meta, body, document)
+        verify_origin(proof, meta, body, document, self.fresh)
         packet = body["payload"]
         if not isinstance(packet, dict):
             raise ProtocolError("anp: body.payload must be an object (the packet)")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import abc
+import copy
 import json
-from typing import Any
+from typing import Any, Self
 
 from ..frames import Envelope, FrameError, Packet, parse_packet
+from ..freshness import Freshness
 
 
 class ProtocolError(FrameError):
@@ -27,6 +29,9 @@ class ProtocolAdapter(abc.ABC):
     """
 
     name: str = "base"
+    fresh: Freshness | None = None
+    """The replay window and nonce cache of an adapter that signs the time and a nonce (``signed``,
+    ``anp``); None: it checks neither (a protocol that signs nothing, or the window set to 0)."""
 
     @abc.abstractmethod
     def encode(self, packet: dict[str, Any]) -> bytes:
@@ -48,6 +53,25 @@ class ProtocolAdapter(abc.ABC):
         """``header_size`` of a frame already encoded as ``blob`` (adapters with a fixed or
         blob-derived header answer without re-encoding)."""
         return self.header_size(packet.to_dict())
+
+    def with_replay_window(self, window_s: float) -> Self:
+        """This adapter, refusing stale and replayed frames (``REPLAY_WINDOW_S``; 0 turns it off)."""
+        self.fresh = Freshness(window_s) if window_s > 0 else None
+        return self
+
+    def per_connection(self) -> Self:
+        """A copy with a nonce cache of its own, for one connection: after a lost connection the
+        relay sends its work in flight again, the same bytes, and a new connection takes them."""
+        if self.fresh is None:
+            return self
+        other = copy.copy(self)
+        other.fresh = self.fresh.fresh_copy()
+        return other
+
+    def check_fresh(self, signer: str, nonce: bytes, made_s: float) -> None:
+        """Refuse a frame ``signer`` made at ``made_s`` with ``nonce`` if it is stale or seen."""
+        if self.fresh is not None and (why := self.fresh.refusal(signer, nonce, made_s)):
+            raise ProtocolError(f"{self.name}: {why}")
 
 
 def loads_object(data: bytes, what: str) -> dict[str, Any]:

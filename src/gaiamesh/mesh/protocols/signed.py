@@ -1,16 +1,21 @@
 """``signed``: every frame signed with Ed25519, one key pair per endpoint.
 
-Frame: magic ``b"GS"`` (2) | version (1) | signer id length (1) | signer id | signature (64) |
-canonical JSON payload. The signature covers signer id + payload. Each endpoint signs with its
-own private key (``KEYS_DIR/<node_id>.pem``) and verifies with the public keys it knows
-(``KEYS_DIR/public.json``). A packet's ``src`` must be its signer.
+Frame (version 2): magic ``b"GS"`` (2) | version (1) | signer id length (1) | signer id |
+time made, ms since the epoch (8) | nonce (8) | signature (64) | canonical JSON payload. The
+signature covers everything before it and the payload. Each endpoint signs with its own private
+key (``KEYS_DIR/<node_id>.pem``) and verifies with the public keys it knows
+(``KEYS_DIR/public.json``). A packet's ``src`` must be its signer. A receiver takes a frame once,
+and only within its replay window (``REPLAY_WINDOW_S``, see ``mesh/freshness.py``); version 1,
+which carried neither time nor nonce, is refused, so a frame cannot be downgraded to it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import struct
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +27,9 @@ from ..frames import Envelope
 from .base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
 
 MAGIC = b"GS"
-VERSION = 1
+VERSION = 2
 PREFIX = struct.Struct(">2sBB")
+STAMP = struct.Struct(">Q8s")  # time made (ms since the epoch), nonce
 SIG = 64
 
 
@@ -110,8 +116,9 @@ class SignedAdapter(ProtocolAdapter):
         if self._key is None:
             raise ProtocolError(f"signed: node {self.node_id!r} has no private key")
         payload = canonical_json(packet)
-        signature = self._key.sign(self._id + payload)
-        return PREFIX.pack(MAGIC, VERSION, len(self._id)) + self._id + signature + payload
+        head = PREFIX.pack(MAGIC, VERSION, len(self._id)) + self._id
+        head += STAMP.pack(time.time_ns() // 1_000_000, secrets.token_bytes(8))
+        return head + self._key.sign(head + payload) + payload
 
     def decode(self, blob: bytes) -> dict[str, Any]:
         if len(blob) < PREFIX.size:
@@ -120,20 +127,22 @@ class SignedAdapter(ProtocolAdapter):
         if magic != MAGIC:
             raise ProtocolError(f"signed: unsigned frame or bad magic {magic!r} (expected {MAGIC!r})")
         if version != VERSION:
-            raise ProtocolError(f"signed: unknown version {version}")
-        body = PREFIX.size + id_len + SIG
+            raise ProtocolError(f"signed: version {version} refused (this endpoint speaks {VERSION} only)")
+        signed_end = PREFIX.size + id_len + STAMP.size
+        body = signed_end + SIG
         if len(blob) < body:
             raise ProtocolError(f"signed: truncated frame ({len(blob)} bytes, header needs {body})")
-        signer_raw = blob[PREFIX.size : PREFIX.size + id_len]
-        signature, payload = blob[PREFIX.size + id_len : body], blob[body:]
-        signer = signer_raw.decode("utf-8", errors="replace")
+        signer = blob[PREFIX.size : PREFIX.size + id_len].decode("utf-8", errors="replace")
+        signature, payload = blob[signed_end:body], blob[body:]
         key = self._public.get(signer)
         if key is None:
             raise ProtocolError(f"signed: unknown signer {signer!r}")
         try:
-            key.verify(signature, signer_raw + payload)
+            key.verify(signature, blob[:signed_end] + payload)
         except InvalidSignature:
             raise ProtocolError(f"signed: bad signature on a frame from {signer!r}") from None
+        made_ms, nonce = STAMP.unpack_from(blob, PREFIX.size + id_len)
+        self.check_fresh(signer, nonce, made_ms / 1000)
         packet = loads_object(payload, "signed")
         if packet.get("src") != signer:
             raise ProtocolError(f"signed: packet src {packet.get('src')!r} is not its signer {signer!r}")
@@ -141,7 +150,7 @@ class SignedAdapter(ProtocolAdapter):
 
     def header_size(self, packet: dict[str, Any]) -> int:
         # The signer is the packet's src (checked on decode), so its id length is known.
-        return PREFIX.size + len(str(packet.get("src", self.node_id)).encode()) + SIG
+        return PREFIX.size + len(str(packet.get("src", self.node_id)).encode()) + STAMP.size + SIG
 
     def header_bytes(self, blob: bytes, packet: Envelope) -> int:
-        return PREFIX.size + len(packet.src.encode()) + SIG
+        return PREFIX.size + len(packet.src.encode()) + STAMP.size + SIG

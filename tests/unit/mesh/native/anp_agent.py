@@ -31,6 +31,7 @@ class FakeAgent:
         self.tool = "extract"
         self.description = "Reads the passages and extracts candidate facts."
         self.consumes = frozenset({"search_docs", "doc_init"})
+        self.replay_window_s = 60.0
 
     def reply(self, text: str, run_id: str, seq: int) -> bytes:
         packet = make_packet(
