@@ -1,0 +1,275 @@
+"""``gaiamesh bench-attacks``: every attack on a run that is going on, under each protocol.
+
+Per protocol: its agents start as processes (model server, or replayed answers); a calm run is
+the reference (after an untimed warm-up); then each wire attack runs the same task with the
+attacker (``wiretap.py``) in front of one agent, and each admission attack makes its own
+attempt. Every cell is judged by the run's own records (``attacks.py``). Attack traffic goes
+only to this bench's own agents on loopback, is bounded (one tampered frame, one rogue, one
+replayed request per cell) and stops with the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from websockets.asyncio.server import ServerConnection, serve
+
+from ..agents.teams import agent_specs, lineup
+from ..deploy.local import ProcessGroup, free_port, model_server, own_team
+from ..evaluation.audit import audit
+from ..evaluation.metrics import RunMetrics
+from ..mesh import admission
+from ..mesh.frames import Announcement
+from ..mesh.protocols import KEYED, generate_keys
+from ..mesh.relay import MeshNetwork
+from ..mesh.subprotocols import subprotocol
+from ..settings import AgentSpec, Settings
+from ..tasks import Task
+from .attacks import (
+    ATTACKS,
+    WIRE,
+    AttackRow,
+    Line,
+    Outcome,
+    downgrade,
+    flip,
+    judge_wire,
+    read_by_tap,
+    truncate,
+)
+from .attacks import what_the_tap_read as tap_read
+from .compare import agents_running, console
+from .wiretap import Seen, Splice, Tamper, Way, intercept
+
+TRANSPORT = "relay"  # the relay's WebSocket (the protocols' own wires are issue 47's next step)
+TARGET_TOOL = "extract"  # the agent attacked: it reads doc_init and answers search_docs
+
+
+def tamper_for(attack: str, window_s: float) -> Tamper | None:
+    """The attacker's plan for a wire attack (None: the tap, which only records)."""
+    plans: dict[str, Callable[[], Tamper]] = {
+        "flip": lambda: Tamper("alter", alter=flip),
+        "truncate": lambda: Tamper("alter", alter=truncate),
+        "downgrade": lambda: Tamper("alter", alter=lambda p: downgrade(p) or p),
+        "replay": lambda: Tamper("copy"),
+        "late": lambda: Tamper("hold", hold_s=window_s + 1.0),
+        "reorder": lambda: Tamper("swap", way=Way.DOWN),
+    }
+    return plans[attack]() if attack in plans else None
+
+
+async def through_attacker(settings: Settings, task: Task, target: AgentSpec, tamper: Tamper | None,
+                           run_dir: Path, seen: Seen | None = None) -> tuple[RunMetrics, Seen]:  # fmt: skip
+    """One run with the attacker in front of ``target`` (AGENTS names the attacker's port)."""
+    seen, ready, stop = seen or Seen(), asyncio.Event(), asyncio.Event()
+    port = free_port()
+    s = settings.model_copy(update={"agents": _agents(settings, target, port)})
+    async with asyncio.TaskGroup() as tasks:
+        tasks.create_task(intercept(port, target.port, lambda: Splice(tamper, seen), ready, stop))
+        await ready.wait()
+        try:
+            metrics = await MeshNetwork(s, task, run_dir, quiet=True, lineup=lineup(s)).run()
+        finally:
+            stop.set()
+    return metrics, seen
+
+
+def _agents(settings: Settings, target: AgentSpec, port: int) -> str:
+    return ",".join(f"{a.node_id}={a.tool}@{a.host}:{port if a.node_id == target.node_id else a.port}"
+                    for a in agent_specs(settings))  # fmt: skip
+
+
+async def rogue_run(settings: Settings, task: Task, target: AgentSpec, proof: str | None,
+                    run_dir: Path) -> RunMetrics:  # fmt: skip
+    """A run whose AGENTS lead to a rogue claiming ``target``'s node and tool (with a captured
+    ``proof`` of the real agent, or none)."""
+    said = Announcement(node_id=target.node_id, tool=target.tool, consumes=frozenset({"search_docs"}))
+    headers = {**said.headers(), **({admission.HEADER_AGENT_PROOF: proof} if proof else {})}
+
+    async def listen(ws: ServerConnection) -> None:
+        async for _ in ws:  # a rogue takes whatever it is sent
+            pass
+
+    port = free_port()
+    async with serve(listen, "127.0.0.1", port, subprotocols=[subprotocol(settings.protocol)],
+                     process_response=lambda conn, req, resp: resp.headers.update(headers)):  # fmt: skip
+        s = settings.model_copy(update={"agents": _agents(settings, target, port)})
+        return await MeshNetwork(s, task, run_dir, quiet=True, lineup=lineup(s)).run()
+
+
+async def send_raw(port: int, request: bytes) -> bytes:
+    """``request`` as it is to 127.0.0.1:``port``; the head of the answer."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        return await asyncio.wait_for(reader.read(4096), timeout=5)
+    finally:
+        writer.close()
+
+
+def observer_request(port: int, protocol: str) -> bytes:
+    """A WebSocket upgrade request as any client makes it, naming the protocol, proving nothing."""
+    return (f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            f"Sec-WebSocket-Protocol: {subprotocol(protocol)}\r\n\r\n").encode()  # fmt: skip
+
+
+def judge_handshake(answer: bytes) -> tuple[Outcome, str]:
+    """An agent's answer to an upgrade request the relay did not make: 101 lets the sender in."""
+    status = answer.split(b"\r\n", 1)[0].decode("latin-1")
+    if status.startswith("HTTP/1.1 101"):
+        return "succeeded", f"the agent answered {status!r}: it would work for whoever sent it"
+    body = answer.split(b"\r\n\r\n", 1)[-1].decode("utf-8", "replace").strip()
+    return "blocked", f"the agent answered {status!r}: {body}"
+
+
+class Cells:
+    """The cells of one protocol, judged against its calm run."""
+
+    def __init__(self, protocol: str, calm: RunMetrics) -> None:
+        self.protocol, self.calm, self.rows = protocol, calm, list[AttackRow]()
+
+    def add(self, attack: str, outcome: Outcome, evidence: str, run: tuple[RunMetrics, Path] | None = None,
+            frames_lost: int = 0) -> AttackRow:  # fmt: skip
+        m, run_dir = run if run is not None else (None, None)
+        row = AttackRow(
+            protocol=self.protocol, transport=TRANSPORT, attack=attack, outcome=outcome, evidence=evidence,
+            frames_lost=frames_lost,
+            answer_changed=m is not None and m.status == "ok" == self.calm.status and m.prediction != self.calm.prediction,
+            status="" if m is None else m.status, calm_status=self.calm.status,
+            bytes_delta=0 if m is None else m.bytes_tx + m.bytes_rx - self.calm.bytes_tx - self.calm.bytes_rx,
+            audit_ok=None if run_dir is None else all(a == b for _, a, b in audit(run_dir)),
+        )  # fmt: skip
+        self.rows.append(row)
+        return row
+
+
+def frames_lost(seen: Seen, tamper: Tamper | None, target: str, lines: list[Line]) -> int:
+    """Frames the attacker delivered to the relay from ``target`` that the relay's log lacks."""
+    delivered = sum(1 for way, _ in seen.frames if way is Way.UP)
+    if tamper is not None and tamper.kind == "copy" and tamper.fired:
+        delivered += 1
+    return max(0, delivered - sum(1 for ln in lines if ln.src == target))
+
+
+def _lines(run_dir: Path) -> list[Line]:
+    return [Line.of(json.loads(raw)) for raw in (run_dir / "frames.jsonl").read_text().splitlines() if raw]
+
+
+def wire_cell(cells: Cells, attack: str, base: Settings, task: Task, target: AgentSpec, run_dir: Path) -> Seen:
+    tamper = tamper_for(attack, base.replay_window_s)
+    m, seen = asyncio.run(through_attacker(base, task, target, tamper, run_dir))
+    lines = _lines(run_dir)
+    lost = frames_lost(seen, tamper, target.node_id, lines)
+    if attack == "tap":
+        read, chunks, question, answer = tap_read(read_by_tap([p for _, p in seen.frames]), task.doc,
+                                                  task.question, cells.calm.prediction)  # fmt: skip
+        got = read > 0 or question or answer
+        what = f"document {read}/{chunks} chunks, question {'yes' if question else 'no'}, answer {'yes' if answer else 'no'}"
+        cells.add(attack, "succeeded" if got else "blocked", f"the tap read: {what}", (m, run_dir), lost)
+    elif attack == "reorder":
+        refused = [ln for ln in lines if ln.status == "rejected"]
+        if refused:
+            cells.add(attack, "blocked", f"the relay refused: {refused[0].error}", (m, run_dir), lost)
+        else:
+            what = "answered as calm" if m.status == cells.calm.status and m.prediction == cells.calm.prediction else f"ended {m.status}"
+            cells.add(attack, "succeeded" if tamper and tamper.fired else "n/a",
+                      f"nothing refused the frames in the other order; the run {what}", (m, run_dir), lost)  # fmt: skip
+    elif attack == "downgrade" and base.protocol == "json":
+        cells.add(attack, "n/a", "json carries no envelope or proof to strip", (m, run_dir), lost)
+    else:
+        sent = tamper.sent if tamper is not None else None
+        outcome, evidence = judge_wire(attack, sent, target.node_id, lines, m.status)
+        cells.add(attack, outcome, evidence, (m, run_dir), lost)
+    return seen
+
+
+def admission_cells(cells: Cells, base: Settings, task: Task, target: AgentSpec, tapped: Seen, out: Path,
+                    attacks: list[str], advance: Callable[[str], None]) -> None:  # fmt: skip
+    proof = _header(tapped.response, admission.HEADER_AGENT_PROOF)  # the real agent's, from the tap
+    for attack in [a.name for a in ATTACKS if a.where == "admission" and a.name in attacks]:
+        advance(f"{cells.protocol:<10} {attack}")
+        if attack in ("impersonate", "reuse"):
+            m = asyncio.run(rogue_run(base, task, target, proof if attack == "reuse" else None, out / attack))
+            if m.status == "connect_failed":
+                cells.add(attack, "blocked", f"the relay refused the rogue: {m.error}", (m, out / attack))
+            else:
+                cells.add(attack, "succeeded", f"the relay took the rogue as agent {target.node_id}: run {m.status}",
+                          (m, out / attack))  # fmt: skip
+        elif attack == "handshake_replay":
+            m, answer = asyncio.run(handshake_replayed(base, task, target, out / attack))
+            cells.add(attack, *judge_handshake(answer), (m, out / attack))
+        else:
+            cells.add(attack, *judge_handshake(asyncio.run(send_raw(target.port, observer_request(target.port, base.protocol)))))
+
+
+async def handshake_replayed(settings: Settings, task: Task, target: AgentSpec, run_dir: Path) -> tuple[RunMetrics, bytes]:
+    """A run through the attacker, who sends the relay's upgrade request to the agent again as
+    soon as the agent has answered it (well within the replay window); the agent's answer to the copy."""
+    captured: asyncio.Queue[bytes] = asyncio.Queue()
+    seen = Seen(on_handshake=captured.put_nowait)
+    async with asyncio.TaskGroup() as tasks:
+        run = tasks.create_task(through_attacker(settings, task, target, None, run_dir, seen))
+        answer = await send_raw(target.port, await captured.get())
+        m, _ = await run
+    return m, answer
+
+
+def _header(head: bytes, name: str) -> str | None:
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        key, _, value = line.partition(":")
+        if key.strip().lower() == name.lower():
+            return value.strip()
+    return None
+
+
+def attack_protocol(settings: Settings, protocol: str, task: Task, attacks: list[str], out: Path,
+                    group: ProcessGroup, advance: Callable[[str], None]) -> list[AttackRow]:  # fmt: skip
+    """The cells of ``protocol``: its own team, a calm run, then each attack."""
+    base = own_team(settings.model_copy(update={"protocol": protocol, "transport": TRANSPORT}))
+    if protocol in KEYED:
+        nodes = ["network", *(a.node_id for a in agent_specs(base))]
+        base = base.model_copy(update={"keys_dir": generate_keys(out / "keys", nodes)})
+    target = next(a for a in agent_specs(base) if a.tool == TARGET_TOOL)
+    with agents_running(base, group, protocol):
+        _run(base, task, out / "warm-up")  # untimed: cold agents would cost the calm run
+        cells = Cells(protocol, _run(base, task, out / "calm"))
+        tapped = Seen()
+        # the tap runs always: the admission attacks replay what it captured
+        for attack in [a for a in WIRE if a in attacks or a == "tap"]:
+            advance(f"{protocol:<10} {attack}")
+            seen = wire_cell(cells, attack, base, task, target, out / attack)
+            tapped = seen if attack == "tap" else tapped
+        admission_cells(cells, base, task, target, tapped, out, attacks, advance)
+    return [r for r in cells.rows if r.attack in attacks]
+
+
+def _run(settings: Settings, task: Task, run_dir: Path) -> RunMetrics:
+    return asyncio.run(MeshNetwork(settings, task, run_dir, quiet=True, lineup=lineup(settings)).run())
+
+
+def run_attacks(settings: Settings, task: Task, protocols: list[str], attacks: list[str], out: Path) -> list[AttackRow]:
+    """Every attack under every protocol on ``task``; the rows of ``attacks.csv``."""
+    rows: list[AttackRow] = []
+    group = ProcessGroup(out / "logs")
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    started = time.monotonic()
+    try:
+        with model_server(settings, group), Progress(*columns, console=console) as progress:
+            bar = progress.add_task("attacks", total=len(protocols) * len(set(attacks) | {"tap"}))
+
+            def advance(what: str) -> None:
+                progress.update(bar, description=what, advance=1)
+
+            for protocol in protocols:
+                rows += attack_protocol(settings, protocol, task, attacks, out / "runs" / protocol, group, advance)
+    finally:
+        group.stop_all()
+    console.print(f"{len(rows)} cells in {time.monotonic() - started:.1f} s")
+    return rows

@@ -1,0 +1,207 @@
+"""The attacks of ``gaiamesh bench-attacks`` and how each is judged, in pure code.
+
+Each attack is a test of the defence: the judge reads the run's own records (the relay's
+``frames.jsonl`` line for the frame the attacker sent, the run's status and answer, what an agent
+answered a handshake) and says ``blocked`` (refused at the edge, with the line that shows it),
+``detected`` (taken, then caught and counted) or ``succeeded`` (with what the attacker got);
+``n/a`` where the attack has nothing to act on (a downgrade of a protocol that carries no proof).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import msgpack
+from pydantic import BaseModel, ConfigDict
+
+from ..mesh.frames import chunk_document
+from ..mesh.protocols import canonical_json
+
+Outcome = Literal["blocked", "detected", "succeeded", "n/a"]
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str
+    where: Literal["wire", "admission"]
+    what: str
+
+
+ATTACKS = (
+    Attack("tap", "wire", "a passive tap records both ways: can it read the document, the question, the answer?"),
+    Attack("flip", "wire", "one bit of an agent's answer flipped (a letter's case, so the text stays well formed)"),
+    Attack("truncate", "wire", "an agent's answer cut to half its length"),
+    Attack("replay", "wire", "an agent's answer sent again at once, within the replay window"),
+    Attack("late", "wire", "an agent's answer held on the wire past the replay window, then delivered"),
+    Attack("reorder", "wire", "the relay's first two frames to an agent delivered in the other order"),
+    Attack("downgrade", "wire", "an agent's answer stripped to the bare packet (plain json, no envelope or proof)"),
+    Attack("impersonate", "admission", "a rogue process answers at an agent's address claiming its node and tool"),
+    Attack("reuse", "admission", "the rogue answers with the real agent's proof, captured from an earlier handshake"),
+    Attack("handshake_replay", "admission", "the relay's captured upgrade request sent again to the agent"),
+    Attack("observer", "admission", "a process asks an agent for a connection with no proof at all"),
+)
+BY_NAME = {a.name: a for a in ATTACKS}
+WIRE = tuple(a.name for a in ATTACKS if a.where == "wire")
+
+
+class AttackRow(BaseModel):
+    """One row of ``attacks.csv``: a protocol x transport x attack, judged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    protocol: str
+    transport: str
+    attack: str
+    outcome: Outcome
+    evidence: str
+    frames_lost: int
+    answer_changed: bool
+    status: str  # the attacked run's status ("" where no run was made)
+    calm_status: str
+    bytes_delta: int  # the attacked run's bytes on the wire minus the calm run's
+    audit_ok: bool | None  # None: no run to audit
+
+
+# --- the tap's reading ------------------------------------------------------------------------
+def _objects(payload: bytes) -> Iterator[Any]:
+    """Every structure an attacker who knows the usual encodings finds in a frame: JSON (from its
+    first brace), zlib-compressed JSON, msgpack, each after a short binary header."""
+    start = payload.find(b"{")
+    if start >= 0:
+        try:
+            yield json.loads(payload[start:].decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            pass
+    for skip in range(0, min(len(payload), 24)):
+        if payload[skip : skip + 1] == b"\x78":  # zlib's header
+            try:
+                yield from _objects(zlib.decompress(payload[skip:]))
+                return
+            except zlib.error:
+                pass
+        if 0x80 <= payload[skip] <= 0x8F or payload[skip] in (0xDE, 0xDF):  # a msgpack map
+            try:
+                obj = msgpack.unpackb(payload[skip:], raw=False)
+            except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, UnicodeDecodeError):
+                continue
+            if isinstance(obj, dict):
+                yield obj
+                return
+
+
+def _strings(obj: Any) -> Iterator[str]:
+    if isinstance(obj, str):
+        yield obj
+        if obj[:1] in "{[":  # JSON carried as text (A2A's and ACP's parts)
+            try:
+                yield from _strings(json.loads(obj))
+            except json.JSONDecodeError:
+                pass
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
+
+
+def read_by_tap(payloads: list[bytes]) -> str:
+    """All the text the tap could read out of ``payloads``, one string a line."""
+    return "\n".join(s for p in payloads for obj in _objects(p) for s in _strings(obj))
+
+
+def packet_in(payload: bytes) -> dict[str, Any] | None:
+    """The packet a frame carries, found the way the tap finds text (None: none found)."""
+    for obj in _objects(payload):
+        for found in _dicts(obj):
+            if {"type", "src", "run_id"} <= set(found):
+                return found
+    return None
+
+
+def _dicts(obj: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(obj, dict):
+        yield obj
+        for v in obj.values():
+            yield from _dicts(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _dicts(v)
+    elif isinstance(obj, str) and obj[:1] == "{":
+        try:
+            yield from _dicts(json.loads(obj))
+        except json.JSONDecodeError:
+            pass
+
+
+def what_the_tap_read(text: str, document: str, question: str, answer: str) -> tuple[int, int, bool, bool]:
+    """(document chunks read, chunks, question read, answer read)."""
+    chunks = chunk_document(document)
+    read = sum(1 for c in chunks if c in text)
+    return read, len(chunks), question in text, bool(answer) and answer in text
+
+
+# --- the tampers ------------------------------------------------------------------------------
+def flip(payload: bytes) -> bytes:
+    """One bit flipped: the case of the ASCII letter nearest the middle, so JSON stays JSON."""
+    mid = len(payload) // 2
+    for i in sorted(range(len(payload)), key=lambda i: abs(i - mid)):
+        if 0x61 <= payload[i] <= 0x7A or 0x41 <= payload[i] <= 0x5A:
+            return payload[:i] + bytes([payload[i] ^ 0x20]) + payload[i + 1 :]
+    return payload[:mid] + bytes([payload[mid] ^ 0x01]) + payload[mid + 1 :]
+
+
+def truncate(payload: bytes) -> bytes:
+    return payload[: len(payload) // 2]
+
+
+def downgrade(payload: bytes) -> bytes | None:
+    """The bare packet as the ``json`` protocol would carry it (None: the tap finds no packet)."""
+    packet = packet_in(payload)
+    return None if packet is None else canonical_json(packet)
+
+
+# --- the judge --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Line:
+    """What the judge needs of one ``frames.jsonl`` line."""
+
+    src: str
+    status: str
+    blob: bytes
+    error: str | None
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> Line:
+        return cls(record["src"], record["status"], base64.b64decode(record["b64"]), record.get("error"))
+
+
+def judge_wire(attack: str, sent: bytes | None, target: str, lines: list[Line], status: str) -> tuple[Outcome, str]:
+    """The outcome of a wire attack on ``target``'s answer from the relay's log of the run that
+    ended with ``status``."""
+    if sent is None:
+        return "n/a", "the attack found no frame to act on"
+    mine = [ln for ln in lines if ln.src == target and ln.blob == sent]
+    if attack == "replay":
+        if len(mine) < 2:
+            return "blocked", f"the copy was not logged as a frame ({len(mine)} line(s) of those bytes)"
+        copy = mine[1]
+        if copy.status == "rejected":
+            return "blocked", f"the relay refused the copy: {copy.error}"
+        return "succeeded", f"the relay took the same frame twice and passed both copies on; the run ended {status}"
+    if not mine:
+        return "blocked", "the relay logged no frame with the attacker's bytes"
+    line = mine[0]
+    if line.status == "rejected":
+        return "blocked", f"the relay refused it: {line.error}"
+    taken = {"flip": "the relay took the altered frame as the agent's",
+             "truncate": "the relay took the truncated frame",
+             "late": "the relay took the frame after it was held past the replay window",
+             "downgrade": "the relay took the bare packet without its protocol's envelope or proof"}  # fmt: skip
+    return "succeeded", f"{taken.get(attack, 'the relay took it')}; the run ended {status}"

@@ -1,0 +1,61 @@
+"""The attack bench end to end: real agent processes, the relay, the attacker on real sockets,
+under `json` (no defence of its own: the baseline that shows the attacks work) and `signed`,
+on the suite's one live recording (``recorded``: the model's answers replayed)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..conftest import ROOT, TASKS, free_port
+
+pytestmark = [pytest.mark.e2e, pytest.mark.model]
+
+
+@pytest.fixture(scope="module")
+def matrix(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict[str, str]]:
+    out = tmp_path_factory.mktemp("attacks")
+    proc = subprocess.run(
+        [sys.executable, "-m", "gaiamesh", "bench-attacks", "--task", str(TASKS / "solar-farm"), "--protocols",
+         "json,signed", "--window", "2", "--run-timeout", "5", "--replay", str(recorded),
+         "--ollama-host", f"http://127.0.0.1:{free_port()}", "--workspaces", str(out / "ws"), "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, env=dict(os.environ),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (out / "attacks.md").is_file() and (out / "attacks.png").stat().st_size > 0
+    summary = json.loads((out / "attacks.json").read_text())["summary"]
+    assert summary["frames_lost"] == summary["answers_changed"] == summary["audits_failed"] == 0
+    assert summary["calm_not_ok"] == []
+    return {(r["protocol"], r["attack"]): r for r in csv.DictReader((out / "attacks.csv").open())}
+
+
+def test_on_a_plain_wire_the_tap_reads_the_document_and_the_answer(matrix: dict) -> None:
+    for protocol in ("json", "signed"):  # signing is not encryption
+        tap = matrix[(protocol, "tap")]
+        assert tap["outcome"] == "succeeded" and "question yes, answer yes" in tap["evidence"]
+        assert "document 0/" not in tap["evidence"]
+
+
+def test_json_takes_what_signed_refuses(matrix: dict) -> None:
+    for attack, reason in [("flip", "bad signature"), ("replay", "replayed"), ("late", "stale"),
+                           ("downgrade", "unsigned frame")]:  # fmt: skip
+        assert matrix[("signed", attack)]["outcome"] == "blocked", matrix[("signed", attack)]
+        assert reason in matrix[("signed", attack)]["evidence"]
+        if attack != "downgrade":
+            assert matrix[("json", attack)]["outcome"] == "succeeded", matrix[("json", attack)]
+    assert matrix[("json", "downgrade")]["outcome"] == "n/a"
+
+
+def test_admission_holds_under_both(matrix: dict) -> None:
+    for protocol in ("json", "signed"):
+        for attack in ("impersonate", "reuse", "observer"):
+            assert matrix[(protocol, attack)]["outcome"] == "blocked", matrix[(protocol, attack)]
+        replayed = matrix[(protocol, "handshake_replay")]
+        assert replayed["outcome"] == "blocked" and "replayed" in replayed["evidence"]
+        assert replayed["status"] == "ok"  # the run the handshake was stolen from went on

@@ -1,0 +1,111 @@
+"""The attack bench's pure parts (bench/attacks.py) by plain calls on every protocol's real
+frames, and the attacker on the wire (bench/wiretap.py) between a real WebSocket client and server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.asyncio.server import ServerConnection, serve
+
+from gaiamesh.bench.attackrun import judge_handshake
+from gaiamesh.bench.attacks import Line, downgrade, flip, judge_wire, packet_in, read_by_tap, truncate
+from gaiamesh.bench.wiretap import Seen, Splice, Tamper, Way, intercept
+from gaiamesh.deploy.local import free_port
+from gaiamesh.mesh.frames import PacketType, make_packet
+from gaiamesh.mesh.protocols import available, canonical_json, generate_keys, get_adapter
+
+TEXT = "The farm's output is 148 megawatts."
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate_keys(tmp_path_factory.mktemp("keys"), ["network", "1"])
+
+
+def _packet() -> dict:
+    return make_packet(PacketType.EVENTS, {"facts": [{"text": TEXT, "score": 1.0}]}, run_id="r1", src="1", seq=1).to_dict()
+
+
+@pytest.mark.parametrize("protocol", available())
+def test_the_tap_reads_every_protocols_frames_and_finds_the_packet(protocol: str, keys: Path) -> None:
+    blob = get_adapter(protocol, "1", keys).encode(_packet())
+    assert TEXT in read_by_tap([blob])  # no protocol here hides its content from a tap
+    assert packet_in(blob) == _packet()
+    bare = downgrade(blob)
+    assert bare is not None and json.loads(bare) == _packet()
+
+
+def test_flip_changes_one_bit_and_keeps_json_well_formed_truncate_halves() -> None:
+    blob = canonical_json(_packet())
+    flipped = flip(blob)
+    assert len(flipped) == len(blob) and sum(bin(a ^ b).count("1") for a, b in zip(blob, flipped, strict=True)) == 1
+    json.loads(flipped)  # still JSON: the relay has to judge the content, not the syntax
+    assert truncate(blob) == blob[: len(blob) // 2]
+
+
+def test_the_judge_reads_the_relays_log() -> None:
+    sent = b"altered"
+    rejected = [Line("1", "rejected", sent, "signed: bad signature")]
+    assert judge_wire("flip", sent, "1", rejected, "timeout") == ("blocked", "the relay refused it: signed: bad signature")
+    outcome, evidence = judge_wire("flip", sent, "1", [Line("1", "accepted", sent, None)], "ok")
+    assert outcome == "succeeded" and "ended ok" in evidence
+    copies = [Line("1", "accepted", sent, None), Line("1", "rejected", sent, "signed: replayed")]
+    assert judge_wire("replay", sent, "1", copies, "ok")[0] == "blocked"
+    assert judge_wire("replay", sent, "1", copies[:1] * 2, "ok")[0] == "succeeded"
+    assert judge_wire("flip", sent, "1", [Line("2", "accepted", sent, None)], "ok")[0] == "blocked"  # another agent's
+    assert judge_wire("flip", None, "1", [], "ok")[0] == "n/a"
+    assert judge_handshake(b"HTTP/1.1 101 Switching Protocols\r\n\r\n")[0] == "succeeded"
+    assert judge_handshake(b"HTTP/1.1 403 Forbidden\r\n\r\nreplayed\n") == ("blocked", "the agent answered 'HTTP/1.1 403 Forbidden': replayed")
+
+
+async def _through(tamper: Tamper | None, upward: list[bytes], downward: list[bytes]) -> tuple[list[bytes], list[bytes], Seen]:
+    """A client sends ``downward``, the server answers ``upward`` once it has them all, through the attacker."""
+    got_down: list[bytes] = []
+    server_port, port = free_port(), free_port()
+
+    async def handler(ws: ServerConnection) -> None:
+        while len(got_down) < len(downward):
+            got_down.append(bytes(await ws.recv()))  # type: ignore[arg-type]
+        for blob in upward:
+            await ws.send(blob)
+        await ws.wait_closed()
+
+    seen, ready, stop = Seen(), asyncio.Event(), asyncio.Event()
+    async with serve(handler, "127.0.0.1", server_port, compression=None):  # as the mesh: no permessage-deflate
+        proxy = asyncio.create_task(intercept(port, server_port, lambda: Splice(tamper, seen), ready, stop))
+        await ready.wait()
+        got_up: list[bytes] = []
+        async with connect(f"ws://127.0.0.1:{port}", compression=None) as ws:
+            for blob in downward:
+                await ws.send(blob)
+            expected = len(upward) + (1 if tamper and tamper.kind == "copy" else 0)
+            while len(got_up) < expected:
+                got_up.append(bytes(await asyncio.wait_for(ws.recv(), 5)))  # type: ignore[arg-type]
+        stop.set()
+        await proxy
+    return got_up, got_down, seen
+
+
+async def test_the_attacker_passes_a_clean_link_and_records_it() -> None:
+    up, down, seen = await _through(None, [b"a1", b"a2"], [b"r1"])
+    assert (up, down) == ([b"a1", b"a2"], [b"r1"])
+    assert seen.frames == [(Way.DOWN, b"r1"), (Way.UP, b"a1"), (Way.UP, b"a2")]
+    assert seen.request.startswith(b"GET / HTTP/1.1") and seen.response.startswith(b"HTTP/1.1 101")
+
+
+async def test_the_attacker_alters_copies_holds_and_swaps_real_frames() -> None:
+    alter = Tamper("alter", alter=lambda b: b.upper())
+    up, _, _ = await _through(alter, [b"answer", b"next"], [b"r"])
+    assert up == [b"ANSWER", b"next"] and alter.sent == b"ANSWER"
+    up, _, _ = await _through(Tamper("copy"), [b"answer"], [b"r"])
+    assert up == [b"answer", b"answer"]
+    hold = Tamper("hold", hold_s=0.3)
+    started = asyncio.get_running_loop().time()
+    up, _, _ = await _through(hold, [b"answer"], [b"r"])
+    assert up == [b"answer"] and asyncio.get_running_loop().time() - started >= 0.3
+    _, down, _ = await _through(Tamper("swap", way=Way.DOWN), [b"ok"], [b"first", b"second"])
+    assert down == [b"second", b"first"]
