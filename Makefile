@@ -20,7 +20,7 @@ export TESTCONTAINERS_RYUK_DISABLED := true
 # The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
 export GAIAMESH_USER ?= $(shell scripts/owner.sh)
 
-.PHONY: submit registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
+.PHONY: submit registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood bench-attacks browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -194,6 +194,11 @@ bench-local: venv
 # A frame flood at the relay from one agent while the others answer (FLOOD_SECONDS=10).
 bench-flood: venv
 	$(BIN)/gaiamesh bench-flood --seconds $${FLOOD_SECONDS:-10} --out bench/flood
+
+# The attacks each protocol stops (docs/security.md): the task recorded live once, then every attack
+# under every protocol on those answers. TASK, PROTOCOLS, ATTACKS, OUT, REPLAY=FROM, LIVE=1.
+bench-attacks: setup dirs keys
+	scripts/bench-attacks.sh
 
 # What the harness itself costs: relay vs plain WebSocket vs Redis pub/sub; server vs raw llama.cpp.
 bench-overhead: venv

@@ -99,7 +99,11 @@ class RunState:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     def save(self) -> None:
-        (self.folder / "memory.json").write_text(json.dumps(self.memory, indent=2, ensure_ascii=False))
+        # Whole or not at all: the relay may read it at any moment (a run that ended while this
+        # agent was still working), and a half-written file would be read as no memory at all.
+        tmp = self.folder / "memory.json.tmp"
+        tmp.write_text(json.dumps(self.memory, indent=2, ensure_ascii=False))
+        tmp.replace(self.folder / "memory.json")
 
 
 def _earlier(folder: Path) -> dict[str, Any] | None:

@@ -40,16 +40,36 @@ def model_time(records: Iterable[FrameRecord], memories: Mapping[str, Memory]) -
     return total, per_agent
 
 
+def memory_bytes(folders: Mapping[str, Path]) -> dict[str, bytes | None]:
+    """Each agent's ``memory.json`` for the run as it is now (None: it has none yet), by the name
+    the run's archive gives it (``workspaces/<node>/memory.json``); read once, so that the metrics
+    and the archive hold the same memory."""
+    found: dict[str, bytes | None] = {}
+    for node, folder in folders.items():
+        try:
+            found[f"workspaces/{node}/memory.json"] = (folder / "memory.json").read_bytes()
+        except OSError:
+            found[f"workspaces/{node}/memory.json"] = None
+    return found
+
+
+def parse_memories(raw: Mapping[str, bytes | None]) -> dict[str, dict[str, Any]]:
+    """:func:`memory_bytes` parsed, by node (one that is not JSON is left out: its times are unknown)."""
+    found = {}
+    for name, data in raw.items():
+        if data is None:
+            continue
+        try:
+            found[name.split("/")[1]] = json.loads(data.decode("utf-8"))
+        except ValueError:
+            continue
+    return found
+
+
 def read_memories(folders: Mapping[str, Path]) -> dict[str, dict[str, Any]]:
     """Each agent's ``memory.json`` for the run, from its workspace folder (an agent whose
     folder holds none is left out: its times are unknown)."""
-    found = {}
-    for node, folder in folders.items():
-        try:
-            found[node] = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-    return found
+    return parse_memories(memory_bytes(folders))
 
 
 def archived_memories(archive: Path) -> dict[str, dict[str, Any]]:

@@ -29,7 +29,7 @@ from .metrics import (
     WireLayers,
     read_log,
 )
-from .modeltime import model_time, read_memories
+from .modeltime import memory_bytes, model_time, parse_memories
 from .scoring import score
 from .wirecost import protocol_cost
 
@@ -102,7 +102,8 @@ def finish_run(
     folders = dict(workspaces or {})
     log = out / "frames.jsonl"
     records = read_log(log) if log.is_file() else []
-    memories = read_memories(folders)
+    raw = memory_bytes(folders)  # read once: the metrics and the archive hold the same memory
+    memories = parse_memories(raw)
     fields: dict[str, Any] = {
         "status": ending.status,
         "error": ending.error,
@@ -124,7 +125,7 @@ def finish_run(
     (out / "config.json").write_text(
         json.dumps({"settings": settings.public_dict(), "task": str(task.path), "run_id": run_id}, indent=2)
     )
-    write_archive(out / "run_artifacts.tar.gz", workspaces=folders, files=[out / name for name in FILES])
+    write_archive(out / "run_artifacts.tar.gz", workspaces=folders, files=[out / name for name in FILES], pinned=raw)
     return metrics
 
 
