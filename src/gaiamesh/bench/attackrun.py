@@ -55,7 +55,7 @@ def tamper_for(attack: str, window_s: float) -> Tamper | None:
     plans: dict[str, Callable[[], Tamper]] = {
         "flip": lambda: Tamper("alter", alter=flip),
         "truncate": lambda: Tamper("alter", alter=truncate),
-        "downgrade": lambda: Tamper("alter", alter=lambda p: downgrade(p) or p),
+        "downgrade": lambda: Tamper("alter", alter=downgrade),
         "replay": lambda: Tamper("copy"),
         "late": lambda: Tamper("hold", hold_s=window_s + 1.0),
         "reorder": lambda: Tamper("swap", way=Way.DOWN),

@@ -72,11 +72,12 @@ def _objects(payload: bytes) -> Iterator[Any]:
     """Every structure an attacker who knows the usual encodings finds in a frame: JSON (from its
     first brace), zlib-compressed JSON, msgpack, each after a short binary header."""
     start = payload.find(b"{")
-    if start >= 0:
+    while 0 <= start < 256:  # a brace may also be a byte of a binary header (a nonce, a signature)
         try:
             yield json.loads(payload[start:].decode("utf-8"))
+            break
         except (UnicodeDecodeError, json.JSONDecodeError):
-            pass
+            start = payload.find(b"{", start + 1)
     for skip in range(0, min(len(payload), 24)):
         if payload[skip : skip + 1] == b"\x78":  # zlib's header
             try:
@@ -149,8 +150,19 @@ def what_the_tap_read(text: str, document: str, question: str, answer: str) -> t
 
 # --- the tampers ------------------------------------------------------------------------------
 def flip(payload: bytes) -> bytes:
-    """One bit flipped: the case of the ASCII letter nearest the middle, so JSON stays JSON."""
-    mid = len(payload) // 2
+    """One bit of the content flipped: the case of a letter in the middle of the longest text the
+    packet carries where the frame shows it as it is (else the letter nearest the frame's middle),
+    so JSON stays JSON and what changes is what the agent said."""
+    packet = packet_in(payload)
+    texts = sorted({t for t in _strings(packet) if len(t) >= 8}, key=len, reverse=True) if packet else []
+    for text in texts:
+        at = payload.find(text.encode())
+        if at >= 0:
+            return _flip_letter(payload, at + len(text.encode()) // 2)
+    return _flip_letter(payload, len(payload) // 2)
+
+
+def _flip_letter(payload: bytes, mid: int) -> bytes:
     for i in sorted(range(len(payload)), key=lambda i: abs(i - mid)):
         if 0x61 <= payload[i] <= 0x7A or 0x41 <= payload[i] <= 0x5A:
             return payload[:i] + bytes([payload[i] ^ 0x20]) + payload[i + 1 :]

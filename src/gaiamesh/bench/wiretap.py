@@ -44,7 +44,7 @@ class Send:
     delay_s: float = 0.0
 
 
-Alter = Callable[[bytes], bytes]
+Alter = Callable[[bytes], bytes | None]  # None: nothing to do to this frame
 
 
 @dataclass
@@ -75,9 +75,12 @@ class Tamper:
             return None
         self.fired, self.sent = True, bytes(frame.data)
         if self.kind == "alter" and self.alter is not None:
-            altered = Frame(frame.opcode, self.alter(bytes(frame.data)), frame.fin)
-            self.sent = bytes(altered.data)
-            return [(altered, 0.0)]
+            data = self.alter(bytes(frame.data))
+            if data is None:  # the attack found nothing to act on: the frame passes, the cell is n/a
+                self.sent = None
+                return None
+            self.sent = data
+            return [(Frame(frame.opcode, data, frame.fin), 0.0)]
         if self.kind == "copy":
             return [(frame, 0.0), (frame, 0.0)]
         if self.kind == "hold":

@@ -39,6 +39,21 @@ def test_the_tap_reads_every_protocols_frames_and_finds_the_packet(protocol: str
     assert bare is not None and json.loads(bare) == _packet()
 
 
+@pytest.mark.parametrize("protocol", [p for p in available() if p != "compressed"])  # zlib hides the text
+def test_flip_alters_what_the_agent_said(protocol: str, keys: Path) -> None:
+    blob = get_adapter(protocol, "1", keys).encode(_packet())
+    altered = packet_in(flip(blob))
+    assert altered is not None and altered["payload"]["facts"][0]["text"] != TEXT
+    assert altered["payload"]["facts"][0]["text"].lower() == TEXT.lower()
+
+
+def test_the_tap_reads_a_signed_frame_whose_header_holds_a_brace(keys: Path) -> None:
+    signer = get_adapter("signed", "1", keys)
+    body = canonical_json(_packet())
+    blob = next(b for b in (signer.encode(_packet()) for _ in range(2000)) if b"{" in b[: -len(body)])
+    assert packet_in(blob) == _packet() and downgrade(blob) == body
+
+
 def test_flip_changes_one_bit_and_keeps_json_well_formed_truncate_halves() -> None:
     blob = canonical_json(_packet())
     flipped = flip(blob)
