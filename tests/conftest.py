@@ -136,6 +136,23 @@ def agents(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         group.stop_all()
 
 
+@pytest.fixture(scope="session")
+def replayed_agents(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """Four long-lived agent processes like :func:`agents`, answering every model call from
+    ``recorded`` (the :data:`RECORDED` tasks only): for the service's tests of queues, storage and
+    restarts, where the model's time is not what is tested. A service they serve needs
+    :func:`replayed` in its environment too (the relay reads how the answers were chosen)."""
+    tmp = tmp_path_factory.mktemp("replayed-agents")
+    settings = load_settings(llm_backend="replay", replay_from=recorded, agents=default_agents(free_port_block(4)),
+                             workspace_root=tmp / "ws")  # fmt: skip
+    group = ProcessGroup(tmp / "logs")
+    group.start_team(settings)
+    try:
+        yield settings.agents, tmp / "ws"
+    finally:
+        group.stop_all()
+
+
 def chromium_path() -> str:
     """Debian's Chromium binary (``make setup`` installs the package where it is missing)."""
     for candidate in (os.environ.get("CHROMIUM"), "/usr/lib/chromium/chromium", shutil.which("chromium")):

@@ -10,10 +10,10 @@ import pytest
 
 from gaiamesh.evaluation.audit import audit
 
-from ..conftest import fill_disk, small_disk
+from ..conftest import fill_disk, replayed, small_disk
 from .conftest import Service
 
-pytestmark = [pytest.mark.e2e, pytest.mark.model]
+pytestmark = [pytest.mark.e2e, pytest.mark.model]  # model: the recording it replays is live
 
 
 def run_to_end(svc: Service) -> tuple[int, dict]:
@@ -26,10 +26,11 @@ def run_to_end(svc: Service) -> tuple[int, dict]:
 
 
 def test_full_or_unwritable_results_get_a_clear_error_and_the_service_stays_up(
-    model_server: str, agents: tuple[str, Path], tmp_path: Path
+    recorded: Path, replayed_agents: tuple[str, Path], tmp_path: Path
 ) -> None:
+    env = replayed(recorded)  # the model's answers replayed: what is tested is the service's storage
     with small_disk(tmp_path / "disk", "32m") as disk:
-        svc = Service(disk, model_server, agents)  # OUT_DIR (SQLite, runs/) on the small disk
+        svc = Service(disk, env["OLLAMA_HOST"], replayed_agents, **env)  # OUT_DIR (SQLite, runs/) on the small disk
         svc.start()
         try:
             # a full disk: refused before the run starts, saying how much room there is

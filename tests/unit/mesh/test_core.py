@@ -134,7 +134,7 @@ def test_signed_frames_are_verified_by_the_core(tmp_path: Path) -> None:
     bad = c.receive("0", good[:-3] + b"xyz", 1.0).records[0]
     ok = c.receive("0", good, 1.0).records[0]
     assert bad.status == "rejected" and bad.error == "signed: bad signature on a frame from '0'"
-    assert ok.status == "accepted" and ok.header_size == 68 + 1
+    assert ok.status == "accepted" and ok.header_size == 84 + 1  # magic, version, id length, id, time, nonce, signature
 
 
 def test_frames_after_the_end_are_on_the_books_but_go_nowhere() -> None:
