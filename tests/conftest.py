@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Playwright, sync_playwright
@@ -120,37 +121,34 @@ def openai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+@contextlib.contextmanager
+def _team(tmp: Path, **settings: Any) -> Iterator[tuple[str, Path]]:
+    """Four agent processes on free ports with ``settings``: their ``AGENTS`` line and workspace root."""
+    s = load_settings(agents=default_agents(free_port_block(4)), workspace_root=tmp / "ws", **settings)
+    group = ProcessGroup(tmp / "logs")
+    group.start_team(s)
+    try:
+        yield s.agents, tmp / "ws"
+    finally:
+        group.stop_all()
+
+
 @pytest.fixture(scope="session")
 def agents(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """Four long-lived agent processes (json by default; runs pick their protocol): their
     ``AGENTS`` line and their workspace root."""
-    tmp = tmp_path_factory.mktemp("agents")
-    settings = load_settings(
-        ollama_host=model_server, agents=default_agents(free_port_block(4)), workspace_root=tmp / "ws"
-    )
-    group = ProcessGroup(tmp / "logs")
-    group.start_team(settings)
-    try:
-        yield settings.agents, tmp / "ws"
-    finally:
-        group.stop_all()
+    with _team(tmp_path_factory.mktemp("agents"), ollama_host=model_server) as team:
+        yield team
 
 
 @pytest.fixture(scope="session")
 def replayed_agents(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """Four long-lived agent processes like :func:`agents`, answering every model call from
-    ``recorded`` (the :data:`RECORDED` tasks only): for the service's tests of queues, storage and
-    restarts, where the model's time is not what is tested. A service they serve needs
-    :func:`replayed` in its environment too (the relay reads how the answers were chosen)."""
-    tmp = tmp_path_factory.mktemp("replayed-agents")
-    settings = load_settings(llm_backend="replay", replay_from=recorded, agents=default_agents(free_port_block(4)),
-                             workspace_root=tmp / "ws")  # fmt: skip
-    group = ProcessGroup(tmp / "logs")
-    group.start_team(settings)
-    try:
-        yield settings.agents, tmp / "ws"
-    finally:
-        group.stop_all()
+    ``recorded`` (the :data:`RECORDED` tasks only): for the service's tests of storage, where the
+    model's time is not what is tested. A service they serve needs :func:`replayed` in its
+    environment too (the relay reads how the answers were chosen)."""
+    with _team(tmp_path_factory.mktemp("replayed-agents"), llm_backend="replay", replay_from=recorded) as team:
+        yield team
 
 
 def chromium_path() -> str:

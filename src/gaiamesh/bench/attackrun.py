@@ -21,6 +21,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from ..agents.teams import agent_specs, lineup
 from ..deploy.local import ProcessGroup, free_port, model_server, own_team
+from ..errors import RunError
 from ..evaluation.audit import audit
 from ..evaluation.metrics import RunMetrics
 from ..mesh import admission
@@ -216,7 +217,12 @@ async def handshake_replayed(settings: Settings, task: Task, target: AgentSpec, 
     seen = Seen(on_handshake=captured.put_nowait)
     async with asyncio.TaskGroup() as tasks:
         run = tasks.create_task(through_attacker(settings, task, target, None, run_dir, seen))
-        answer = await send_raw(target.port, await captured.get())
+        try:
+            request = await asyncio.wait_for(captured.get(), settings.connect_timeout)
+        except TimeoutError:
+            raise RunError(f"the relay did not reach agent {target.node_id} through the attacker within "
+                           f"{settings.connect_timeout:.0f} s: no handshake to replay") from None  # fmt: skip
+        answer = await send_raw(target.port, request)
         m, _ = await run
     return m, answer
 
