@@ -166,6 +166,10 @@ class MeshSettings(BaseModel):
     # Seconds a signed message (the relay's handshake challenge, a `signed` or `anp` frame) stays
     # fresh: a copy seen again, or one made longer ago, is refused (mesh/freshness.py). 0: off.
     replay_window_s: float = 60.0
+    # TLS on the relay's wire (mesh/wiretls.py): off; tls (each agent proves its node id to the
+    # relay with its certificate from the local CA of `make keys`); mtls (the relay proves its
+    # own to each agent as well). docs/security.md measures what each stops and costs.
+    wire_tls: Literal["off", "tls", "mtls"] = "off"
 
     @field_validator("chunk_size", "max_frame_bytes")
     @classmethod

@@ -27,13 +27,9 @@ SECRET = "test-session-secret-0123456789-abcdefgh"
 class Service:
     """One ``gaiamesh serve`` process; restartable on the same state folder."""
 
-    def __init__(self, state: Path, model_server: str, agents: tuple[str, Path], avoid: range = range(0),
-                 **env: str) -> None:  # fmt: skip
+    def __init__(self, state: Path, model_server: str, agents: tuple[str, Path], **env: str) -> None:
         self.state = state
-        # ``avoid``: agents' ports, free now only because the agents started beside it are not up yet
-        self.port = free_port()
-        while self.port in avoid:
-            self.port = free_port()
+        self.port = free_port()  # never one handed to agents started beside it and not bound yet
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
             **os.environ,

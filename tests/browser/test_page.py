@@ -256,7 +256,7 @@ def wide(
     settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws")
     group = ProcessGroup(tmp / "logs")
     group.start_team(settings)
-    svc = Service(tmp / "state", model_server, (line, tmp / "ws"), avoid=range(port, port + 8), ROUTING="share")
+    svc = Service(tmp / "state", model_server, (line, tmp / "ws"), ROUTING="share")
     svc.start()
     try:
         yield svc, group
@@ -307,7 +307,7 @@ def orchestrated(model_server: str, tmp_path_factory: pytest.TempPathFactory) ->
                              web_url="http://127.0.0.1:9")  # no web here: a web question fails and is revised
     group = ProcessGroup(tmp / "logs")
     group.start_team(settings)
-    svc = Service(tmp / "state", model_server, (line, tmp / "ws"), avoid=range(port, port + 3), STRATEGY="orchestrated",
+    svc = Service(tmp / "state", model_server, (line, tmp / "ws"), STRATEGY="orchestrated",
                   SUBTASK_TIMEOUT="60")  # fmt: skip
     svc.start()
     try:
@@ -408,7 +408,7 @@ def test_rejected_frames_are_marked_with_their_reason(
                     child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
     fake = serve(naughty_search, "127.0.0.1", port, max_size=None)
     threading.Thread(target=fake.serve_forever, daemon=True).start()
-    svc = Service(tmp / "state", model_server, (line, tmp / "ws"), avoid=range(port, port + 4))
+    svc = Service(tmp / "state", model_server, (line, tmp / "ws"))
     v = Visit(browser, svc)
     try:
         svc.start()

@@ -1,6 +1,7 @@
 """The attack bench end to end: real agent processes, the relay, the attacker on real sockets,
 under `json` (no defence of its own: the baseline that shows the attacks work) and `signed`,
-on the suite's one live recording (``recorded``: the model's answers replayed)."""
+each in the clear and under mutual TLS (WIRE_TLS=mtls, the certificates of a local CA), on the
+suite's one live recording (``recorded``: the model's answers replayed)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def matrix(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tup
     out = tmp_path_factory.mktemp("attacks")
     proc = subprocess.run(
         [sys.executable, "-m", "gaiamesh", "bench-attacks", "--task", str(TASKS / "solar-farm"), "--protocols",
-         "json,signed", "--window", "2", "--run-timeout", "5", "--replay", str(recorded),
+         "json,signed", "--security", "none,mtls", "--window", "2", "--run-timeout", "5", "--replay", str(recorded),
          "--ollama-host", f"http://127.0.0.1:{free_port()}", "--workspaces", str(out / "ws"), "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=600, env=dict(os.environ),
     )  # fmt: skip
@@ -32,7 +33,8 @@ def matrix(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tup
     summary = json.loads((out / "attacks.json").read_text())["summary"]
     assert summary["frames_lost"] == summary["answers_changed"] == summary["audits_failed"] == 0
     assert summary["calm_not_ok"] == []
-    return {(r["protocol"], r["attack"]): r for r in csv.DictReader((out / "attacks.csv").open())}
+    return {(r["protocol"] + ("" if r["security"] == "none" else f"+{r['security']}"), r["attack"]): r
+            for r in csv.DictReader((out / "attacks.csv").open())}  # fmt: skip
 
 
 def test_on_a_plain_wire_the_tap_reads_the_document_and_the_answer(matrix: dict) -> None:
@@ -59,3 +61,20 @@ def test_admission_holds_under_both(matrix: dict) -> None:
         replayed = matrix[(protocol, "handshake_replay")]
         assert replayed["outcome"] == "blocked" and "replayed" in replayed["evidence"]
         assert replayed["status"] == "ok"  # the run the handshake was stolen from went on
+
+
+def test_under_mutual_tls_the_tap_reads_nothing_and_a_tampered_record_costs_a_reconnection(matrix: dict) -> None:
+    for protocol in ("json+mtls", "signed+mtls"):
+        tap = matrix[(protocol, "tap")]
+        assert tap["outcome"] == "blocked" and "document 0/" in tap["evidence"] and "answer no" in tap["evidence"]
+        for attack in ("flip", "truncate", "replay", "reorder"):
+            cell = matrix[(protocol, attack)]
+            assert cell["outcome"] == "blocked" and "TLS refused" in cell["evidence"], cell
+            assert cell["status"] == "ok" and cell["answer_changed"] == "False"  # reached again, work sent again
+        for attack in ("impersonate", "reuse"):
+            assert "no certificate of this mesh's CA" in matrix[(protocol, attack)]["evidence"]
+        assert "mutual TLS" in matrix[(protocol, "observer")]["evidence"]
+        assert matrix[(protocol, "observer")]["outcome"] == "blocked"
+    # TLS carries no time: a record held past the window is taken, and only the signed frame in it is stale
+    assert matrix[("json+mtls", "late")]["outcome"] == "succeeded"
+    assert matrix[("signed+mtls", "late")]["outcome"] == "blocked" and "stale" in matrix[("signed+mtls", "late")]["evidence"]

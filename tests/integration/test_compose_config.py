@@ -54,13 +54,17 @@ def test_default_stack_builds_locally_and_publishes_on_loopback(tmp_path: Path) 
     assert agent_images == {"gaiamesh-agent:0.1.0"}  # one agent image for every tool
     tools = sorted(services[s]["environment"]["TOOL"] for s in services if s.startswith("agent-"))
     assert tools == sorted(["search", "extract", "triple", "reason"] * 2)
-    # each agent mounts its own workspace, only its own private key, the local CA's trust file
-    # (anp's DID host on the native wire) and the recorded runs a replay reads (read-only)
+    # each agent mounts its own workspace, only its own private keys (signing, and its wire
+    # certificate for WIRE_TLS), the local CA (its trust file for anp's DID host on the native
+    # wire) and the recorded runs a replay reads (read-only)
     search = {v["target"]: v.get("read_only", False) for v in services["agent-search"]["volumes"]}
-    assert sorted(search) == ["/keys/0.pem", "/keys/local-trust.pem", "/keys/public.json", "/replay", "/workspaces/0"]
-    assert search["/replay"] and search["/keys/local-trust.pem"] and not search["/workspaces/0"]
+    assert sorted(search) == ["/keys/0.pem", "/keys/local-ca.pem", "/keys/local-trust.pem", "/keys/public.json",
+                              "/keys/tls-0.pem", "/replay", "/workspaces/0"]  # fmt: skip
+    assert search["/replay"] and search["/keys/local-trust.pem"] and search["/keys/tls-0.pem"]
+    assert not search["/workspaces/0"]
     assert services["agent-search"]["environment"]["SSL_CERT_FILE"] == "/keys/local-trust.pem"
     network = {v["target"]: v.get("read_only", False) for v in services["network"]["volumes"]}
+    assert network["/keys/tls-network.pem"] and "/keys/tls-0.pem" not in network
     assert network["/task"] and network["/tasks"] and network["/workspaces"] and not network["/results"]
     # the network service is long-lived on 127.0.0.1:8080 with a healthcheck; the model server
     # is not published, so it cannot clash with an Ollama the user already runs on 11434

@@ -30,7 +30,7 @@ from websockets.typing import Subprotocol
 
 from .. import ports
 from ..errors import ConfigError, PortTaken, Refused
-from ..mesh import admission, workspaces
+from ..mesh import admission, wiretls, workspaces
 from ..mesh.frames import (
     Announcement,
     DocInit,
@@ -371,6 +371,9 @@ class MeshAgent:
         # signed GET /runs/<run_id>/workspace (see mesh/workspaces.py); /ws upgrades to a WebSocket.
         if request.path == "/health":
             return conn.respond(http.HTTPStatus.OK, "ok\n")
+        if why := wiretls.refusal(self.settings.wire_tls, wiretls.peer_node(conn.transport)):
+            log.warning("agent %s: refused a client: %s", self.node_id, why)
+            return conn.respond(http.HTTPStatus.FORBIDDEN, f"{why}\n")
         run_id = workspaces.run_of(request.path)
         if run_id is not None:
             try:
@@ -424,6 +427,7 @@ class MeshAgent:
                 select_subprotocol=self._select_subprotocol,
                 compression=None,  # frames cross the wire as the protocol encoded them (see mesh/relay.py)
                 max_size=4 * self.settings.max_frame_bytes,
+                ssl=wiretls.agent_context(self.settings.wire_tls, Path(self.settings.keys_dir), self.node_id),
             )
         except OSError as exc:
             if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
@@ -435,8 +439,9 @@ class MeshAgent:
             ) from exc
         async with server:
             log.info(
-                "agent %s (%s) listening on ws://%s:%d/ws",
+                "agent %s (%s) listening on %s://%s:%d/ws",
                 self.node_id,
+                wiretls.scheme(self.settings.wire_tls, "wss", "ws"),
                 self.tool.name,
                 self.settings.agent_host,
                 self.settings.port,

@@ -23,22 +23,23 @@ def summary(rows: list[AttackRow]) -> dict[str, Any]:
         "frames_lost": sum(r.frames_lost for r in rows),
         "answers_changed": sum(r.answer_changed for r in rows),
         "audits_failed": sum(r.audit_ok is False for r in rows),
-        "calm_not_ok": sorted({r.protocol for r in rows if r.calm_status != "ok"}),
+        "calm_not_ok": sorted({r.column for r in rows if r.calm_status != "ok"}),
     }
 
 
 def markdown(rows: list[AttackRow], config: dict[str, Any]) -> str:
-    protocols = list(dict.fromkeys(r.protocol for r in rows))
+    protocols = list(dict.fromkeys(r.column for r in rows))
     attacks = [a.name for a in ATTACKS if any(r.attack == a.name for r in rows)]
-    at = {(r.protocol, r.attack): r.outcome for r in rows}
-    lines = [f"# Attacks ({config.get('task', '')}, {config.get('backend', '')}, transport relay)", "",
+    at = {(r.column, r.attack): r.outcome for r in rows}
+    lines = [f"# Attacks ({config.get('task', '')}, {config.get('backend', '')}, transport relay; "
+             "+tls, +mtls: under WIRE_TLS)", "",
              "| attack | " + " | ".join(protocols) + " |", "|---|" + "---|" * len(protocols)]  # fmt: skip
     lines += [f"| {a} | " + " | ".join(at.get((p, a), "") for p in protocols) + " |" for a in attacks]
     s = summary(rows)
     lines += ["", f"{s['cells']} cells: " + ", ".join(f"{k} {v}" for k, v in sorted(s["outcomes"].items()))
               + f"; frames lost {s['frames_lost']}, answers changed {s['answers_changed']}, audits failed "
               f"{s['audits_failed']}.", "", "## Evidence", "", "| protocol | attack | outcome | evidence |", "|---|---|---|---|"]  # fmt: skip
-    lines += [f"| {r.protocol} | {r.attack} | {r.outcome} | {r.evidence.replace('|', '/')[:300]} |" for r in rows]
+    lines += [f"| {r.column} | {r.attack} | {r.outcome} | {r.evidence.replace('|', '/')[:300]} |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -49,9 +50,9 @@ def plot(rows: list[AttackRow], path: Path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    protocols = list(dict.fromkeys(r.protocol for r in rows))
+    protocols = list(dict.fromkeys(r.column for r in rows))
     attacks = [a.name for a in ATTACKS if any(r.attack == a.name for r in rows)]
-    at = {(r.protocol, r.attack): r.outcome for r in rows}
+    at = {(r.column, r.attack): r.outcome for r in rows}
     fig, ax = plt.subplots(figsize=(1.1 * len(protocols) + 2.5, 0.45 * len(attacks) + 1.6))
     for y, a in enumerate(attacks):
         for x, p in enumerate(protocols):
@@ -64,7 +65,7 @@ def plot(rows: list[AttackRow], path: Path) -> None:
     ax.invert_yaxis()
     ax.legend(handles=[Patch(color=c, label=k) for k, c in COLORS.items()], loc="upper center",
               bbox_to_anchor=(0.5, -0.18), ncol=4, frameon=False)  # fmt: skip
-    ax.set_title("What each attack got, per protocol (relay's WebSocket)")
+    ax.set_title("What each attack got, per protocol (relay's WebSocket; +tls, +mtls: under WIRE_TLS)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

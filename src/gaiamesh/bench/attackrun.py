@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +25,9 @@ from ..deploy.local import ProcessGroup, free_port, model_server, own_team
 from ..errors import RunError
 from ..evaluation.audit import audit
 from ..evaluation.metrics import RunMetrics
-from ..mesh import admission
+from ..mesh import admission, wiretls
 from ..mesh.frames import Announcement
+from ..mesh.localtls import issue_tls
 from ..mesh.protocols import KEYED, generate_keys
 from ..mesh.relay import MeshNetwork
 from ..mesh.subprotocols import subprotocol
@@ -39,15 +41,17 @@ from .attacks import (
     Outcome,
     downgrade,
     flip,
+    judge_tls,
     judge_wire,
     read_by_tap,
     truncate,
 )
 from .attacks import what_the_tap_read as tap_read
 from .compare import agents_running, console
-from .wiretap import Seen, Splice, Tamper, Way, intercept
+from .wiretap import Seen, Splice, Tamper, TlsSplice, Way, intercept
 
 TRANSPORT = "relay"  # the relay's WebSocket (the protocols' own wires are issue 47's next step)
+SECURITY = {"none": "off", "tls": "tls", "mtls": "mtls"}  # the matrix's name -> WIRE_TLS
 TARGET_TOOL = "extract"  # the agent attacked: it reads doc_init and answers search_docs
 
 
@@ -71,7 +75,9 @@ async def through_attacker(settings: Settings, task: Task, target: AgentSpec, ta
     port = free_port()
     s = settings.model_copy(update={"agents": _agents(settings, target, port)})
     async with asyncio.TaskGroup() as tasks:
-        tasks.create_task(intercept(port, target.port, lambda: Splice(tamper, seen), ready, stop))
+        tls = settings.wire_tls != "off"
+        splice = (lambda: TlsSplice(tamper, seen)) if tls else (lambda: Splice(tamper, seen))
+        tasks.create_task(intercept(port, target.port, splice, ready, stop))
         await ready.wait()
         try:
             metrics = await MeshNetwork(s, task, run_dir, quiet=True, lineup=lineup(s)).run()
@@ -98,18 +104,38 @@ async def rogue_run(settings: Settings, task: Task, target: AgentSpec, proof: st
 
     port = free_port()
     async with serve(listen, "127.0.0.1", port, subprotocols=[subprotocol(settings.protocol)],
-                     process_response=lambda conn, req, resp: resp.headers.update(headers)):  # fmt: skip
+                     process_response=lambda conn, req, resp: resp.headers.update(headers),
+                     ssl=_rogue_tls(settings, target, run_dir)):  # fmt: skip
         s = settings.model_copy(update={"agents": _agents(settings, target, port)})
         return await MeshNetwork(s, task, run_dir, quiet=True, lineup=lineup(s)).run()
 
 
-async def send_raw(port: int, request: bytes) -> bytes:
-    """``request`` as it is to 127.0.0.1:``port``; the head of the answer."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+def _rogue_tls(settings: Settings, target: AgentSpec, run_dir: Path) -> ssl.SSLContext | None:
+    """Under WIRE_TLS the rogue serves TLS too, with a certificate naming the target's node that
+    a CA of its own signed (it has no key of the mesh's CA; nobody has)."""
+    if settings.wire_tls == "off":
+        return None
+    issue_tls(run_dir / "rogue-ca", ["localhost"], nodes=[target.announces])
+    return wiretls.agent_context("tls", run_dir / "rogue-ca", target.announces)
+
+
+async def send_raw(port: int, request: bytes, tls: bool = False) -> bytes:
+    """``request`` as it is to 127.0.0.1:``port`` (``tls``: inside a TLS connection that shows no
+    certificate and checks none, as any client can open); the head of the answer."""
+    context = None
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+    except ssl.SSLError as exc:
+        return f"TLS refused: {exc.reason or exc}".encode()
     try:
         writer.write(request)
         await writer.drain()
         return await asyncio.wait_for(reader.read(4096), timeout=5)
+    except ssl.SSLError as exc:
+        return f"TLS refused: {exc.reason or exc}".encode()
     finally:
         writer.close()
 
@@ -123,6 +149,10 @@ def observer_request(port: int, protocol: str) -> bytes:
 
 def judge_handshake(answer: bytes) -> tuple[Outcome, str]:
     """An agent's answer to an upgrade request the relay did not make: 101 lets the sender in."""
+    if answer.startswith(b"TLS refused: "):
+        return "blocked", f"the agent's TLS refused it: {answer.decode()[len('TLS refused: '):]}"
+    if not answer or answer[0] in (0x15, 0x16):  # an alert, or a handshake of TLS's own
+        return "blocked", f"the agent's TLS refused it: {_tls_answer(answer)}"
     status = answer.split(b"\r\n", 1)[0].decode("latin-1")
     if status.startswith("HTTP/1.1 101"):
         return "succeeded", f"the agent answered {status!r}: it would work for whoever sent it"
@@ -130,17 +160,24 @@ def judge_handshake(answer: bytes) -> tuple[Outcome, str]:
     return "blocked", f"the agent answered {status!r}: {body}"
 
 
-class Cells:
-    """The cells of one protocol, judged against its calm run."""
+def _tls_answer(answer: bytes) -> str:
+    if not answer:
+        return "it closed the connection without an answer"
+    kinds = {0x15: "an alert", 0x16: "a new handshake of its own (the copied one cannot finish it)"}
+    return f"it answered with {kinds.get(answer[0], 'TLS records')} ({len(answer)} bytes) and no HTTP"
 
-    def __init__(self, protocol: str, calm: RunMetrics) -> None:
-        self.protocol, self.calm, self.rows = protocol, calm, list[AttackRow]()
+
+class Cells:
+    """The cells of one protocol under one transport security, judged against its calm run."""
+
+    def __init__(self, protocol: str, security: str, calm: RunMetrics) -> None:
+        self.protocol, self.security, self.calm, self.rows = protocol, security, calm, list[AttackRow]()
 
     def add(self, attack: str, outcome: Outcome, evidence: str, run: tuple[RunMetrics, Path] | None = None,
             frames_lost: int = 0) -> AttackRow:  # fmt: skip
         m, run_dir = run if run is not None else (None, None)
         row = AttackRow(
-            protocol=self.protocol, transport=TRANSPORT, attack=attack, outcome=outcome, evidence=evidence,
+            protocol=self.protocol, transport=TRANSPORT, security=self.security, attack=attack, outcome=outcome, evidence=evidence,
             frames_lost=frames_lost,
             answer_changed=m is not None and m.status == "ok" == self.calm.status and m.prediction != self.calm.prediction,
             status="" if m is None else m.status, calm_status=self.calm.status,
@@ -167,12 +204,27 @@ def wire_cell(cells: Cells, attack: str, base: Settings, task: Task, target: Age
     tamper = tamper_for(attack, base.replay_window_s)
     m, seen = asyncio.run(through_attacker(base, task, target, tamper, run_dir))
     lines = _lines(run_dir)
-    lost = frames_lost(seen, tamper, target.node_id, lines)
+    lost = frames_lost(seen, tamper, target.node_id, lines) if base.wire_tls == "off" else 0
+    if attack != "tap" and base.wire_tls != "off":
+        if attack == "downgrade":
+            cells.add(attack, "n/a", "both ends speak TLS 1.3 only: nothing weaker to fall back to, and the frame "
+                      "whose envelope the attack strips is not to be seen", (m, run_dir), lost)  # fmt: skip
+        else:
+            mine = [e for e in m.membership if e.node_id == target.node_id]
+            losses = [e.t_ms for e in mine if e.event == "lost"]
+            refused = [ln for ln in lines if ln.src == target.node_id and ln.status == "rejected"]
+            fired = tamper is not None and tamper.fired
+            back = any(e.event == "rejoined" for e in mine)
+            cells.add(attack, *judge_tls(attack, fired, losses, refused, back, m.status), (m, run_dir), lost)
+        return seen
     if attack == "tap":
         read, chunks, question, answer = tap_read(read_by_tap([p for _, p in seen.frames]), task.doc,
                                                   task.question, cells.calm.prediction)  # fmt: skip
         got = read > 0 or question or answer
         what = f"document {read}/{chunks} chunks, question {'yes' if question else 'no'}, answer {'yes' if answer else 'no'}"
+        if base.wire_tls != "off":
+            sizes = sum(len(p) for _, p in seen.frames)
+            what += f"; it still saw who talks to whom, when, and the sizes ({len(seen.frames)} records, {sizes} bytes)"
         cells.add(attack, "succeeded" if got else "blocked", f"the tap read: {what}", (m, run_dir), lost)
     elif attack == "reorder":
         refused = [ln for ln in lines if ln.status == "rejected"]
@@ -195,11 +247,12 @@ def admission_cells(cells: Cells, base: Settings, task: Task, target: AgentSpec,
                     attacks: list[str], advance: Callable[[str], None]) -> None:  # fmt: skip
     proof = _header(tapped.response, admission.HEADER_AGENT_PROOF)  # the real agent's, from the tap
     for attack in [a.name for a in ATTACKS if a.where == "admission" and a.name in attacks]:
-        advance(f"{cells.protocol:<10} {attack}")
+        advance(f"{cells.protocol:<10} {cells.security:<4} {attack}")
         if attack in ("impersonate", "reuse"):
             m = asyncio.run(rogue_run(base, task, target, proof if attack == "reuse" else None, out / attack))
+            unseen = "the tap captured no proof to reuse (the handshake is encrypted); " if attack == "reuse" and not proof else ""
             if m.status == "connect_failed":
-                cells.add(attack, "blocked", f"the relay refused the rogue: {m.error}", (m, out / attack))
+                cells.add(attack, "blocked", f"{unseen}the relay refused the rogue: {m.error}", (m, out / attack))
             else:
                 cells.add(attack, "succeeded", f"the relay took the rogue as agent {target.node_id}: run {m.status}",
                           (m, out / attack))  # fmt: skip
@@ -207,7 +260,8 @@ def admission_cells(cells: Cells, base: Settings, task: Task, target: AgentSpec,
             m, answer = asyncio.run(handshake_replayed(base, task, target, out / attack))
             cells.add(attack, *judge_handshake(answer), (m, out / attack))
         else:
-            cells.add(attack, *judge_handshake(asyncio.run(send_raw(target.port, observer_request(target.port, base.protocol)))))
+            asked = observer_request(target.port, base.protocol)
+            cells.add(attack, *judge_handshake(asyncio.run(send_raw(target.port, asked, tls=base.wire_tls != "off"))))
 
 
 async def handshake_replayed(settings: Settings, task: Task, target: AgentSpec, run_dir: Path) -> tuple[RunMetrics, bytes]:
@@ -235,21 +289,22 @@ def _header(head: bytes, name: str) -> str | None:
     return None
 
 
-def attack_protocol(settings: Settings, protocol: str, task: Task, attacks: list[str], out: Path,
+def attack_protocol(settings: Settings, protocol: str, security: str, task: Task, attacks: list[str], out: Path,
                     group: ProcessGroup, advance: Callable[[str], None]) -> list[AttackRow]:  # fmt: skip
-    """The cells of ``protocol``: its own team, a calm run, then each attack."""
-    base = own_team(settings.model_copy(update={"protocol": protocol, "transport": TRANSPORT}))
-    if protocol in KEYED:
+    """The cells of ``protocol`` under ``security``: its own team, a calm run, then each attack."""
+    update = {"protocol": protocol, "transport": TRANSPORT, "wire_tls": SECURITY[security]}
+    base = own_team(settings.model_copy(update=update))
+    if protocol in KEYED or base.wire_tls != "off":
         nodes = ["network", *(a.node_id for a in agent_specs(base))]
         base = base.model_copy(update={"keys_dir": generate_keys(out / "keys", nodes)})
     target = next(a for a in agent_specs(base) if a.tool == TARGET_TOOL)
     with agents_running(base, group, protocol):
         _run(base, task, out / "warm-up")  # untimed: cold agents would cost the calm run
-        cells = Cells(protocol, _run(base, task, out / "calm"))
+        cells = Cells(protocol, security, _run(base, task, out / "calm"))
         tapped = Seen()
         # the tap runs always: the admission attacks replay what it captured
         for attack in [a for a in WIRE if a in attacks or a == "tap"]:
-            advance(f"{protocol:<10} {attack}")
+            advance(f"{protocol:<10} {security:<4} {attack}")
             seen = wire_cell(cells, attack, base, task, target, out / attack)
             tapped = seen if attack == "tap" else tapped
         admission_cells(cells, base, task, target, tapped, out, attacks, advance)
@@ -260,21 +315,24 @@ def _run(settings: Settings, task: Task, run_dir: Path) -> RunMetrics:
     return asyncio.run(MeshNetwork(settings, task, run_dir, quiet=True, lineup=lineup(settings)).run())
 
 
-def run_attacks(settings: Settings, task: Task, protocols: list[str], attacks: list[str], out: Path) -> list[AttackRow]:
-    """Every attack under every protocol on ``task``; the rows of ``attacks.csv``."""
+def run_attacks(settings: Settings, task: Task, protocols: list[str], attacks: list[str], out: Path,
+                securities: tuple[str, ...] = ("none",)) -> list[AttackRow]:  # fmt: skip
+    """Every attack under every protocol and transport security on ``task``; the rows of ``attacks.csv``."""
     rows: list[AttackRow] = []
     group = ProcessGroup(out / "logs")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     started = time.monotonic()
     try:
         with model_server(settings, group), Progress(*columns, console=console) as progress:
-            bar = progress.add_task("attacks", total=len(protocols) * len(set(attacks) | {"tap"}))
+            cells = [(p, sec) for sec in securities for p in protocols]
+            bar = progress.add_task("attacks", total=len(cells) * len(set(attacks) | {"tap"}))
 
             def advance(what: str) -> None:
                 progress.update(bar, description=what, advance=1)
 
-            for protocol in protocols:
-                rows += attack_protocol(settings, protocol, task, attacks, out / "runs" / protocol, group, advance)
+            for protocol, security in cells:
+                where = out / "runs" / (protocol if security == "none" else f"{protocol}+{security}")
+                rows += attack_protocol(settings, protocol, security, task, attacks, where, group, advance)
     finally:
         group.stop_all()
     console.print(f"{len(rows)} cells in {time.monotonic() - started:.1f} s")

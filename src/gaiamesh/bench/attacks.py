@@ -56,6 +56,7 @@ class AttackRow(BaseModel):
 
     protocol: str
     transport: str
+    security: str  # WIRE_TLS on the relay's wire: none, tls, mtls
     attack: str
     outcome: Outcome
     evidence: str
@@ -65,6 +66,11 @@ class AttackRow(BaseModel):
     calm_status: str
     bytes_delta: int  # the attacked run's bytes on the wire minus the calm run's
     audit_ok: bool | None  # None: no run to audit
+
+    @property
+    def column(self) -> str:
+        """The matrix's column: the protocol, and the transport security under it."""
+        return self.protocol if self.security == "none" else f"{self.protocol}+{self.security}"
 
 
 # --- the tap's reading ------------------------------------------------------------------------
@@ -192,6 +198,26 @@ class Line:
     @classmethod
     def of(cls, record: dict[str, Any]) -> Line:
         return cls(record["src"], record["status"], base64.b64decode(record["b64"]), record.get("error"))
+
+
+DONE = {"flip": "flipped", "truncate": "truncated", "replay": "copied", "late": "held", "reorder": "reordered"}
+
+
+def judge_tls(attack: str, fired: bool, lost: list[float], refused: list[Line], rejoined: bool,
+              status: str) -> tuple[Outcome, str]:  # fmt: skip
+    """The outcome of a wire attack on a TLS record (the attacker sees no frame), from the times
+    (ms) the relay lost its connection to the attacked agent, the frames it refused from that
+    agent, whether the agent came back into the run, and how the run ended."""
+    record = f"the {DONE.get(attack, attack)} record"
+    if not fired:
+        return "n/a", "no application-data record went past the handshake for the attack to act on"
+    if lost:
+        back = "reached the agent again and sent its work again" if rejoined else "did not get the agent back"
+        return "blocked", (f"TLS refused {record} (it failed authentication or came out of order): the relay "
+                           f"lost its connection at {lost[0]:.0f} ms and {back}; the run ended {status}")  # fmt: skip
+    if refused:
+        return "blocked", f"TLS took {record}; the protocol inside refused its frame: {refused[0].error}; the run ended {status}"
+    return "succeeded", f"{record} was taken: TLS kept the connection and nothing refused it; the run ended {status}"
 
 
 def judge_wire(attack: str, sent: bytes | None, target: str, lines: list[Line], status: str) -> tuple[Outcome, str]:

@@ -184,16 +184,125 @@ class Splice:
         return frame.serialize(mask=way is Way.DOWN)
 
 
-async def intercept(listen_port: int, agent_port: int, splice: Callable[[], Splice], ready: asyncio.Event,
-                    stop: asyncio.Event) -> None:  # fmt: skip
+APP_DATA = 23  # a TLS record's content type for everything encrypted (TLS 1.3 hides the rest)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One TLS record as the tap sees it: its type, its length and its bytes (all ciphertext)."""
+
+    type: int
+    data: bytes  # the whole record, header included
+
+
+class _Records:
+    """TLS records out of one direction's bytes (a 5-byte header: type, version, length)."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+
+    def feed(self, data: bytes) -> list[Record]:
+        self.buffer += data
+        out: list[Record] = []
+        while len(self.buffer) >= 5:
+            end = 5 + int.from_bytes(self.buffer[3:5], "big")
+            if len(self.buffer) < end:
+                break
+            out.append(Record(self.buffer[0], self.buffer[:end]))
+            self.buffer = self.buffer[end:]
+        return out
+
+
+class TlsSplice:
+    """A relay-agent connection under WIRE_TLS as the attacker sees it: records it cannot read.
+
+    It records every record's bytes (the tap) and acts on one application-data record going
+    ``tamper.way``: the ``nth`` from the third turn of that direction on, where the frames travel
+    (a turn is a run of records one way: the handshake, then the tickets and the upgrade, then
+    the frames; the attacker goes by order, since it sees no content). An ``alter`` flips the
+    middle byte of the record's ciphertext (the protocol's own alteration needs a frame it
+    cannot see); copy, hold and swap act on the record as they act on a frame."""
+
+    def __init__(self, tamper: Tamper | None, seen: Seen) -> None:
+        self.tamper, self.seen = tamper, seen
+        self.upgraded = False  # never seen: the upgrade is encrypted
+        self._records = {Way.DOWN: _Records(), Way.UP: _Records()}
+        self._turns = {Way.DOWN: 0, Way.UP: 0}
+        self._last: Way | None = None
+        self._count = 0
+        self._held: bytes | None = None
+
+    def feed(self, way: Way, data: bytes) -> list[Send]:
+        out: list[Send] = []
+        for record in self._records[way].feed(data):
+            if self._last is not way:
+                self._turns[way] += 1
+                self._last = way
+                if way is Way.DOWN and self._turns[way] == 3:
+                    self._handshake_done()
+            self.seen.frames.append((way, record.data))
+            out += self._take(way, record)
+        return out
+
+    def _handshake_done(self) -> None:
+        """The relay's first two turns (its hello, then its finish and upgrade request), as a
+        replay of the handshake would send them."""
+        self.seen.request = b"".join(d for w, d in self.seen.frames if w is Way.DOWN)
+        if self.seen.on_handshake is not None:
+            self.seen.on_handshake(self.seen.request)
+
+    def _take(self, way: Way, record: Record) -> list[Send]:
+        t = self.tamper
+        if t is None or t.way is not way or record.type != APP_DATA or self._turns[way] < 3:
+            return [Send(way, record.data)]
+        if self._held is not None:  # swap: this record first, then the held one
+            held, self._held = self._held, None
+            return [Send(way, record.data), Send(way, held)]
+        self._count += 1
+        if t.fired or self._count != t.nth:
+            return [Send(way, record.data)]
+        t.fired, t.sent = True, record.data
+        if t.kind == "alter":
+            middle = 5 + (len(record.data) - 5) // 2
+            t.sent = record.data[:middle] + bytes([record.data[middle] ^ 0x20]) + record.data[middle + 1:]
+            return [Send(way, t.sent)]
+        if t.kind == "copy":
+            return [Send(way, record.data), Send(way, record.data)]
+        if t.kind == "hold":
+            return [Send(way, record.data, t.hold_s)]
+        if t.kind == "swap":
+            self._held = record.data
+            return []
+        raise ValueError(f"unknown tamper {t.kind!r}")
+
+    def close(self, way: Way) -> list[Send]:
+        held, self._held = self._held, None
+        return [] if held is None or self.tamper is None or self.tamper.way is not way else [Send(way, held)]
+
+
+async def intercept(listen_port: int, agent_port: int, splice: Callable[[], Splice | TlsSplice],
+                    ready: asyncio.Event, stop: asyncio.Event) -> None:  # fmt: skip
     """Listen on ``listen_port`` and carry each connection to the agent on ``agent_port``
-    through a new :class:`Splice`, until ``stop``."""
+    through a new :class:`Splice` (or :class:`TlsSplice`), until ``stop``."""
+
+    handlers: set[asyncio.Task[None]] = set()
+    closing: list[Callable[[], None]] = []  # what ends each open connection when the run is over
 
     async def carry(relay_r: asyncio.StreamReader, relay_w: asyncio.StreamWriter) -> None:
+        handlers.add(asyncio.current_task())  # type: ignore[arg-type]
         agent_r, agent_w = await asyncio.open_connection("127.0.0.1", agent_port)
         s = splice()
         writers = {Way.DOWN: agent_w, Way.UP: relay_w}
+        held: set[asyncio.Task[None]] = set()
         async with asyncio.TaskGroup() as tasks:
+
+            def end() -> None:
+                for w in (agent_w, relay_w):
+                    w.close()  # the pumps read their end of file and return
+                for t in held:
+                    t.cancel()  # a frame still held when the run is over is not sent
+
+            closing.append(end)
 
             async def write(send: Send) -> None:
                 if send.delay_s:
@@ -207,7 +316,7 @@ async def intercept(listen_port: int, agent_port: int, splice: Callable[[], Spli
                     while data := await reader.read(65536):
                         for send in s.feed(way, data):
                             if send.delay_s:
-                                tasks.create_task(write(send))
+                                held.add(tasks.create_task(write(send)))
                             else:
                                 await write(send)
                 for send in s.close(way):
@@ -224,3 +333,7 @@ async def intercept(listen_port: int, agent_port: int, splice: Callable[[], Spli
     async with server:
         ready.set()
         await stop.wait()
+        for end in closing:
+            end()
+        if handlers:  # each connection's handler ends on its own once its sockets are closed
+            await asyncio.wait(handlers, timeout=5)

@@ -20,7 +20,7 @@ ALL_PROTOCOLS = "json,binary,compressed,signed,a2a,acp,agora,anp,mcp"
 
 def _cmd_bench_attacks(args: argparse.Namespace) -> int:
     from ..bench import attackreport
-    from ..bench.attackrun import run_attacks
+    from ..bench.attackrun import SECURITY, run_attacks
     from ..bench.attacks import ATTACKS
 
     names = [a.name for a in ATTACKS]
@@ -35,17 +35,25 @@ def _cmd_bench_attacks(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={"llm_backend": "replay", "replay_from": Path(args.replay)})
     # a blocked attack leaves the run waiting for the answer it refused: it ends at the timeout
     timeout = args.run_timeout or (10.0 if args.replay else 120.0)
-    settings = settings.model_copy(update={"run_timeout": max(timeout, args.window + 3), "connect_timeout": 20.0})
+    # REJOIN_GRACE: a connection TLS closes on a tampered record is reached again and its work sent
+    # again, as a deployment that keeps its runs through a lost agent does
+    settings = settings.model_copy(update={"run_timeout": max(timeout, args.window + 3), "connect_timeout": 20.0,
+                                           "rejoin_grace": args.rejoin_grace})  # fmt: skip
     task = load_task(Path(args.task))
-    rows = run_attacks(settings, task, matrix(args.protocols), attacks, Path(args.out))
+    securities = tuple(dict.fromkeys(x.strip() for x in args.security.split(",") if x.strip()))
+    bad = [x for x in securities if x not in SECURITY]
+    if bad or not securities:
+        raise ConfigError(f"--security: {', '.join(bad) or 'nothing'}? choose from {', '.join(SECURITY)}")
+    rows = run_attacks(settings, task, matrix(args.protocols), attacks, Path(args.out), securities)
     config = {"task": task.task_id, "backend": "replayed" if args.replay else "live", "window_s": args.window,
-              "run_timeout_s": settings.run_timeout, "protocols": matrix(args.protocols), "attacks": attacks}  # fmt: skip
+              "run_timeout_s": settings.run_timeout, "protocols": matrix(args.protocols), "attacks": attacks,
+              "security": list(securities)}  # fmt: skip
     result = attackreport.write(rows, config, Path(args.out))
     table = Table(title="attacks: outcome per protocol (relay's WebSocket)")
-    protocols = list(dict.fromkeys(r.protocol for r in rows))
+    protocols = list(dict.fromkeys(r.column for r in rows))
     for head in ("attack", *protocols):
         table.add_column(head)
-    at = {(r.protocol, r.attack): r.outcome for r in rows}
+    at = {(r.column, r.attack): r.outcome for r in rows}
     for a in attacks:
         table.add_row(a, *(at.get((p, a), "") for p in protocols))
     console.print(table)
@@ -61,6 +69,10 @@ def add_commands(sub: Subparsers) -> None:
     p.add_argument("--protocols", default=ALL_PROTOCOLS)
     p.add_argument("--attacks", default="", help="a comma-separated subset (default: all)")
     p.add_argument("--window", type=float, default=3.0, help="REPLAY_WINDOW_S for the bench's runs (default 3)")
+    p.add_argument("--security", default="none,tls,mtls",
+                   help="transport security under each protocol on the relay's wire: none, tls, mtls (WIRE_TLS)")
+    p.add_argument("--rejoin-grace", type=float, default=5.0,
+                   help="REJOIN_GRACE: seconds a run waits for an agent whose connection closed (default 5)")
     p.add_argument("--out", default="bench/attacks")
     p.add_argument("--replay", metavar="FROM", help="answer every model call from the runs under FROM: no model server")
     common_options(p)  # --run-timeout: here 10 s replayed, 120 s live unless given

@@ -68,7 +68,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
-# What generate_keys issues beside the keys for anp's DID host on its own wire (mesh/native/localtls.py).
+# What generate_keys issues beside the keys for anp's DID host on its own wire (mesh/localtls.py);
+# and tls-<node>.pem, each node's certificate for the relay's wire (WIRE_TLS).
 TLS_FILES = ("local-ca.pem", "local-tls.pem", "local-tls-key.pem", "local-trust.pem")
 
 
@@ -91,11 +92,17 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
         and (keys_dir / "public.json").is_file()
         and all((keys_dir / f"{n}.pem").is_file() for n in nodes)
     ):
-        if not all((keys_dir / name).is_file() for name in TLS_FILES):  # keys made before the local CA
-            from ..mesh.native.localtls import issue_tls
+        from ..mesh.localtls import issue_tls, node_cert_file
 
-            issue_tls(keys_dir, ["localhost", "network"])
-            console.print(f"keys: added the local CA of anp's DID host to {keys_dir}")
+        wire = [node_cert_file(keys_dir, n) for n in nodes]
+        if not all((keys_dir / name).is_file() for name in TLS_FILES) or not all(w.is_file() for w in wire):
+            # keys made before the local CA, or before the wire's certificates: all of them anew,
+            # since the CA's key was never kept (one CA signs them all)
+            for w in wire:
+                if w.is_dir() and not any(w.iterdir()):
+                    w.rmdir()  # left by a bind mount of a file that did not exist yet
+            issue_tls(keys_dir, ["localhost", "network"], nodes=nodes)
+            console.print(f"keys: added the local CA and the wire's certificates to {keys_dir}")
         console.print(f"keys: {keys_dir} already holds keys for {', '.join(nodes)}")
         return 0
     generate_keys(keys_dir, nodes)

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -63,9 +64,17 @@ def _binds(port: int) -> bool:
         return True
 
 
+# Ports this process handed out lately. A port is free when checked but only taken when its
+# process binds it, which may be seconds later: a second call in between must not hand it out
+# again (a CI run lost a service that way, to the native port of an agent started beside it).
+# Bounded, so that a long-lived service running many teams never runs out.
+_HANDED: deque[int] = deque(maxlen=4096)
+
+
 def free_port_block(n: int, also: int = NATIVE_PORT_OFFSET) -> int:
     """A base port with ``n`` consecutive ports free on 127.0.0.1 after it, and ``n`` more from
-    ``base + also`` (where agents serve their native protocols; 0: none).
+    ``base + also`` (where agents serve their native protocols; 0: none), none of them handed
+    out by an earlier call of this process.
 
     The ports come from below the kernel's ephemeral range: a port from that range, free when
     checked, can become the source port of any outgoing connection before the agent that was
@@ -76,13 +85,14 @@ def free_port_block(n: int, also: int = NATIVE_PORT_OFFSET) -> int:
     for _ in range(500):
         base = random.randrange(low, high)
         wanted = [*range(base, base + n), *(range(base + also, base + also + n) if also else ())]
-        if all(_binds(p) for p in wanted):
+        if not set(wanted) & set(_HANDED) and all(_binds(p) for p in wanted):
+            _HANDED.extend(wanted)
             return base
     raise RunError("no block of free ports on 127.0.0.1")
 
 
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (see :func:`free_port_block`)."""
+    """A TCP port free on 127.0.0.1 right now and not handed out lately (see :func:`free_port_block`)."""
     return free_port_block(1, also=0)
 
 
@@ -252,8 +262,8 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunM
     """Run the whole mesh once on ``task``; returns the metrics the relay wrote."""
     out.mkdir(parents=True, exist_ok=True)
     settings = own_team(settings, base_port)
-    if settings.protocol in KEYED:
-        # Fresh key pairs for this run; each process loads only its own private key.
+    if settings.protocol in KEYED or settings.wire_tls != "off":
+        # Fresh key pairs (and wire certificates) for this run; each process loads only its own.
         nodes = ["network", *(a.node_id for a in agent_specs(settings))]
         settings = settings.model_copy(update={"keys_dir": generate_keys(out / "keys", nodes)})
     group = ProcessGroup(out / "logs")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from pathlib import Path
 
@@ -33,14 +34,15 @@ def relay_key(keys_dir: Path) -> Ed25519PrivateKey | None:
 
 async def gather(
     specs: list[AgentSpec], root: Path, run_id: str, staging: Path, key: Ed25519PrivateKey | None,
-    gone: set[str], sent: set[str],
+    gone: set[str], sent: set[str], tls: ssl.SSLContext | None = None,
 ) -> tuple[dict[str, Path], dict[str, str]]:  # fmt: skip
     """Each agent's folder of run ``run_id``: under ``root`` where this host has it, else fetched
     into ``staging/<node_id>``. Returns (node id -> folder, node id -> why it is missing).
 
     The agents in ``gone`` left the run and are not asked. Only the agents in ``sent`` (those
     that sent a frame, and so saved a workspace first) can be missing: another may have kept
-    nothing for this run (a replica handed no work)."""
+    nothing for this run (a replica handed no work). ``tls``: the relay's context under WIRE_TLS
+    (the agents' port speaks only TLS then)."""
     found: dict[str, Path] = {}
     missing: dict[str, str] = {}
     remote = []
@@ -55,11 +57,11 @@ async def gather(
         else:
             remote.append(spec)
     if remote and key is not None:
-        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT) as client:
+        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT, verify=tls if tls is not None else True) as client:
             # Every fetch is awaited here; one that fails in a way _fetch did not foresee costs
             # that agent's workspace, never the run's metrics (hence return_exceptions).
             results = await asyncio.gather(
-                *(_fetch(client, s, run_id, staging / s.node_id, key) for s in remote), return_exceptions=True
+                *(_fetch(client, s, run_id, staging / s.node_id, key, "http" if tls is None else "https") for s in remote), return_exceptions=True
             )
         for spec, why in zip(remote, results, strict=True):
             if why is None:
@@ -72,11 +74,11 @@ async def gather(
 
 
 async def _fetch(
-    client: httpx.AsyncClient, spec: AgentSpec, run_id: str, dest: Path, key: Ed25519PrivateKey
+    client: httpx.AsyncClient, spec: AgentSpec, run_id: str, dest: Path, key: Ed25519PrivateKey, scheme: str
 ) -> str | None:
     """Fetch one agent's workspace into ``dest``; None when done (or when the agent kept nothing
     for this run), else why not."""
-    url = f"http://{spec.host}:{spec.port}/runs/{run_id}/workspace"
+    url = f"{scheme}://{spec.host}:{spec.port}/runs/{run_id}/workspace"
     auth = workspaces.sign(key, spec.announces, run_id, time.time())
     try:
         response = await client.get(url, headers={"Authorization": auth})

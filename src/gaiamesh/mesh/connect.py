@@ -7,8 +7,11 @@ connection it made."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import ssl
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidHandshake, InvalidStatus
@@ -16,7 +19,7 @@ from websockets.protocol import State
 
 from ..errors import ConnectError, ForeignAgent, FrameError
 from ..settings import AgentSpec, Settings
-from . import admission
+from . import admission, wiretls
 from .frames import Announcement
 from .subprotocols import subprotocol
 
@@ -28,11 +31,14 @@ async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) ->
     agent that announces nothing, such as a bench's plain WebSocket server)."""
     last: Exception | None = None
     token = settings.mesh_token
+    tls = relay_tls(settings)
+    url = spec.url if tls is None else "wss" + spec.url.removeprefix("ws")
     while time.monotonic() < deadline:
         asked = admission.relay_headers(token)
         try:
             ws = await connect(
-                spec.url,
+                url,
+                ssl=tls,
                 additional_headers=asked,
                 # No permessage-deflate: it would compress every frame behind the protocol's
                 # back, so bytes_tx/bytes_rx would not be what crosses the wire (and it costs
@@ -44,9 +50,13 @@ async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) ->
             )
             break
         except InvalidStatus as exc:
-            if exc.response.status_code == 403 and token:
-                raise ForeignAgent(_foreign(spec, "refused this run's mesh token")) from exc
+            if exc.response.status_code == 403 and (token or tls):
+                what = f"refused this relay: {_body(exc)}" if tls else "refused this run's mesh token"
+                raise ForeignAgent(_foreign(spec, what, url)) from exc
             last = exc
+        except ssl.SSLCertVerificationError as exc:
+            what = f"showed no certificate of this mesh's CA ({exc.verify_message})"
+            raise ForeignAgent(_foreign(spec, what, url)) from exc
         except (OSError, InvalidHandshake, TimeoutError) as exc:
             last = exc
         await asyncio.sleep(0.25)  # retry back-off while the agent starts
@@ -56,6 +66,9 @@ async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) ->
             f"{settings.connect_timeout:.0f}s: {last!r}"
         )
     try:
+        if tls is not None and (named := wiretls.peer_node(ws.transport)) != spec.announces:
+            what = f"showed the certificate of node {named!r}, not of node {spec.announces!r}"
+            raise ForeignAgent(_foreign(spec, what, url))
         said = admitted(spec, settings, asked, ws.response.headers if ws.response else None, spec.url)
     except ConnectError:
         await ws.close()
@@ -97,9 +110,23 @@ def admitted(
         )
     return said
 
-def _foreign(spec: AgentSpec, what: str) -> str:
+def relay_tls(settings: Settings) -> ssl.SSLContext | None:
+    """The relay's TLS context under WIRE_TLS (None: plain TCP), made once per process."""
+    return _relay_tls(settings.wire_tls, Path(settings.keys_dir))
+
+
+@functools.cache
+def _relay_tls(mode: wiretls.WireTls, keys_dir: Path) -> ssl.SSLContext | None:
+    return wiretls.relay_context(mode, keys_dir)
+
+
+def _body(exc: InvalidStatus) -> str:
+    return exc.response.body.decode("utf-8", "replace").strip()[:200] if exc.response.body else "403"
+
+
+def _foreign(spec: AgentSpec, what: str, url: str = "") -> str:
     return (
-        f"what answers at {spec.url} (agent {spec.node_id}, {spec.tool}) {what}: it is not one of "
+        f"what answers at {url or spec.url} (agent {spec.node_id}, {spec.tool}) {what}: it is not one of "
         f"this run's agents. Another stack or bench holds port {spec.port}? Start this run's agents "
         "on other ports (--base-port), or stop the other (make down)"
     )

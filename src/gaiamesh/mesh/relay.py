@@ -29,7 +29,7 @@ from ..evaluation.outcome import Announced, Ending, WireEnd, finish_run
 from ..settings import AgentSpec, Settings
 from ..tasks import Task
 from . import collect, discovery
-from .connect import connect_agent, write_frames
+from .connect import connect_agent, relay_tls, write_frames
 from .core import RelayCore
 from .discovery import Lineup, Resolver
 from .faults import network_faults
@@ -396,7 +396,8 @@ class MeshNetwork:
         key = collect.relay_key(self.settings.keys_dir)
         sent = {node for node, agent in core.agents.items() if agent.pkts_sent > 0}
         folders, missing = await collect.gather(self.specs, Path(self.settings.workspace_root), self.run_id,
-                                                self.staging, key, set(self._left), sent)  # fmt: skip
+                                                self.staging, key, set(self._left), sent,
+                                                relay_tls(self.settings))  # fmt: skip
         try:
             return self.finalize(core, folders, missing)
         except OSError as exc:

@@ -124,3 +124,60 @@ async def test_the_attacker_alters_copies_holds_and_swaps_real_frames() -> None:
     assert up == [b"answer"] and asyncio.get_running_loop().time() - started >= 0.3
     _, down, _ = await _through(Tamper("swap", way=Way.DOWN), [b"ok"], [b"first", b"second"])
     assert down == [b"second", b"first"]
+
+
+def _record(kind: int, body: bytes) -> bytes:
+    return bytes([kind, 3, 3]) + len(body).to_bytes(2, "big") + body
+
+
+def test_under_tls_the_attacker_goes_by_turns_and_acts_on_one_record_past_the_handshake() -> None:
+    from gaiamesh.bench.wiretap import TlsSplice
+
+    captured: list[bytes] = []
+    seen = Seen(on_handshake=captured.append)
+    s = TlsSplice(Tamper("alter", way=Way.UP), seen)
+    hello, finish, upgrade = _record(22, b"h" * 9), _record(23, b"f" * 9), _record(23, b"u" * 9)
+    assert [x.data for x in s.feed(Way.DOWN, hello[:3])] == []  # a record's bytes still on their way
+    assert [x.data for x in s.feed(Way.DOWN, hello[3:])] == [hello]
+    handshake = _record(22, b"s" * 7) + _record(23, b"e" * 7)
+    assert b"".join(x.data for x in s.feed(Way.UP, handshake)) == handshake  # turn 1: passes as it is
+    s.feed(Way.DOWN, finish + upgrade)
+    tickets = _record(23, b"t" * 11)
+    assert b"".join(x.data for x in s.feed(Way.UP, tickets)) == tickets  # turn 2 passes too
+    assert captured == [] and not s.tamper.fired  # type: ignore[union-attr]
+    s.feed(Way.DOWN, _record(23, b"d" * 40))  # the relay's frames: the handshake is over
+    assert captured == [hello + finish + upgrade] and seen.request == captured[0]
+    answer = _record(23, b"a" * 20)
+    sent = s.feed(Way.UP, answer + _record(23, b"b" * 4))
+    assert sent[0].data != answer and len(sent[0].data) == len(answer)  # one byte of ciphertext flipped
+    assert sum(x != y for x, y in zip(sent[0].data, answer, strict=True)) == 1
+    assert sent[1].data == _record(23, b"b" * 4)  # once only
+    assert len(seen.frames) == 9 and not any(b"a" * 20 in read_by_tap([p]).encode() for _, p in seen.frames)
+
+
+def test_under_tls_a_copy_and_a_swap_move_whole_records() -> None:
+    from gaiamesh.bench.wiretap import TlsSplice
+
+    for kind, way in (("copy", Way.UP), ("swap", Way.DOWN)):
+        s = TlsSplice(Tamper(kind, way=way), Seen())
+        for w in (Way.DOWN, Way.UP, Way.DOWN, Way.UP):  # two turns each way: the handshake
+            s.feed(w, _record(23, b"x"))
+        one, two = _record(23, b"1" * 5), _record(23, b"2" * 5)
+        got = [x.data for x in s.feed(Way.DOWN, one) + s.feed(Way.UP, one) + s.feed(way, two)]
+        if kind == "copy":
+            assert got == [one, one, one, two]
+        else:
+            assert got == [one, two, one]  # the relay's first record held until its next had gone
+
+
+def test_the_judge_of_a_tls_record_reads_the_connections_the_relay_lost() -> None:
+    from gaiamesh.bench.attacks import judge_tls
+
+    outcome, evidence = judge_tls("flip", True, [812.0], [], True, "ok")
+    assert outcome == "blocked" and "812 ms" in evidence and "sent its work again; the run ended ok" in evidence
+    assert "did not get the agent back" in judge_tls("flip", True, [812.0], [], False, "agent_dead")[1]
+    stale = Line("1", "rejected", b"", "stale: made 3.1 s ago")
+    outcome, evidence = judge_tls("late", True, [], [stale], False, "timeout")
+    assert outcome == "blocked" and "the protocol inside refused its frame: stale" in evidence
+    assert judge_tls("late", True, [], [], False, "ok")[0] == "succeeded"
+    assert judge_tls("flip", False, [], [], False, "ok")[0] == "n/a"

@@ -37,3 +37,16 @@ def test_the_orchestrated_web_moves_with_the_team_unless_web_url_is_set() -> Non
     assert s.web_url != "http://127.0.0.1:8090" and s.web_url.startswith("http://127.0.0.1:")
     mine = own_team(load_settings(strategy="orchestrated", web_url="http://127.0.0.1:8555"))
     assert mine.web_url == "http://127.0.0.1:8555"
+
+
+def test_a_port_handed_out_is_not_handed_out_again_before_it_is_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel sees a port as free until its process binds it: a second draw in between, even
+    of the very same base, must not get it or the native ports after it (a CI run's service was
+    given an agent's native port that way)."""
+    from gaiamesh.deploy import local
+
+    first = local.free_port_block(3)
+    native = local.NATIVE_PORT_OFFSET
+    draws = iter([first, first + native + 1, first + 2, first + 5000])  # its ports, its native ones, then free
+    monkeypatch.setattr(local.random, "randrange", lambda low, high: next(draws))
+    assert local.free_port() == first + 5000

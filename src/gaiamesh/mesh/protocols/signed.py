@@ -54,11 +54,12 @@ def generate_keys(keys_dir: Path, node_ids: list[str]) -> Path:
             key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw).hex()
         )
     (keys_dir / "public.json").write_text(json.dumps(public, indent=2))
-    # The local CA and the relay's certificate for anp's DID host on its own wire (an agent's
-    # process trusts it through SSL_CERT_FILE: deploy/local.py's child_env, compose).
-    from ..native.localtls import issue_tls
+    # The local CA, the relay's certificate for anp's DID host on its own wire (an agent's
+    # process trusts it through SSL_CERT_FILE: deploy/local.py's child_env, compose), and each
+    # node's certificate for the relay's wire under WIRE_TLS (wiretls.py).
+    from ..localtls import issue_tls
 
-    issue_tls(keys_dir, ["localhost", "network"])
+    issue_tls(keys_dir, ["localhost", "network"], nodes=node_ids)
     return keys_dir
 
 
