@@ -1,7 +1,8 @@
 """The attack bench end to end: real agent processes, the relay, the attacker on real sockets,
 under `json` (no defence of its own: the baseline that shows the attacks work) and `signed`,
-each in the clear and under mutual TLS (WIRE_TLS=mtls, the certificates of a local CA), on the
-suite's one live recording (``recorded``: the model's answers replayed)."""
+each in the clear and under mutual TLS (WIRE_TLS=mtls, the certificates of a local CA), and on
+their own wire (TRANSPORT=native: the attacker works on HTTP messages); a2a's agent card re-pointed
+on its way; all on the suite's one live recording (``recorded``: the model's answers replayed)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def matrix(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tup
     out = tmp_path_factory.mktemp("attacks")
     proc = subprocess.run(
         [sys.executable, "-m", "gaiamesh", "bench-attacks", "--task", str(TASKS / "solar-farm"), "--protocols",
-         "json,signed", "--security", "none,mtls", "--window", "2", "--run-timeout", "5", "--replay", str(recorded),
+         "json,signed", "--security", "none,mtls", "--transports", "relay,native", "--window", "2", "--run-timeout", "5", "--replay", str(recorded),
          "--ollama-host", f"http://127.0.0.1:{free_port()}", "--workspaces", str(out / "ws"), "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=600, env=dict(os.environ),
     )  # fmt: skip
@@ -33,8 +34,13 @@ def matrix(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tup
     summary = json.loads((out / "attacks.json").read_text())["summary"]
     assert summary["frames_lost"] == summary["answers_changed"] == summary["audits_failed"] == 0
     assert summary["calm_not_ok"] == []
-    return {(r["protocol"] + ("" if r["security"] == "none" else f"+{r['security']}"), r["attack"]): r
-            for r in csv.DictReader((out / "attacks.csv").open())}  # fmt: skip
+    return {(_column(r), r["attack"]): r for r in csv.DictReader((out / "attacks.csv").open())}
+
+
+def _column(row: dict[str, str]) -> str:
+    """The matrix's column name, as attacks.md heads it."""
+    return (row["protocol"] + ("/native" if row["transport"] == "native" else "")
+            + ("" if row["security"] == "none" else f"+{row['security']}"))  # fmt: skip
 
 
 def test_on_a_plain_wire_the_tap_reads_the_document_and_the_answer(matrix: dict) -> None:
@@ -78,3 +84,33 @@ def test_under_mutual_tls_the_tap_reads_nothing_and_a_tampered_record_costs_a_re
     # TLS carries no time: a record held past the window is taken, and only the signed frame in it is stale
     assert matrix[("json+mtls", "late")]["outcome"] == "succeeded"
     assert matrix[("signed+mtls", "late")]["outcome"] == "blocked" and "stale" in matrix[("signed+mtls", "late")]["evidence"]
+
+
+def test_on_their_own_wire_the_tap_reads_everything_and_only_signing_refuses_a_copy(matrix: dict) -> None:
+    for protocol in ("json/native", "signed/native"):
+        tap = matrix[(protocol, "tap")]
+        assert tap["outcome"] == "succeeded" and "question yes, answer yes" in tap["evidence"], tap
+        for attack in ("impersonate", "reuse", "handshake_replay", "observer"):
+            assert matrix[(protocol, attack)]["outcome"] == "blocked", matrix[(protocol, attack)]
+        assert matrix[(protocol, "truncate")]["outcome"] == "blocked"  # the client cannot read a cut answer
+        assert "gave up on a frame" in matrix[(protocol, "truncate")]["evidence"]
+    # json's endpoint works for whoever sends it a frame; signed's nonce cache takes each frame once
+    assert matrix[("json/native", "replay")]["outcome"] == "succeeded"
+    replayed = matrix[("signed/native", "replay")]
+    assert replayed["outcome"] == "blocked" and "replayed" in replayed["evidence"], replayed
+    assert matrix[("json/native", "poison")]["outcome"] == "n/a"  # a plain POST has no directory
+
+
+def test_a2as_card_repointed_on_the_wire_sends_the_relay_to_the_attacker(recorded: Path,
+                                                                          tmp_path: Path) -> None:  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "gaiamesh", "bench-attacks", "--task", str(TASKS / "solar-farm"), "--protocols", "a2a",
+         "--transports", "native", "--attacks", "poison", "--window", "2", "--run-timeout", "5", "--replay",
+         str(recorded), "--ollama-host", f"http://127.0.0.1:{free_port()}", "--workspaces", str(tmp_path / "ws"),
+         "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (row,) = csv.DictReader((tmp_path / "attacks.csv").open())
+    assert row["outcome"] == "succeeded" and "the attacker's endpoint got" in row["evidence"], row
+    assert row["status"] == "frame_lost"  # the attacker answered nothing useful: the run ended, named

@@ -11,28 +11,31 @@ replayed request per cell) and stops with the run.
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from websockets.asyncio.server import ServerConnection, serve
+from websockets.asyncio.server import Request, Response, ServerConnection, serve
 
 from ..agents.teams import agent_specs, lineup
-from ..deploy.local import ProcessGroup, free_port, model_server, own_team
+from ..deploy.local import ProcessGroup, free_port, free_port_block, model_server, own_team
 from ..errors import RunError
-from ..evaluation.audit import audit
 from ..evaluation.metrics import RunMetrics
 from ..mesh import admission, wiretls
 from ..mesh.frames import Announcement
 from ..mesh.localtls import issue_tls
+from ..mesh.native.gateway import HELLO
 from ..mesh.protocols import KEYED, generate_keys
 from ..mesh.relay import MeshNetwork
 from ..mesh.subprotocols import subprotocol
 from ..settings import AgentSpec, Settings
 from ..tasks import Task
+from . import nativeattack as native
+from .attackcells import Cells, lines_of
 from .attacks import (
     ATTACKS,
     WIRE,
@@ -102,9 +105,18 @@ async def rogue_run(settings: Settings, task: Task, target: AgentSpec, proof: st
         async for _ in ws:  # a rogue takes whatever it is sent
             pass
 
-    port = free_port()
-    async with serve(listen, "127.0.0.1", port, subprotocols=[subprotocol(settings.protocol)],
-                     process_response=lambda conn, req, resp: resp.headers.update(headers),
+    def hello(conn: ServerConnection, request: Request) -> Response | None:
+        """The native wire's hello (a plain GET): the rogue answers it as an agent does."""
+        if request.path != HELLO:
+            return None
+        answer = conn.respond(HTTPStatus.OK, "ok\n")
+        answer.headers.update(headers)
+        return answer
+
+    port = free_port_block(1)  # natively the relay asks port + NATIVE_PORT_OFFSET
+    at = port + (settings.native_port_offset if settings.transport == "native" else 0)
+    async with serve(listen, "127.0.0.1", at, subprotocols=[subprotocol(settings.protocol)],
+                     process_request=hello, process_response=lambda conn, req, resp: resp.headers.update(headers),
                      ssl=_rogue_tls(settings, target, run_dir)):  # fmt: skip
         s = settings.model_copy(update={"agents": _agents(settings, target, port)})
         return await MeshNetwork(s, task, run_dir, quiet=True, lineup=lineup(s)).run()
@@ -140,21 +152,25 @@ async def send_raw(port: int, request: bytes, tls: bool = False) -> bytes:
         writer.close()
 
 
-def observer_request(port: int, protocol: str) -> bytes:
-    """A WebSocket upgrade request as any client makes it, naming the protocol, proving nothing."""
+def observer_request(port: int, protocol: str, native_wire: bool = False) -> bytes:
+    """A WebSocket upgrade request as any client makes it, naming the protocol, proving nothing
+    (``native_wire``: the native wire's hello, as plain a GET)."""
+    if native_wire:
+        return f"GET {HELLO} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode()
     return (f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
             f"Sec-WebSocket-Protocol: {subprotocol(protocol)}\r\n\r\n").encode()  # fmt: skip
 
 
 def judge_handshake(answer: bytes) -> tuple[Outcome, str]:
-    """An agent's answer to an upgrade request the relay did not make: 101 lets the sender in."""
+    """An agent's answer to a handshake the relay did not make: 101 (an upgrade) or 200 (the
+    native wire's hello) lets the sender in."""
     if answer.startswith(b"TLS refused: "):
         return "blocked", f"the agent's TLS refused it: {answer.decode()[len('TLS refused: '):]}"
     if not answer or answer[0] in (0x15, 0x16):  # an alert, or a handshake of TLS's own
         return "blocked", f"the agent's TLS refused it: {_tls_answer(answer)}"
     status = answer.split(b"\r\n", 1)[0].decode("latin-1")
-    if status.startswith("HTTP/1.1 101"):
+    if status.startswith(("HTTP/1.1 101", "HTTP/1.1 200")):
         return "succeeded", f"the agent answered {status!r}: it would work for whoever sent it"
     body = answer.split(b"\r\n\r\n", 1)[-1].decode("utf-8", "replace").strip()
     return "blocked", f"the agent answered {status!r}: {body}"
@@ -167,27 +183,6 @@ def _tls_answer(answer: bytes) -> str:
     return f"it answered with {kinds.get(answer[0], 'TLS records')} ({len(answer)} bytes) and no HTTP"
 
 
-class Cells:
-    """The cells of one protocol under one transport security, judged against its calm run."""
-
-    def __init__(self, protocol: str, security: str, calm: RunMetrics) -> None:
-        self.protocol, self.security, self.calm, self.rows = protocol, security, calm, list[AttackRow]()
-
-    def add(self, attack: str, outcome: Outcome, evidence: str, run: tuple[RunMetrics, Path] | None = None,
-            frames_lost: int = 0) -> AttackRow:  # fmt: skip
-        m, run_dir = run if run is not None else (None, None)
-        row = AttackRow(
-            protocol=self.protocol, transport=TRANSPORT, security=self.security, attack=attack, outcome=outcome, evidence=evidence,
-            frames_lost=frames_lost,
-            answer_changed=m is not None and m.status == "ok" == self.calm.status and m.prediction != self.calm.prediction,
-            status="" if m is None else m.status, calm_status=self.calm.status,
-            bytes_delta=0 if m is None else m.bytes_tx + m.bytes_rx - self.calm.bytes_tx - self.calm.bytes_rx,
-            audit_ok=None if run_dir is None else all(a == b for _, a, b in audit(run_dir)),
-        )  # fmt: skip
-        self.rows.append(row)
-        return row
-
-
 def frames_lost(seen: Seen, tamper: Tamper | None, target: str, lines: list[Line]) -> int:
     """Frames the attacker delivered to the relay from ``target`` that the relay's log lacks."""
     delivered = sum(1 for way, _ in seen.frames if way is Way.UP)
@@ -196,14 +191,10 @@ def frames_lost(seen: Seen, tamper: Tamper | None, target: str, lines: list[Line
     return max(0, delivered - sum(1 for ln in lines if ln.src == target))
 
 
-def _lines(run_dir: Path) -> list[Line]:
-    return [Line.of(json.loads(raw)) for raw in (run_dir / "frames.jsonl").read_text().splitlines() if raw]
-
-
 def wire_cell(cells: Cells, attack: str, base: Settings, task: Task, target: AgentSpec, run_dir: Path) -> Seen:
     tamper = tamper_for(attack, base.replay_window_s)
     m, seen = asyncio.run(through_attacker(base, task, target, tamper, run_dir))
-    lines = _lines(run_dir)
+    lines = lines_of(run_dir)
     lost = frames_lost(seen, tamper, target.node_id, lines) if base.wire_tls == "off" else 0
     if attack != "tap" and base.wire_tls != "off":
         if attack == "downgrade":
@@ -247,7 +238,7 @@ def admission_cells(cells: Cells, base: Settings, task: Task, target: AgentSpec,
                     attacks: list[str], advance: Callable[[str], None]) -> None:  # fmt: skip
     proof = _header(tapped.response, admission.HEADER_AGENT_PROOF)  # the real agent's, from the tap
     for attack in [a.name for a in ATTACKS if a.where == "admission" and a.name in attacks]:
-        advance(f"{cells.protocol:<10} {cells.security:<4} {attack}")
+        advance(f"{cells.protocol:<10} {cells.transport:<6} {cells.security:<4} {attack}")
         if attack in ("impersonate", "reuse"):
             m = asyncio.run(rogue_run(base, task, target, proof if attack == "reuse" else None, out / attack))
             unseen = "the tap captured no proof to reuse (the handshake is encrypted); " if attack == "reuse" and not proof else ""
@@ -260,8 +251,9 @@ def admission_cells(cells: Cells, base: Settings, task: Task, target: AgentSpec,
             m, answer = asyncio.run(handshake_replayed(base, task, target, out / attack))
             cells.add(attack, *judge_handshake(answer), (m, out / attack))
         else:
-            asked = observer_request(target.port, base.protocol)
-            cells.add(attack, *judge_handshake(asyncio.run(send_raw(target.port, asked, tls=base.wire_tls != "off"))))
+            port = _port(base, target)
+            asked = observer_request(port, base.protocol, base.transport == "native")
+            cells.add(attack, *judge_handshake(asyncio.run(send_raw(port, asked, tls=base.wire_tls != "off"))))
 
 
 async def handshake_replayed(settings: Settings, task: Task, target: AgentSpec, run_dir: Path) -> tuple[RunMetrics, bytes]:
@@ -270,15 +262,27 @@ async def handshake_replayed(settings: Settings, task: Task, target: AgentSpec, 
     captured: asyncio.Queue[bytes] = asyncio.Queue()
     seen = Seen(on_handshake=captured.put_nowait)
     async with asyncio.TaskGroup() as tasks:
-        run = tasks.create_task(through_attacker(settings, task, target, None, run_dir, seen))
+        run = tasks.create_task(_attacked_run(settings, task, target, run_dir, seen))
         try:
             request = await asyncio.wait_for(captured.get(), settings.connect_timeout)
         except TimeoutError:
             raise RunError(f"the relay did not reach agent {target.node_id} through the attacker within "
                            f"{settings.connect_timeout:.0f} s: no handshake to replay") from None  # fmt: skip
-        answer = await send_raw(target.port, request)
-        m, _ = await run
+        answer = await send_raw(_port(settings, target), request)
+        m = await run
     return m, answer
+
+
+async def _attacked_run(settings: Settings, task: Task, target: AgentSpec, run_dir: Path, seen: Seen) -> RunMetrics:
+    """A run with a passive attacker on the transport's wire (the native one's is HTTP-aware)."""
+    if settings.transport == "native":
+        return (await native.through_attacker(settings, task, target, None, run_dir, seen)).metrics
+    return (await through_attacker(settings, task, target, None, run_dir, seen))[0]
+
+
+def _port(settings: Settings, target: AgentSpec) -> int:
+    """Where the relay's handshake goes: the agent's port, or natively its hello's."""
+    return target.port + (settings.native_port_offset if settings.transport == "native" else 0)
 
 
 def _header(head: bytes, name: str) -> str | None:
@@ -289,10 +293,27 @@ def _header(head: bytes, name: str) -> str | None:
     return None
 
 
-def attack_protocol(settings: Settings, protocol: str, security: str, task: Task, attacks: list[str], out: Path,
+@dataclass(frozen=True)
+class Column:
+    """One column of the matrix: a protocol on a transport, under a transport security."""
+
+    protocol: str
+    transport: str = "relay"
+    security: str = "none"
+
+    @property
+    def name(self) -> str:
+        return self.protocol + ("/native" if self.transport == "native" else "") + (
+            "" if self.security == "none" else f"+{self.security}")  # fmt: skip
+
+
+def attack_protocol(settings: Settings, col: Column, task: Task, attacks: list[str], out: Path,
                     group: ProcessGroup, advance: Callable[[str], None]) -> list[AttackRow]:  # fmt: skip
-    """The cells of ``protocol`` under ``security``: its own team, a calm run, then each attack."""
-    update = {"protocol": protocol, "transport": TRANSPORT, "wire_tls": SECURITY[security]}
+    """The cells of one column: its own team, a calm run, then each attack."""
+    protocol, security = col.protocol, col.security
+    update = {"protocol": protocol, "transport": col.transport, "wire_tls": SECURITY[security]}
+    if col.transport == "native":
+        update["native_preload"] = protocol  # no run's first request pays for loading the SDK
     base = own_team(settings.model_copy(update=update))
     if protocol in KEYED or base.wire_tls != "off":
         nodes = ["network", *(a.node_id for a in agent_specs(base))]
@@ -300,39 +321,70 @@ def attack_protocol(settings: Settings, protocol: str, security: str, task: Task
     target = next(a for a in agent_specs(base) if a.tool == TARGET_TOOL)
     with agents_running(base, group, protocol):
         _run(base, task, out / "warm-up")  # untimed: cold agents would cost the calm run
-        cells = Cells(protocol, security, _run(base, task, out / "calm"))
+        cells = Cells(protocol, col.transport, security, _run(base, task, out / "calm"))
         tapped = Seen()
         # the tap runs always: the admission attacks replay what it captured
         for attack in [a for a in WIRE if a in attacks or a == "tap"]:
-            advance(f"{protocol:<10} {security:<4} {attack}")
-            seen = wire_cell(cells, attack, base, task, target, out / attack)
+            advance(f"{col.name:<16} {attack}")
+            if col.transport == "native":
+                seen = native_wire_cell(cells, attack, base, task, target, out / attack)
+            elif attack == "poison":
+                cells.add(attack, "n/a", "the relay's wire has no directory to poison: AGENTS names each agent's address")
+                continue
+            else:
+                seen = wire_cell(cells, attack, base, task, target, out / attack)
             tapped = seen if attack == "tap" else tapped
         admission_cells(cells, base, task, target, tapped, out, attacks, advance)
     return [r for r in cells.rows if r.attack in attacks]
+
+
+def native_wire_cell(cells: Cells, attack: str, base: Settings, task: Task, target: AgentSpec, run_dir: Path) -> Seen:
+    """A wire attack on the protocol's own wire (``nativeattack.py``), judged by the run's records."""
+    if attack == "reorder":
+        cells.add(attack, "n/a", "HTTP/1.1 carries one request at a time on a connection; across connections the "
+                  "order is the protocol client's, not the wire's (not attempted)")  # fmt: skip
+        return Seen()
+    tamper = native.tamper_for(attack, base.replay_window_s)
+    got = asyncio.run(native.through_attacker(base, task, target, tamper, run_dir))
+    m, lines = got.metrics, lines_of(run_dir)
+    if attack == "tap":
+        bodies = [p for _, p in got.seen.frames]
+        read, chunks, question, answer = tap_read(read_by_tap(bodies), task.doc, task.question, cells.calm.prediction)
+        what = f"document {read}/{chunks} chunks, question {'yes' if question else 'no'}, answer {'yes' if answer else 'no'}"
+        cells.add(attack, "succeeded" if read or question or answer else "blocked",
+                  f"the tap read, in the HTTP bodies: {what}", (m, run_dir))  # fmt: skip
+    else:
+        cells.add(attack, *native.judge_native(attack, tamper, target.node_id, lines, got), (m, run_dir))
+    return got.seen
 
 
 def _run(settings: Settings, task: Task, run_dir: Path) -> RunMetrics:
     return asyncio.run(MeshNetwork(settings, task, run_dir, quiet=True, lineup=lineup(settings)).run())
 
 
-def run_attacks(settings: Settings, task: Task, protocols: list[str], attacks: list[str], out: Path,
-                securities: tuple[str, ...] = ("none",)) -> list[AttackRow]:  # fmt: skip
-    """Every attack under every protocol and transport security on ``task``; the rows of ``attacks.csv``."""
+def columns_of(protocols: list[str], transports: tuple[str, ...], securities: tuple[str, ...]) -> list[Column]:
+    """The matrix's columns: every protocol on the relay under each security, then on its own wire
+    (WIRE_TLS is the relay's: a native wire's transport security is its protocol's own)."""
+    cols = [Column(p, "relay", sec) for sec in securities for p in protocols] if "relay" in transports else []
+    return cols + ([Column(p, "native") for p in protocols] if "native" in transports else [])
+
+
+def run_attacks(settings: Settings, task: Task, columns: list[Column], attacks: list[str], out: Path) -> list[AttackRow]:
+    """Every attack in every column on ``task``; the rows of ``attacks.csv``."""
     rows: list[AttackRow] = []
     group = ProcessGroup(out / "logs")
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    bars = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     started = time.monotonic()
     try:
-        with model_server(settings, group), Progress(*columns, console=console) as progress:
-            cells = [(p, sec) for sec in securities for p in protocols]
-            bar = progress.add_task("attacks", total=len(cells) * len(set(attacks) | {"tap"}))
+        with model_server(settings, group), Progress(*bars, console=console) as progress:
+            bar = progress.add_task("attacks", total=len(columns) * len(set(attacks) | {"tap"}))
 
             def advance(what: str) -> None:
                 progress.update(bar, description=what, advance=1)
 
-            for protocol, security in cells:
-                where = out / "runs" / (protocol if security == "none" else f"{protocol}+{security}")
-                rows += attack_protocol(settings, protocol, security, task, attacks, where, group, advance)
+            for col in columns:
+                rows += attack_protocol(settings, col, task, attacks, out / "runs" / col.name.replace("/", "-"),
+                                        group, advance)  # fmt: skip
     finally:
         group.stop_all()
     console.print(f"{len(rows)} cells in {time.monotonic() - started:.1f} s")

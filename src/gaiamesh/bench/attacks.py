@@ -40,6 +40,8 @@ ATTACKS = (
     Attack("late", "wire", "an agent's answer held on the wire past the replay window, then delivered"),
     Attack("reorder", "wire", "the relay's first two frames to an agent delivered in the other order"),
     Attack("downgrade", "wire", "an agent's answer stripped to the bare packet (plain json, no envelope or proof)"),
+    Attack("poison", "wire", "a directory document (an A2A card, an ACP agent list, an ANP DID document) on its way "
+           "to the relay re-pointed at the attacker's endpoint"),
     Attack("impersonate", "admission", "a rogue process answers at an agent's address claiming its node and tool"),
     Attack("reuse", "admission", "the rogue answers with the real agent's proof, captured from an earlier handshake"),
     Attack("handshake_replay", "admission", "the relay's captured upgrade request sent again to the agent"),
@@ -70,11 +72,12 @@ class AttackRow(BaseModel):
     @property
     def column(self) -> str:
         """The matrix's column: the protocol, and the transport security under it."""
-        return self.protocol if self.security == "none" else f"{self.protocol}+{self.security}"
+        return self.protocol + ("/native" if self.transport == "native" else "") + (
+            "" if self.security == "none" else f"+{self.security}")  # fmt: skip
 
 
 # --- the tap's reading ------------------------------------------------------------------------
-def _objects(payload: bytes) -> Iterator[Any]:
+def objects_in(payload: bytes) -> Iterator[Any]:
     """Every structure an attacker who knows the usual encodings finds in a frame: JSON (from its
     first brace), zlib-compressed JSON, msgpack, each after a short binary header."""
     start = payload.find(b"{")
@@ -87,7 +90,7 @@ def _objects(payload: bytes) -> Iterator[Any]:
     for skip in range(0, min(len(payload), 24)):
         if payload[skip : skip + 1] == b"\x78":  # zlib's header
             try:
-                yield from _objects(zlib.decompress(payload[skip:]))
+                yield from objects_in(zlib.decompress(payload[skip:]))
                 return
             except zlib.error:
                 pass
@@ -101,48 +104,48 @@ def _objects(payload: bytes) -> Iterator[Any]:
                 return
 
 
-def _strings(obj: Any) -> Iterator[str]:
+def strings_in(obj: Any) -> Iterator[str]:
     if isinstance(obj, str):
         yield obj
         if obj[:1] in "{[":  # JSON carried as text (A2A's and ACP's parts)
             try:
-                yield from _strings(json.loads(obj))
+                yield from strings_in(json.loads(obj))
             except json.JSONDecodeError:
                 pass
     elif isinstance(obj, dict):
         for k, v in obj.items():
-            yield from _strings(k)
-            yield from _strings(v)
+            yield from strings_in(k)
+            yield from strings_in(v)
     elif isinstance(obj, list):
         for v in obj:
-            yield from _strings(v)
+            yield from strings_in(v)
 
 
 def read_by_tap(payloads: list[bytes]) -> str:
     """All the text the tap could read out of ``payloads``, one string a line."""
-    return "\n".join(s for p in payloads for obj in _objects(p) for s in _strings(obj))
+    return "\n".join(s for p in payloads for obj in objects_in(p) for s in strings_in(obj))
 
 
 def packet_in(payload: bytes) -> dict[str, Any] | None:
     """The packet a frame carries, found the way the tap finds text (None: none found)."""
-    for obj in _objects(payload):
-        for found in _dicts(obj):
+    for obj in objects_in(payload):
+        for found in dicts_in(obj):
             if {"type", "src", "run_id"} <= set(found):
                 return found
     return None
 
 
-def _dicts(obj: Any) -> Iterator[dict[str, Any]]:
+def dicts_in(obj: Any) -> Iterator[dict[str, Any]]:
     if isinstance(obj, dict):
         yield obj
         for v in obj.values():
-            yield from _dicts(v)
+            yield from dicts_in(v)
     elif isinstance(obj, list):
         for v in obj:
-            yield from _dicts(v)
-    elif isinstance(obj, str) and obj[:1] == "{":
+            yield from dicts_in(v)
+    elif isinstance(obj, str) and obj[:1] in "{[":  # JSON carried as text (Agora's body, MCP's content)
         try:
-            yield from _dicts(json.loads(obj))
+            yield from dicts_in(json.loads(obj))
         except json.JSONDecodeError:
             pass
 
@@ -160,15 +163,15 @@ def flip(payload: bytes) -> bytes:
     packet carries where the frame shows it as it is (else the letter nearest the frame's middle),
     so JSON stays JSON and what changes is what the agent said."""
     packet = packet_in(payload)
-    texts = sorted({t for t in _strings(packet) if len(t) >= 8}, key=len, reverse=True) if packet else []
+    texts = sorted({t for t in strings_in(packet) if len(t) >= 8}, key=len, reverse=True) if packet else []
     for text in texts:
         at = payload.find(text.encode())
         if at >= 0:
-            return _flip_letter(payload, at + len(text.encode()) // 2)
-    return _flip_letter(payload, len(payload) // 2)
+            return flip_letter(payload, at + len(text.encode()) // 2)
+    return flip_letter(payload, len(payload) // 2)
 
 
-def _flip_letter(payload: bytes, mid: int) -> bytes:
+def flip_letter(payload: bytes, mid: int) -> bytes:
     for i in sorted(range(len(payload)), key=lambda i: abs(i - mid)):
         if 0x61 <= payload[i] <= 0x7A or 0x41 <= payload[i] <= 0x5A:
             return payload[:i] + bytes([payload[i] ^ 0x20]) + payload[i + 1 :]

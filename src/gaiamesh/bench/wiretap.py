@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Protocol
 
 from websockets.frames import Frame, Opcode
 from websockets.streams import StreamReader
@@ -184,6 +185,14 @@ class Splice:
         return frame.serialize(mask=way is Way.DOWN)
 
 
+class Splicer(Protocol):
+    """What :func:`intercept` carries a connection through: bytes in, what to write out."""
+
+    def feed(self, way: Way, data: bytes) -> list[Send]: ...
+
+    def close(self, way: Way) -> list[Send]: ...
+
+
 APP_DATA = 23  # a TLS record's content type for everything encrypted (TLS 1.3 hides the rest)
 
 
@@ -280,10 +289,11 @@ class TlsSplice:
         return [] if held is None or self.tamper is None or self.tamper.way is not way else [Send(way, held)]
 
 
-async def intercept(listen_port: int, agent_port: int, splice: Callable[[], Splice | TlsSplice],
+async def intercept(listen_port: int, agent_port: int, splice: Callable[[], Splicer],
                     ready: asyncio.Event, stop: asyncio.Event) -> None:  # fmt: skip
     """Listen on ``listen_port`` and carry each connection to the agent on ``agent_port``
-    through a new :class:`Splice` (or :class:`TlsSplice`), until ``stop``."""
+    through a new :class:`Splicer` (:class:`Splice`, :class:`TlsSplice`, ``httptap.HttpSplice``),
+    until ``stop``."""
 
     handlers: set[asyncio.Task[None]] = set()
     closing: list[Callable[[], None]] = []  # what ends each open connection when the run is over

@@ -20,7 +20,7 @@ ALL_PROTOCOLS = "json,binary,compressed,signed,a2a,acp,agora,anp,mcp"
 
 def _cmd_bench_attacks(args: argparse.Namespace) -> int:
     from ..bench import attackreport
-    from ..bench.attackrun import SECURITY, run_attacks
+    from ..bench.attackrun import SECURITY, columns_of, run_attacks
     from ..bench.attacks import ATTACKS
 
     names = [a.name for a in ATTACKS]
@@ -44,12 +44,16 @@ def _cmd_bench_attacks(args: argparse.Namespace) -> int:
     bad = [x for x in securities if x not in SECURITY]
     if bad or not securities:
         raise ConfigError(f"--security: {', '.join(bad) or 'nothing'}? choose from {', '.join(SECURITY)}")
-    rows = run_attacks(settings, task, matrix(args.protocols), attacks, Path(args.out), securities)
+    transports = tuple(dict.fromkeys(x.strip() for x in args.transports.split(",") if x.strip()))
+    if not transports or set(transports) - {"relay", "native"}:
+        raise ConfigError(f"--transports {args.transports!r}: choose relay, native or both")
+    rows = run_attacks(settings, task, columns_of(matrix(args.protocols), transports, securities), attacks,
+                       Path(args.out))  # fmt: skip
     config = {"task": task.task_id, "backend": "replayed" if args.replay else "live", "window_s": args.window,
               "run_timeout_s": settings.run_timeout, "protocols": matrix(args.protocols), "attacks": attacks,
-              "security": list(securities)}  # fmt: skip
+              "security": list(securities), "transports": list(transports)}  # fmt: skip
     result = attackreport.write(rows, config, Path(args.out))
-    table = Table(title="attacks: outcome per protocol (relay's WebSocket)")
+    table = Table(title="attacks: outcome per protocol (/native: its own wire; +tls, +mtls: WIRE_TLS)")
     protocols = list(dict.fromkeys(r.column for r in rows))
     for head in ("attack", *protocols):
         table.add_column(head)
@@ -71,6 +75,8 @@ def add_commands(sub: Subparsers) -> None:
     p.add_argument("--window", type=float, default=3.0, help="REPLAY_WINDOW_S for the bench's runs (default 3)")
     p.add_argument("--security", default="none,tls,mtls",
                    help="transport security under each protocol on the relay's wire: none, tls, mtls (WIRE_TLS)")
+    p.add_argument("--transports", default="relay,native",
+                   help="the relay's WebSocket, each protocol's own wire (TRANSPORT=native), or both (default)")
     p.add_argument("--rejoin-grace", type=float, default=5.0,
                    help="REJOIN_GRACE: seconds a run waits for an agent whose connection closed (default 5)")
     p.add_argument("--out", default="bench/attacks")
