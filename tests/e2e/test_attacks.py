@@ -1,8 +1,8 @@
 """The attack bench end to end: real agent processes, the relay, the attacker on real sockets,
 under `json` (no defence of its own: the baseline that shows the attacks work) and `signed`,
 each in the clear and under mutual TLS (WIRE_TLS=mtls, the certificates of a local CA), and on
-their own wire (TRANSPORT=native: the attacker works on HTTP messages); a2a's agent card re-pointed
-on its way; all on the suite's one live recording (``recorded``: the model's answers replayed)."""
+their own wire (TRANSPORT=native: the attacker works on HTTP messages); an A2A agent card
+re-pointed on its way; all on the suite's one live recording (``recorded``: the model's answers replayed)."""
 
 from __future__ import annotations
 
@@ -101,8 +101,7 @@ def test_on_their_own_wire_the_tap_reads_everything_and_only_signing_refuses_a_c
     assert matrix[("json/native", "poison")]["outcome"] == "n/a"  # a plain POST has no directory
 
 
-def test_a2as_card_repointed_on_the_wire_sends_the_relay_to_the_attacker(recorded: Path,
-                                                                          tmp_path: Path) -> None:  # fmt: skip
+def test_an_a2a_card_repointed_on_the_wire_is_refused_not_followed(recorded: Path, tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "gaiamesh", "bench-attacks", "--task", str(TASKS / "solar-farm"), "--protocols", "a2a",
          "--transports", "native", "--attacks", "poison", "--window", "2", "--run-timeout", "5", "--replay",
@@ -112,5 +111,6 @@ def test_a2as_card_repointed_on_the_wire_sends_the_relay_to_the_attacker(recorde
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (row,) = csv.DictReader((tmp_path / "attacks.csv").open())
-    assert row["outcome"] == "succeeded" and "the attacker's endpoint got" in row["evidence"], row
-    assert row["status"] == "frame_lost"  # the attacker answered nothing useful: the run ended, named
+    # before the relay's client checked the card's origin, it followed the card to the attacker
+    assert row["outcome"] == "blocked" and "names an interface at" in row["evidence"], row
+    assert row["status"] == "connect_failed"  # named, and nothing went to the attacker

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from a2a import types as a2a_types
@@ -229,6 +230,11 @@ def _check_state(status: a2a_types.TaskStatus) -> None:
         raise Undelivered(f"a2a: the agent's task ended {a2a_types.TaskState.Name(status.state)}")
 
 
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.hostname or "", parts.port
+
+
 class A2ANativeClient(NativeClient):
     """The relay's A2A client of one agent: the SDK's card resolver and JSON-RPC client."""
 
@@ -249,6 +255,12 @@ class A2ANativeClient(NativeClient):
             card = await A2ACardResolver(self._http, self._peer.base_url).get_agent_card()
         except (A2AError, httpx.HTTPError) as exc:
             raise Undelivered(f"a2a: no agent card at {self._peer.base_url}: {exc}") from exc
+        if stray := [i.url for i in card.supported_interfaces if _origin(i.url) != _origin(self._peer.base_url)]:
+            # A card may name any URL (A2A 1.0 section 8.4 has signed cards for trusting one);
+            # the relay knows its agents' addresses, so a card pointing elsewhere was altered on
+            # its way or is not this agent's (bench-attacks' poison): refused, not followed.
+            raise Undelivered(f"a2a: the agent card of {self._peer.node_id} names an interface at {stray[0]}, "
+                              f"not at the address it was fetched from ({self._peer.base_url}): refused")  # fmt: skip
         # The factory adds the A2A-Version header to the httpx client's default headers: the
         # run's client then sends it on every request, as the SDK's own client does.
         factory = ClientFactory(ClientConfig(streaming=self._stream, httpx_client=self._http))
