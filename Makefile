@@ -20,7 +20,7 @@ export TESTCONTAINERS_RYUK_DISABLED := true
 # The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
 export GAIAMESH_USER ?= $(shell scripts/owner.sh)
 
-.PHONY: submit registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood bench-attacks browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
+.PHONY: submit registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood bench-attacks bench-tls browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -199,6 +199,12 @@ bench-flood: venv
 # under every protocol on those answers. TASK, PROTOCOLS, ATTACKS, OUT, REPLAY=FROM, LIVE=1.
 bench-attacks: setup dirs keys
 	scripts/bench-attacks.sh
+
+# What WIRE_TLS costs (off, tls, mtls side by side): connect time, handshake bytes, bytes and CPU per
+# frame, against real agents with keys of the bench's own. ROUNDS, CONNECTS, MESSAGES; bench/tls/.
+bench-tls: venv
+	$(BIN)/gaiamesh bench-tls --out bench/tls --rounds $${ROUNDS:-5} --connects $${CONNECTS:-200} \
+		--messages $${MESSAGES:-2000}
 
 # What the harness itself costs: relay vs plain WebSocket vs Redis pub/sub; server vs raw llama.cpp.
 bench-overhead: venv
