@@ -196,7 +196,8 @@ bench-flood: venv
 	$(BIN)/gaiamesh bench-flood --seconds $${FLOOD_SECONDS:-10} --out bench/flood
 
 # The attacks each protocol stops (docs/security.md): the task recorded live once, then every attack
-# under every protocol on those answers. TASK, PROTOCOLS, ATTACKS, OUT, REPLAY=FROM, LIVE=1.
+# under every protocol, on the relay's wire (in the clear, under tls and mtls) and on each protocol's
+# own, on those answers. TASK, PROTOCOLS, ATTACKS, TRANSPORTS, SECURITY, OUT, REPLAY=FROM, LIVE=1.
 bench-attacks: setup dirs keys
 	scripts/bench-attacks.sh
 

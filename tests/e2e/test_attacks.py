@@ -58,6 +58,9 @@ def test_json_takes_what_signed_refuses(matrix: dict) -> None:
         if attack != "downgrade":
             assert matrix[("json", attack)]["outcome"] == "succeeded", matrix[("json", attack)]
     assert matrix[("json", "downgrade")]["outcome"] == "n/a"
+    # the upgrade request re-offered as json: the relay's client refuses an answer it did not offer
+    assert matrix[("signed", "fallback")]["outcome"] == "blocked", matrix[("signed", "fallback")]
+    assert matrix[("signed", "fallback")]["status"] == "ok"
 
 
 def test_admission_holds_under_both(matrix: dict) -> None:

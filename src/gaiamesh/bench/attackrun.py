@@ -43,7 +43,9 @@ from .attacks import (
     Line,
     Outcome,
     downgrade,
+    fallback,
     flip,
+    judge_fallback,
     judge_tls,
     judge_wire,
     read_by_tap,
@@ -64,6 +66,7 @@ def tamper_for(attack: str, window_s: float) -> Tamper | None:
         "flip": lambda: Tamper("alter", alter=flip),
         "truncate": lambda: Tamper("alter", alter=truncate),
         "downgrade": lambda: Tamper("alter", alter=downgrade),
+        "fallback": lambda: Tamper("rehead", way=Way.DOWN, alter=fallback),
         "replay": lambda: Tamper("copy"),
         "late": lambda: Tamper("hold", hold_s=window_s + 1.0),
         "reorder": lambda: Tamper("swap", way=Way.DOWN),
@@ -225,6 +228,10 @@ def wire_cell(cells: Cells, attack: str, base: Settings, task: Task, target: Age
             what = "answered as calm" if m.status == cells.calm.status and m.prediction == cells.calm.prediction else f"ended {m.status}"
             cells.add(attack, "succeeded" if tamper and tamper.fired else "n/a",
                       f"nothing refused the frames in the other order; the run {what}", (m, run_dir), lost)  # fmt: skip
+    elif attack == "fallback":
+        fired, after = (tamper.fired, tamper.after) if tamper is not None else (False, 0)
+        said = tamper.answer if tamper is not None else b""
+        cells.add(attack, *judge_fallback(fired, after, said, m.status, m.error), (m, run_dir), lost)
     elif attack == "downgrade" and base.protocol == "json":
         cells.add(attack, "n/a", "json carries no envelope or proof to strip", (m, run_dir), lost)
     else:
@@ -331,6 +338,10 @@ def attack_protocol(settings: Settings, col: Column, task: Task, attacks: list[s
             elif attack == "poison":
                 cells.add(attack, "n/a", "the relay's wire has no directory to poison: AGENTS names each agent's address")
                 continue
+            elif attack == "fallback" and (protocol == "json" or security != "none"):
+                cells.add(attack, "n/a", "json is the weakest already" if protocol == "json" else
+                          "the upgrade request is inside TLS: nothing to rewrite")  # fmt: skip
+                continue
             else:
                 seen = wire_cell(cells, attack, base, task, target, out / attack)
             tapped = seen if attack == "tap" else tapped
@@ -338,11 +349,17 @@ def attack_protocol(settings: Settings, col: Column, task: Task, attacks: list[s
     return [r for r in cells.rows if r.attack in attacks]
 
 
+NOT_NATIVE = {  # attacks not attempted on a protocol's own wire, and why
+    "reorder": "HTTP/1.1 carries one request at a time on a connection; across connections the order is the "
+               "protocol client's, not the wire's (not attempted)",
+    "fallback": "natively a protocol is the path its requests go to, not a name offered at a handshake (not attempted)",
+}
+
+
 def native_wire_cell(cells: Cells, attack: str, base: Settings, task: Task, target: AgentSpec, run_dir: Path) -> Seen:
     """A wire attack on the protocol's own wire (``nativeattack.py``), judged by the run's records."""
-    if attack == "reorder":
-        cells.add(attack, "n/a", "HTTP/1.1 carries one request at a time on a connection; across connections the "
-                  "order is the protocol client's, not the wire's (not attempted)")  # fmt: skip
+    if attack in NOT_NATIVE:
+        cells.add(attack, "n/a", NOT_NATIVE[attack])
         return Seen()
     tamper = native.tamper_for(attack, base.replay_window_s)
     got = asyncio.run(native.through_attacker(base, task, target, tamper, run_dir))

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..mesh.frames import chunk_document
 from ..mesh.protocols import canonical_json
+from ..mesh.subprotocols import subprotocol
 
 Outcome = Literal["blocked", "detected", "succeeded", "n/a"]
 
@@ -40,6 +41,8 @@ ATTACKS = (
     Attack("late", "wire", "an agent's answer held on the wire past the replay window, then delivered"),
     Attack("reorder", "wire", "the relay's first two frames to an agent delivered in the other order"),
     Attack("downgrade", "wire", "an agent's answer stripped to the bare packet (plain json, no envelope or proof)"),
+    Attack("fallback", "wire", "the relay's upgrade request re-offered under the weakest protocol (json): a "
+           "downgrade of the protocol itself, not of one frame"),
     Attack("poison", "wire", "a directory document (an A2A card, an ACP agent list, an ANP DID document) on its way "
            "to the relay re-pointed at the attacker's endpoint"),
     Attack("impersonate", "admission", "a rogue process answers at an agent's address claiming its node and tool"),
@@ -182,6 +185,17 @@ def truncate(payload: bytes) -> bytes:
     return payload[: len(payload) // 2]
 
 
+def fallback(head: bytes) -> bytes | None:
+    """An upgrade request whose offered subprotocol is json's (None: it offers json already)."""
+    lines = head.split(b"\r\n")
+    weak = subprotocol("json").encode()
+    for i, line in enumerate(lines):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"sec-websocket-protocol" and value.strip() != weak:
+            return b"\r\n".join([*lines[:i], b"Sec-WebSocket-Protocol: " + weak, *lines[i + 1 :]])
+    return None
+
+
 def downgrade(payload: bytes) -> bytes | None:
     """The bare packet as the ``json`` protocol would carry it (None: the tap finds no packet)."""
     packet = packet_in(payload)
@@ -204,6 +218,22 @@ class Line:
 
 
 DONE = {"flip": "flipped", "truncate": "truncated", "replay": "copied", "late": "held", "reorder": "reordered"}
+
+
+def judge_fallback(fired: bool, frames_after: int, answer: bytes, status: str, error: str | None) -> tuple[Outcome, str]:
+    """The outcome of the relay's upgrade request re-offered as json: whether the connection it
+    rewrote carried frames afterwards (``answer``: the agent's answer to it)."""
+    if not fired:
+        return "n/a", "no upgrade request offering another protocol went by"
+    said = answer.split(b"\r\n", 1)[0].decode("latin-1")
+    if frames_after:
+        return "succeeded", f"the agent answered {said!r} and {frames_after} frames crossed that connection; the run ended {status}"
+    if status == "connect_failed":
+        return "blocked", f"the relay refused the connection: {error}"
+    named = next((ln.split(b":", 1)[1].strip().decode("latin-1") for ln in answer.split(b"\r\n")
+                  if ln.lower().startswith(b"sec-websocket-protocol:")), "no protocol")  # fmt: skip
+    return "blocked", (f"the agent answered {said!r} naming {named}, which the relay had not offered: the relay's "
+                       f"client refused that connection and made another; the run ended {status}")  # fmt: skip
 
 
 def judge_tls(attack: str, fired: bool, lost: list[float], refused: list[Line], rejoined: bool,

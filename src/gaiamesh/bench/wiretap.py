@@ -53,7 +53,8 @@ class Tamper:
     """What the attacker does to the first data frame that goes ``way`` (``nth``: the n-th, from 1).
 
     ``kind``: ``alter`` (send ``alter(payload)`` instead), ``copy`` (send it, then the same frame
-    again), ``hold`` (send it ``hold_s`` late), ``swap`` (send the next data frame first). Each
+    again), ``hold`` (send it ``hold_s`` late), ``swap`` (send the next data frame first),
+    ``rehead`` (the relay's upgrade request through ``alter``, not a frame). Each
     fires once; what it sent is kept (``sent``) so the run's own records can be searched for it."""
 
     kind: str
@@ -63,6 +64,8 @@ class Tamper:
     hold_s: float = 0.0
     sent: bytes | None = None  # the payload the attack put on the wire
     fired: bool = False
+    after: int = 0  # data frames the connection a ``rehead`` rewrote carried afterwards
+    answer: bytes = b""  # the agent's answer to the request a ``rehead`` rewrote
     _count: int = 0
     _held: Frame | None = None
 
@@ -128,6 +131,7 @@ class Splice:
     def __init__(self, tamper: Tamper | None, seen: Seen) -> None:
         self.tamper, self.seen = tamper, seen
         self.upgraded = False
+        self._reheaded = False  # this connection's upgrade request is the one a rehead rewrote
         self._upgrade = False  # the request asks for a WebSocket (not a health check or a fetch)
         self._head = {Way.DOWN: b"", Way.UP: b""}
         self._headed = {Way.DOWN: False, Way.UP: False}  # its HTTP head has passed
@@ -141,6 +145,8 @@ class Splice:
         for frame in self._frames[way].feed(data):
             if frame.opcode in (Opcode.TEXT, Opcode.BINARY):
                 self.seen.frames.append((way, bytes(frame.data)))
+                if self._reheaded and self.tamper is not None:
+                    self.tamper.after += 1
                 taken = self.tamper.take(frame) if self.tamper is not None and self.tamper.way is way else None
                 if taken is not None:
                     out += [Send(way, self._bytes(way, f), delay) for f, delay in taken]
@@ -167,9 +173,13 @@ class Splice:
             self._upgrade = b"\r\nupgrade: websocket" in head[:end].lower()
             if self._upgrade:
                 self.seen.request = head[:end]
+                head = self._rehead(head[:end]) + head[end:]
+                end = head.find(HEADERS_END) + len(HEADERS_END)
         else:
             if self._upgrade:
                 self.seen.response = head[:end]
+                if self._reheaded and self.tamper is not None:
+                    self.tamper.answer = head[:end]  # the agent's answer to the rewritten request
                 if self.seen.on_handshake is not None:
                     self.seen.on_handshake(self.seen.request)
             self.upgraded = head.startswith(b"HTTP/1.1 101")
@@ -179,6 +189,17 @@ class Splice:
         if end < len(head):
             out += self.feed(way, head[end:])
         return out
+
+    def _rehead(self, head: bytes) -> bytes:
+        """The relay's upgrade request as a ``rehead`` tamper rewrites it (once)."""
+        t = self.tamper
+        if t is None or t.kind != "rehead" or t.fired or t.alter is None:
+            return head
+        changed = t.alter(head)
+        if changed is None:
+            return head
+        t.fired, t.sent, self._reheaded = True, changed, True
+        return changed
 
     @staticmethod
     def _bytes(way: Way, frame: Frame) -> bytes:

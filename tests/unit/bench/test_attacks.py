@@ -181,3 +181,23 @@ def test_the_judge_of_a_tls_record_reads_the_connections_the_relay_lost() -> Non
     assert outcome == "blocked" and "the protocol inside refused its frame: stale" in evidence
     assert judge_tls("late", True, [], [], False, "ok")[0] == "succeeded"
     assert judge_tls("flip", False, [], [], False, "ok")[0] == "n/a"
+
+
+def test_the_fallback_rewrites_the_offered_protocol_once_and_is_judged_by_what_crossed() -> None:
+    from gaiamesh.bench.attacks import fallback, judge_fallback
+
+    asked = (b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             b"Sec-WebSocket-Protocol: gaiamesh.signed\r\n\r\n")  # fmt: skip
+    weak = fallback(asked)
+    assert weak is not None and b"Sec-WebSocket-Protocol: gaiamesh.json\r\n" in weak and b"signed" not in weak
+    assert fallback(weak) is None  # json is the weakest already
+    tamper = Tamper("rehead", way=Way.DOWN, alter=fallback)
+    s = Splice(tamper, Seen())
+    assert b"".join(x.data for x in s.feed(Way.DOWN, asked)) == weak and tamper.fired
+    again = Splice(tamper, Seen())
+    assert b"".join(x.data for x in again.feed(Way.DOWN, asked)) == asked  # once only: the next connection passes
+    answer = b"HTTP/1.1 101 Switching Protocols\r\nSec-WebSocket-Protocol: gaiamesh.json\r\n\r\n"
+    outcome, evidence = judge_fallback(True, 0, answer, "ok", None)
+    assert outcome == "blocked" and "naming gaiamesh.json" in evidence and "made another" in evidence
+    assert judge_fallback(True, 3, answer, "ok", None)[0] == "succeeded"
+    assert judge_fallback(False, 0, b"", "ok", None)[0] == "n/a"
