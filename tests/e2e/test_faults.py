@@ -67,9 +67,14 @@ def test_solar_farm_under_latency_and_loss_answers_as_calm_and_its_log_agrees(
     dropped = [r for r in records if r.status == "dropped_fault"]
     assert dropped and loss["dropped"] == len(dropped) and all(r.fault and r.fault.attempt >= 1 for r in dropped)
     lost = {(r.dst[0], r.b64) for r in dropped if r.type != "data_event"}
-    assert sorted((r.dst[0], r.b64) for r in records if r.status == "redelivered") == sorted(lost)
+    # a copy is redelivered FAULT_REDELIVER_AFTER (0.5 s) after its loss, unless the run ended first
+    # (a CI run under load ended 0.3 ms before one was due)
+    end = max(r.t_ms for r in records)
+    due = {(r.dst[0], r.b64) for r in dropped if r.type != "data_event" and r.t_ms + 500 < end}
+    redelivered = [(r.dst[0], r.b64) for r in records if r.status == "redelivered"]
+    assert due <= set(redelivered) <= lost and len(redelivered) == len(set(redelivered))
     loss_metrics = json.loads((Path(loss["out"]) / "metrics.json").read_text())
     assert loss_metrics["bytes_tx"] == sum(r.tx_bytes for r in records)
     summary = {row["fault"]: row for row in result["summary"]}
-    assert summary["loss"]["redelivered"] == len(lost) and summary["latency"]["retained"] == 1.0
+    assert summary["loss"]["redelivered"] == len(redelivered) and summary["latency"]["retained"] == 1.0
     print(json.dumps(result["summary"], indent=1))
