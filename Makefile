@@ -156,7 +156,7 @@ down:
 		$(if $(VOLUMES),--volumes,)
 
 test: setup dirs keys lint
-	$(BIN)/pytest -ra --durations=15
+	$(BIN)/pytest -ra --durations=30
 
 test-unit: venv
 	$(BIN)/pytest -ra tests/unit

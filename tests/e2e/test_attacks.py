@@ -1,7 +1,7 @@
 """The attack bench end to end: real agent processes, the relay, the attacker on real sockets,
 under `json` (no defence of its own: the baseline that shows the attacks work) and `signed`,
-each in the clear and under mutual TLS (WIRE_TLS=mtls, the certificates of a local CA), and on
-their own wire (TRANSPORT=native: the attacker works on HTTP messages); an A2A agent card
+in the clear and on their own wire (TRANSPORT=native: the attacker works on HTTP messages), `json` under mutual TLS
+(WIRE_TLS=mtls, the certificates of a local CA); an A2A agent card
 re-pointed on its way; all on the suite's one live recording (``recorded``: the model's answers replayed)."""
 
 from __future__ import annotations
@@ -20,13 +20,12 @@ from ..conftest import ROOT, TASKS, free_port
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
 
-@pytest.fixture(scope="module")
-def matrix(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict[str, str]]:
-    out = tmp_path_factory.mktemp("attacks")
+def _bench(recorded: Path, out: Path, *args: str) -> list[dict[str, str]]:
+    """``gaiamesh bench-attacks`` on the recording with ``args``; the rows of its attacks.csv."""
     proc = subprocess.run(
-        [sys.executable, "-m", "gaiamesh", "bench-attacks", "--task", str(TASKS / "solar-farm"), "--protocols",
-         "json,signed", "--security", "none,mtls", "--transports", "relay,native", "--window", "2", "--run-timeout", "5", "--replay", str(recorded),
-         "--ollama-host", f"http://127.0.0.1:{free_port()}", "--workspaces", str(out / "ws"), "--out", str(out)],
+        [sys.executable, "-m", "gaiamesh", "bench-attacks", "--task", str(TASKS / "solar-farm"), *args, "--window", "2",
+         "--run-timeout", "5", "--replay", str(recorded), "--ollama-host", f"http://127.0.0.1:{free_port()}",
+         "--workspaces", str(out / "ws"), "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=600, env=dict(os.environ),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -34,7 +33,18 @@ def matrix(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tup
     summary = json.loads((out / "attacks.json").read_text())["summary"]
     assert summary["frames_lost"] == summary["answers_changed"] == summary["audits_failed"] == 0
     assert summary["calm_not_ok"] == []
-    return {(_column(r), r["attack"]): r for r in csv.DictReader((out / "attacks.csv").open())}
+    return list(csv.DictReader((out / "attacks.csv").open()))
+
+
+@pytest.fixture(scope="module")
+def matrix(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], dict[str, str]]:
+    # json and signed on both wires in the clear; json under mutual TLS (TLS acts alike under any
+    # protocol: the unit tests judge a frame TLS took and the protocol inside refused)
+    rows = _bench(recorded, tmp_path_factory.mktemp("attacks"), "--protocols", "json,signed", "--security", "none",
+                  "--transports", "relay,native")  # fmt: skip
+    rows += _bench(recorded, tmp_path_factory.mktemp("attacks-mtls"), "--protocols", "json", "--security", "mtls",
+                   "--transports", "relay")  # fmt: skip
+    return {(_column(r), r["attack"]): r for r in rows}
 
 
 def _column(row: dict[str, str]) -> str:
@@ -73,7 +83,7 @@ def test_admission_holds_under_both(matrix: dict) -> None:
 
 
 def test_under_mutual_tls_the_tap_reads_nothing_and_a_tampered_record_costs_a_reconnection(matrix: dict) -> None:
-    for protocol in ("json+mtls", "signed+mtls"):
+    for protocol in ("json+mtls",):
         tap = matrix[(protocol, "tap")]
         assert tap["outcome"] == "blocked" and "document 0/" in tap["evidence"] and "answer no" in tap["evidence"]
         for attack in ("flip", "truncate", "replay", "reorder"):
@@ -84,9 +94,8 @@ def test_under_mutual_tls_the_tap_reads_nothing_and_a_tampered_record_costs_a_re
             assert "no certificate of this mesh's CA" in matrix[(protocol, attack)]["evidence"]
         assert "mutual TLS" in matrix[(protocol, "observer")]["evidence"]
         assert matrix[(protocol, "observer")]["outcome"] == "blocked"
-    # TLS carries no time: a record held past the window is taken, and only the signed frame in it is stale
+    # TLS carries no time: a record held past the window is taken (a signed frame in it would be stale)
     assert matrix[("json+mtls", "late")]["outcome"] == "succeeded"
-    assert matrix[("signed+mtls", "late")]["outcome"] == "blocked" and "stale" in matrix[("signed+mtls", "late")]["evidence"]
 
 
 def test_on_their_own_wire_the_tap_reads_everything_and_only_signing_refuses_a_copy(matrix: dict) -> None:
@@ -105,15 +114,7 @@ def test_on_their_own_wire_the_tap_reads_everything_and_only_signing_refuses_a_c
 
 
 def test_an_a2a_card_repointed_on_the_wire_is_refused_not_followed(recorded: Path, tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "gaiamesh", "bench-attacks", "--task", str(TASKS / "solar-farm"), "--protocols", "a2a",
-         "--transports", "native", "--attacks", "poison", "--window", "2", "--run-timeout", "5", "--replay",
-         str(recorded), "--ollama-host", f"http://127.0.0.1:{free_port()}", "--workspaces", str(tmp_path / "ws"),
-         "--out", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env=dict(os.environ),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (row,) = csv.DictReader((tmp_path / "attacks.csv").open())
+    (row,) = _bench(recorded, tmp_path, "--protocols", "a2a", "--transports", "native", "--attacks", "poison")
     # before the relay's client checked the card's origin, it followed the card to the attacker
     assert row["outcome"] == "blocked" and "names an interface at" in row["evidence"], row
     assert row["status"] == "connect_failed"  # named, and nothing went to the attacker
