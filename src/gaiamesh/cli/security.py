@@ -34,7 +34,8 @@ def _cmd_bench_attacks(args: argparse.Namespace) -> int:
     if args.replay:
         settings = settings.model_copy(update={"llm_backend": "replay", "replay_from": Path(args.replay)})
     # a blocked attack leaves the run waiting for the answer it refused: it ends at the timeout
-    timeout = args.run_timeout or (10.0 if args.replay else 120.0)
+    # (replayed, a calm run takes under a second: the replay window and 3 s more are plenty)
+    timeout = args.run_timeout or (args.window + 3 if args.replay else 120.0)
     # REJOIN_GRACE: a connection TLS closes on a tampered record is reached again and its work sent
     # again, as a deployment that keeps its runs through a lost agent does
     settings = settings.model_copy(update={"run_timeout": max(timeout, args.window + 3), "connect_timeout": 20.0,
@@ -81,5 +82,5 @@ def add_commands(sub: Subparsers) -> None:
                    help="REJOIN_GRACE: seconds a run waits for an agent whose connection closed (default 5)")
     p.add_argument("--out", default="bench/attacks")
     p.add_argument("--replay", metavar="FROM", help="answer every model call from the runs under FROM: no model server")
-    common_options(p)  # --run-timeout: here 10 s replayed, 120 s live unless given
+    common_options(p)  # --run-timeout: here --window + 3 s replayed, 120 s live unless given
     p.set_defaults(func=_cmd_bench_attacks)
