@@ -55,7 +55,6 @@ from .attacks import what_the_tap_read as tap_read
 from .compare import agents_running, console
 from .wiretap import Seen, Splice, Tamper, TlsSplice, Way, intercept
 
-TRANSPORT = "relay"  # the relay's WebSocket (the protocols' own wires are issue 47's next step)
 SECURITY = {"none": "off", "tls": "tls", "mtls": "mtls"}  # the matrix's name -> WIRE_TLS
 TARGET_TOOL = "extract"  # the agent attacked: it reads doc_init and answers search_docs
 

@@ -14,7 +14,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
-from gaiamesh.agents.teams import lineup
+from gaiamesh.agents.teams import agent_specs, lineup
 from gaiamesh.errors import ConfigError
 from gaiamesh.mesh import wiretls
 from gaiamesh.mesh.localtls import NODE_URI, node_cert_file
@@ -81,7 +81,7 @@ async def test_an_agent_showing_another_nodes_certificate_is_refused(tmp_path: P
 
 async def test_under_mtls_an_agent_serves_health_to_anyone_and_work_to_the_relay_only(tmp_path: Path) -> None:
     s = settings_for(tmp_path, free_port_block(4), TOOLS, wire_tls="mtls")
-    port, keys = s.agents and int(s.agents.split(",")[0].rsplit(":", 1)[1]), s.keys_dir
+    port, keys = agent_specs(s)[0].port, s.keys_dir
     anyone = ssl.create_default_context(cafile=keys / "local-ca.pem")
     anyone.check_hostname = False
     agent_two = ssl.create_default_context(cafile=keys / "local-ca.pem")
