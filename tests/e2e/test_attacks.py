@@ -80,6 +80,11 @@ def test_admission_holds_under_both(matrix: dict) -> None:
         replayed = matrix[(protocol, "handshake_replay")]
         assert replayed["outcome"] == "blocked" and "replayed" in replayed["evidence"]
         assert replayed["status"] == "ok"  # the run the handshake was stolen from went on
+        # a proof the agent made for another protocol, handed back under this one: the proof binds it
+        crossed = matrix[(protocol, "crossproof")]
+        assert crossed["outcome"] == "blocked" and "made for another protocol" in crossed["evidence"], crossed
+        assert crossed["status"] == "connect_failed" and crossed["frames_lost"] == "0"
+    assert matrix[("json+mtls", "crossproof")]["outcome"] == matrix[("json/native", "crossproof")]["outcome"] == "n/a"
 
 
 def test_under_mutual_tls_the_tap_reads_nothing_and_a_tampered_record_costs_a_reconnection(matrix: dict) -> None:

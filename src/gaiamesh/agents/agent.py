@@ -408,8 +408,9 @@ class MeshAgent:
                 response.headers[name] = value
             challenge = request.headers.get(admission.HEADER_CHALLENGE)
             if self.settings.mesh_token and challenge:
+                chose = response.headers.get("Sec-WebSocket-Protocol", "")  # the proof binds it
                 response.headers[admission.HEADER_AGENT_PROOF] = admission.agent_proof(
-                    self.settings.mesh_token, challenge, self.node_id, self.tool.name
+                    self.settings.mesh_token, challenge, self.node_id, self.tool.name, chose
                 )
 
     async def serve(self, stop: asyncio.Event) -> None:

@@ -25,13 +25,12 @@ from ..mesh import admission
 from ..mesh.frames import Announcement, Packet
 from ..mesh.freshness import Freshness
 from ..mesh.native import Binding, NoNativeWire, binding
+from ..mesh.native.base import HELLO
 from ..mesh.protocols import ProtocolAdapter
 from ..settings import Settings
 from ..tools.tool import Tool
 
 log = logging.getLogger("gaiamesh.agents.native")
-
-HELLO = "/gaiamesh/hello"
 
 
 class QueueOutbox:
@@ -151,7 +150,7 @@ class NativeApp:
         challenge = _ci(headers).get(admission.HEADER_CHALLENGE)
         if token and challenge:
             out[admission.HEADER_AGENT_PROOF] = admission.agent_proof(
-                token, challenge, self.agent.node_id, self.agent.tool.name
+                token, challenge, self.agent.node_id, self.agent.tool.name, HELLO
             )
         await _plain(send, 200, "ok\n", out)
 

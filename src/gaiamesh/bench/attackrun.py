@@ -28,7 +28,7 @@ from ..evaluation.metrics import RunMetrics
 from ..mesh import admission, wiretls
 from ..mesh.frames import Announcement
 from ..mesh.localtls import issue_tls
-from ..mesh.native.gateway import HELLO
+from ..mesh.native.base import HELLO
 from ..mesh.protocols import KEYED, generate_keys
 from ..mesh.relay import MeshNetwork
 from ..mesh.subprotocols import subprotocol
@@ -40,11 +40,13 @@ from .attacks import (
     ATTACKS,
     WIRE,
     AttackRow,
+    CrossProof,
     Line,
     Outcome,
     downgrade,
     fallback,
     flip,
+    judge_crossproof,
     judge_fallback,
     judge_tls,
     judge_wire,
@@ -66,11 +68,16 @@ def tamper_for(attack: str, window_s: float) -> Tamper | None:
         "truncate": lambda: Tamper("alter", alter=truncate),
         "downgrade": lambda: Tamper("alter", alter=downgrade),
         "fallback": lambda: Tamper("rehead", way=Way.DOWN, alter=fallback),
+        "crossproof": lambda: _crossed(CrossProof()),
         "replay": lambda: Tamper("copy"),
         "late": lambda: Tamper("hold", hold_s=window_s + 1.0),
         "reorder": lambda: Tamper("swap", way=Way.DOWN),
     }
     return plans[attack]() if attack in plans else None
+
+
+def _crossed(rewrite: CrossProof) -> Tamper:
+    return Tamper("rehead", way=Way.DOWN, alter=rewrite.request, reanswer=rewrite.answer)
 
 
 async def through_attacker(settings: Settings, task: Task, target: AgentSpec, tamper: Tamper | None,
@@ -231,6 +238,9 @@ def wire_cell(cells: Cells, attack: str, base: Settings, task: Task, target: Age
         fired, after = (tamper.fired, tamper.after) if tamper is not None else (False, 0)
         said = tamper.answer if tamper is not None else b""
         cells.add(attack, *judge_fallback(fired, after, said, m.status, m.error), (m, run_dir), lost)
+    elif attack == "crossproof":
+        fired, after = (tamper.fired, tamper.after) if tamper is not None else (False, 0)
+        cells.add(attack, *judge_crossproof(fired, after, m.status, m.error), (m, run_dir), lost)
     elif attack == "downgrade" and base.protocol == "json":
         cells.add(attack, "n/a", "json carries no envelope or proof to strip", (m, run_dir), lost)
     else:
@@ -337,6 +347,9 @@ def attack_protocol(settings: Settings, col: Column, task: Task, attacks: list[s
             elif attack == "poison":
                 cells.add(attack, "n/a", "the relay's wire has no directory to poison: AGENTS names each agent's address")
                 continue
+            elif attack == "crossproof" and security != "none":
+                cells.add(attack, "n/a", "the upgrade request and its answer are inside TLS: nothing to rewrite")
+                continue
             elif attack == "fallback" and (protocol == "json" or security != "none"):
                 cells.add(attack, "n/a", "json is the weakest already" if protocol == "json" else
                           "the upgrade request is inside TLS: nothing to rewrite")  # fmt: skip
@@ -352,6 +365,8 @@ NOT_NATIVE = {  # attacks not attempted on a protocol's own wire, and why
     "reorder": "HTTP/1.1 carries one request at a time on a connection; across connections the order is the "
                "protocol client's, not the wire's (not attempted)",
     "fallback": "natively a protocol is the path its requests go to, not a name offered at a handshake (not attempted)",
+    "crossproof": "natively the hello names no protocol (its proof binds the hello, and each request is then judged "
+                  "by its own protocol's rules): no proof of one protocol to offer under another (not attempted)",
 }
 
 

@@ -45,6 +45,9 @@ ATTACKS = (
            "downgrade of the protocol itself, not of one frame"),
     Attack("poison", "wire", "a directory document (an A2A card, an ACP agent list, an ANP DID document) on its way "
            "to the relay re-pointed at the attacker's endpoint"),
+    Attack("crossproof", "wire", "one protocol's proof offered under another: the relay's upgrade request re-offered "
+           "under another protocol, and the agent's answer (its proof made for that one) handed back naming the "
+           "protocol the relay asked for"),
     Attack("impersonate", "admission", "a rogue process answers at an agent's address claiming its node and tool"),
     Attack("reuse", "admission", "the rogue answers with the real agent's proof, captured from an earlier handshake"),
     Attack("handshake_replay", "admission", "the relay's captured upgrade request sent again to the agent"),
@@ -187,13 +190,46 @@ def truncate(payload: bytes) -> bytes:
 
 def fallback(head: bytes) -> bytes | None:
     """An upgrade request whose offered subprotocol is json's (None: it offers json already)."""
-    lines = head.split(b"\r\n")
+    found = _offered(head)
     weak = subprotocol("json").encode()
+    if found is None or found[0][found[1]].partition(b":")[2].strip() == weak:
+        return None
+    lines, i = found
+    return b"\r\n".join([*lines[:i], b"Sec-WebSocket-Protocol: " + weak, *lines[i + 1 :]])
+
+
+def _offered(head: bytes) -> tuple[list[bytes], int] | None:
+    """The lines of an HTTP head and the index of its Sec-WebSocket-Protocol line (None: none)."""
+    lines = head.split(b"\r\n")
     for i, line in enumerate(lines):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"sec-websocket-protocol" and value.strip() != weak:
-            return b"\r\n".join([*lines[:i], b"Sec-WebSocket-Protocol: " + weak, *lines[i + 1 :]])
+        if line.partition(b":")[0].strip().lower() == b"sec-websocket-protocol":
+            return lines, i
     return None
+
+
+@dataclass
+class CrossProof:
+    """The rewrites of ``crossproof``: the relay's upgrade request offers another protocol than
+    the one the relay asked for (``request``), and the agent's answer, whose proof was made for
+    that other one, goes back naming the relay's (``answer``), so that only the proof can tell."""
+
+    asked: bytes = b""  # the protocol the relay offered
+
+    def request(self, head: bytes) -> bytes | None:
+        found = _offered(head)
+        if found is None:
+            return None
+        lines, i = found
+        self.asked = lines[i].partition(b":")[2].strip()
+        other = subprotocol("binary" if self.asked == subprotocol("json").encode() else "json").encode()
+        return b"\r\n".join([*lines[:i], b"Sec-WebSocket-Protocol: " + other, *lines[i + 1 :]])
+
+    def answer(self, head: bytes) -> bytes:
+        found = _offered(head)
+        if found is None or not self.asked:
+            return head
+        lines, i = found
+        return b"\r\n".join([*lines[:i], b"Sec-WebSocket-Protocol: " + self.asked, *lines[i + 1 :]])
 
 
 def downgrade(payload: bytes) -> bytes | None:
@@ -234,6 +270,19 @@ def judge_fallback(fired: bool, frames_after: int, answer: bytes, status: str, e
                   if ln.lower().startswith(b"sec-websocket-protocol:")), "no protocol")  # fmt: skip
     return "blocked", (f"the agent answered {said!r} naming {named}, which the relay had not offered: the relay's "
                        f"client refused that connection and made another; the run ended {status}")  # fmt: skip
+
+
+def judge_crossproof(fired: bool, frames_after: int, status: str, error: str | None) -> tuple[Outcome, str]:
+    """The outcome of ``crossproof``: whether the connection whose answer carried a proof made for
+    another protocol carried frames afterwards."""
+    if not fired:
+        return "n/a", "no upgrade request went by"
+    if frames_after:
+        return "succeeded", (f"the relay took a proof the agent made for another protocol: {frames_after} frames "
+                             f"crossed that connection; the run ended {status}")  # fmt: skip
+    if status == "connect_failed":
+        return "blocked", f"the relay refused the agent's proof, made for another protocol: {error}"
+    return "blocked", f"that connection carried no frame; the run ended {status}"
 
 
 def judge_tls(attack: str, fired: bool, lost: list[float], refused: list[Line], rejoined: bool,

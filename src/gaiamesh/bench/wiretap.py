@@ -54,13 +54,14 @@ class Tamper:
 
     ``kind``: ``alter`` (send ``alter(payload)`` instead), ``copy`` (send it, then the same frame
     again), ``hold`` (send it ``hold_s`` late), ``swap`` (send the next data frame first),
-    ``rehead`` (the relay's upgrade request through ``alter``, not a frame). Each
-    fires once; what it sent is kept (``sent``) so the run's own records can be searched for it."""
+    ``rehead`` (the relay's upgrade request through ``alter``, not a frame, and the agent's
+    answer to it through ``reanswer`` when one is given). Each fires once; what it sent is kept (``sent``) so the run's own records can be searched for it."""
 
     kind: str
     way: Way = Way.UP
     nth: int = 1
     alter: Alter | None = None
+    reanswer: Callable[[bytes], bytes] | None = None  # a ``rehead``'s: the agent's answer rewritten
     hold_s: float = 0.0
     sent: bytes | None = None  # the payload the attack put on the wire
     fired: bool = False
@@ -180,6 +181,9 @@ class Splice:
                 self.seen.response = head[:end]
                 if self._reheaded and self.tamper is not None:
                     self.tamper.answer = head[:end]  # the agent's answer to the rewritten request
+                    if self.tamper.reanswer is not None:
+                        head = self.tamper.reanswer(head[:end]) + head[end:]
+                        end = head.find(HEADERS_END) + len(HEADERS_END)
                 if self.seen.on_handshake is not None:
                     self.seen.on_handshake(self.seen.request)
             self.upgraded = head.startswith(b"HTTP/1.1 101")

@@ -8,8 +8,8 @@ Pure functions; the relay and the agent put their results in the WebSocket hands
   own proof of the token over it;
 - the agent refuses the upgrade (403) when the relay's proof does not match its own token, or the
   challenge is stale or one it has answered before (a captured request sent again: see
-  ``freshness.py``), and otherwise answers with its proof over the same challenge, its node id and
-  its tool;
+  ``freshness.py``), and otherwise answers with its proof over the same challenge, its node id,
+  its tool and the protocol it chose (a proof made under one protocol admits no other);
 - the relay refuses an agent whose answer carries no proof or a wrong one.
 
 The token itself never crosses the wire, and an agent's proof holds only for the challenge it
@@ -50,8 +50,11 @@ def relay_proof(token: str, challenge: str) -> str:
     return _mac(token, "relay", challenge)
 
 
-def agent_proof(token: str, challenge: str, node_id: str, tool: str) -> str:
-    return _mac(token, "agent", challenge, node_id, tool)
+def agent_proof(token: str, challenge: str, node_id: str, tool: str, speaks: str) -> str:
+    """An agent's proof over the relay's challenge, who it is, and what it agreed to speak
+    (``speaks``: the WebSocket subprotocol it chose, or the native wire's hello path), so that
+    a proof made for one protocol does not admit a connection under another."""
+    return _mac(token, "agent", challenge, node_id, tool, speaks)
 
 
 def relay_headers(token: str) -> dict[str, str]:
@@ -79,8 +82,9 @@ def relay_refusal(token: str, headers: Mapping[str, str], fresh: Freshness | Non
     return None if why is None else f"the relay's challenge was refused: {why}"
 
 
-def agent_admitted(token: str, challenge: str, proof: str | None, node_id: str, tool: str) -> bool:
-    """Whether an agent's handshake answer proves it holds ``token`` (as ``node_id``/``tool``)."""
+def agent_admitted(token: str, challenge: str, proof: str | None, node_id: str, tool: str, speaks: str) -> bool:
+    """Whether an agent's handshake answer proves it holds ``token`` (as ``node_id``/``tool``,
+    speaking what the relay asked for: ``speaks``)."""
     if not token:
         return True
-    return proof is not None and hmac.compare_digest(proof, agent_proof(token, challenge, node_id, tool))
+    return proof is not None and hmac.compare_digest(proof, agent_proof(token, challenge, node_id, tool, speaks))

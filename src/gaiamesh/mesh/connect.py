@@ -69,7 +69,8 @@ async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) ->
         if tls is not None and (named := wiretls.peer_node(ws.transport)) != spec.announces:
             what = f"showed the certificate of node {named!r}, not of node {spec.announces!r}"
             raise ForeignAgent(_foreign(spec, what, url))
-        said = admitted(spec, settings, asked, ws.response.headers if ws.response else None, spec.url)
+        headers = ws.response.headers if ws.response else None
+        said = admitted(spec, settings, asked, headers, spec.url, subprotocol(settings.protocol))
     except ConnectError:
         await ws.close()
         raise
@@ -84,10 +85,12 @@ async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) ->
 
 
 def admitted(
-    spec: AgentSpec, settings: Settings, asked: Mapping[str, str], headers: Mapping[str, str] | None, where: str
+    spec: AgentSpec, settings: Settings, asked: Mapping[str, str], headers: Mapping[str, str] | None, where: str,
+    speaks: str,
 ) -> Announcement | None:
     """What the agent announced in its handshake answer's ``headers``, once it proved the run's
-    mesh token and is the agent AGENTS names (:class:`ForeignAgent` or :class:`ConnectError`
+    mesh token, speaking what the relay asked for (``speaks``: the subprotocol it offered, or the
+    native hello), and is the agent AGENTS names (:class:`ForeignAgent` or :class:`ConnectError`
     otherwise); None for an agent that announces nothing. The WebSocket handshake and the native
     wire's hello both end here."""
     token = settings.mesh_token
@@ -99,7 +102,7 @@ def admitted(
             raise ForeignAgent(_foreign(spec, "did not prove this run's mesh token")) from exc
         raise ConnectError(f"agent {spec.node_id} ({spec.tool}) at {where}: {exc}") from exc
     if token and not (said and admission.agent_admitted(
-            token, asked[admission.HEADER_CHALLENGE], proof, said.node_id, said.tool)):  # fmt: skip
+            token, asked[admission.HEADER_CHALLENGE], proof, said.node_id, said.tool, speaks)):  # fmt: skip
         raise ForeignAgent(_foreign(spec, "did not prove this run's mesh token"))
     # A replica found through a dns: entry announces the entry's node id (its NODE_ID,
     # shared with the other replicas); the relay knows it as the replica's own id.

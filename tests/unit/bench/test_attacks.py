@@ -201,3 +201,30 @@ def test_the_fallback_rewrites_the_offered_protocol_once_and_is_judged_by_what_c
     assert outcome == "blocked" and "naming gaiamesh.json" in evidence and "made another" in evidence
     assert judge_fallback(True, 3, answer, "ok", None)[0] == "succeeded"
     assert judge_fallback(False, 0, b"", "ok", None)[0] == "n/a"
+
+
+def test_a_crossed_proof_is_asked_for_under_one_protocol_and_handed_back_under_the_relays() -> None:
+    from gaiamesh.bench.attackrun import tamper_for
+    from gaiamesh.bench.attacks import judge_crossproof
+
+    asked = (b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             b"Sec-WebSocket-Protocol: gaiamesh.anp\r\n\r\n")  # fmt: skip
+    tamper = tamper_for("crossproof", 60.0)
+    assert tamper is not None
+    s = Splice(tamper, Seen())
+    sent = b"".join(x.data for x in s.feed(Way.DOWN, asked))
+    assert b"Sec-WebSocket-Protocol: gaiamesh.json\r\n" in sent and b"anp" not in sent and tamper.fired
+    answer = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nSec-WebSocket-Protocol: gaiamesh.json\r\n"
+              b"X-Gaiamesh-Proof: 00ff\r\n\r\n")  # fmt: skip
+    back = b"".join(x.data for x in s.feed(Way.UP, answer))
+    # the relay reads the protocol it asked for; only the proof, made for json, can tell
+    assert b"Sec-WebSocket-Protocol: gaiamesh.anp\r\n" in back and b"X-Gaiamesh-Proof: 00ff" in back
+    assert tamper.answer == answer  # what the agent said, for the evidence
+    json_asked = asked.replace(b"gaiamesh.anp", b"gaiamesh.json")
+    other = tamper_for("crossproof", 60.0)
+    assert other is not None and other.alter is not None
+    assert b"gaiamesh.binary" in (other.alter(json_asked) or b"")  # under json the other one is binary
+    outcome, evidence = judge_crossproof(True, 0, "connect_failed", "did not prove this run's mesh token")
+    assert outcome == "blocked" and "made for another protocol" in evidence
+    assert judge_crossproof(True, 4, "error", None)[0] == "succeeded"
+    assert judge_crossproof(False, 0, "ok", None)[0] == "n/a"

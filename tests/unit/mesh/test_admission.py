@@ -13,8 +13,8 @@ import pytest
 
 from gaiamesh.agents.agent import MeshAgent
 from gaiamesh.agents.catalog import get_tool
-from gaiamesh.agents.teams import lineup
-from gaiamesh.errors import PortTaken
+from gaiamesh.agents.teams import agent_specs, lineup
+from gaiamesh.errors import ForeignAgent, PortTaken
 from gaiamesh.mesh import admission
 from gaiamesh.mesh.freshness import Freshness
 from gaiamesh.mesh.relay import MeshNetwork
@@ -32,14 +32,16 @@ def test_proofs_hold_only_for_their_token_challenge_and_agent() -> None:
     assert "another mesh" in str(admission.relay_refusal("t2", asked))
     assert "another mesh" in str(admission.relay_refusal("t1", {}))
     assert admission.relay_refusal("t1", {**asked, admission.HEADER_CHALLENGE: "0" * 32}) is not None
-    proof = admission.agent_proof("t1", c, "0", "search")
-    assert admission.agent_admitted("t1", c, proof, "0", "search")
-    assert not admission.agent_admitted("t2", c, proof, "0", "search")
-    assert not admission.agent_admitted("t1", c, proof, "1", "search")  # another agent's proof
-    assert not admission.agent_admitted("t1", admission.challenge(), proof, "0", "search")  # replayed
-    assert not admission.agent_admitted("t1", c, None, "0", "search")
+    speaks = "gaiamesh.anp"
+    proof = admission.agent_proof("t1", c, "0", "search", speaks)
+    assert admission.agent_admitted("t1", c, proof, "0", "search", speaks)
+    assert not admission.agent_admitted("t2", c, proof, "0", "search", speaks)
+    assert not admission.agent_admitted("t1", c, proof, "1", "search", speaks)  # another agent's proof
+    assert not admission.agent_admitted("t1", admission.challenge(), proof, "0", "search", speaks)  # replayed
+    assert not admission.agent_admitted("t1", c, proof, "0", "search", "gaiamesh.json")  # made under another protocol
+    assert not admission.agent_admitted("t1", c, None, "0", "search", speaks)
     assert "t1" not in "".join(asked.values()) and "t1" not in proof  # the token never crosses
-    assert admission.relay_headers("") == {} and admission.agent_admitted("", c, None, "0", "search")
+    assert admission.relay_headers("") == {} and admission.agent_admitted("", c, None, "0", "search", speaks)
 
 
 def test_a_relays_handshake_is_answered_once_and_only_while_fresh() -> None:
@@ -72,6 +74,29 @@ async def test_an_agent_refuses_a_replayed_handshake_over_a_real_socket(tmp_path
                 pass
         assert refused.value.response.status_code == 403
         assert b"replayed" in refused.value.response.body
+
+
+async def test_a_real_agents_proof_holds_only_for_the_protocol_it_chose(tmp_path: Path) -> None:
+    """A relay that asked for one protocol, handed an answer whose proof the agent made for
+    another (an attacker rewrote both heads: bench-attacks' crossproof), refuses it."""
+    from websockets.asyncio.client import connect
+
+    from gaiamesh.mesh.connect import admitted
+    from gaiamesh.mesh.subprotocols import subprotocol
+
+    base = free_port_block(4)
+    agents = settings_for(tmp_path, base, TOOLS, mesh_token="tok")
+    spec = next(a for a in agent_specs(agents) if a.port == base)
+    async with mesh(agents):
+        await _listening(base)
+        asked = admission.relay_headers("tok")
+        async with connect(f"ws://127.0.0.1:{base}/ws", additional_headers=asked,
+                           subprotocols=[subprotocol("json")]) as ws:  # fmt: skip
+            assert ws.response is not None
+            headers = ws.response.headers
+    assert admitted(spec, agents, asked, headers, "here", subprotocol("json")) is not None
+    with pytest.raises(ForeignAgent, match="did not prove this run's mesh token"):
+        admitted(spec, agents, asked, headers, "here", subprotocol("signed"))
 
 
 async def _listening(port: int, within_s: float = 10.0) -> None:

@@ -27,6 +27,10 @@ from starlette.types import ASGIApp
 
 from ...errors import RunError
 
+# Where the relay asks an agent to prove the run's mesh token before it uses the agent's native
+# endpoints (both ends: the relay's gateway and the agent's native server).
+HELLO = "/gaiamesh/hello"
+
 
 class Undelivered(RunError):
     """The protocol's client gave up on a frame (after whatever retries its SDK or its documented

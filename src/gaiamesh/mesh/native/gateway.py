@@ -27,14 +27,13 @@ from ..connect import admitted
 from ..faults import FaultPlan
 from ..frames import Announcement
 from . import binding, check
-from .base import NativeClient, Peer, Undelivered
+from .base import HELLO, NativeClient, Peer, Undelivered
 from .tap import Tap
 from .tapfaults import TapFaults
 
 if TYPE_CHECKING:
     from .didhost import DidHost
 
-HELLO = "/gaiamesh/hello"
 DRAIN_S = 2.0  # how long the run's end waits for frames in flight
 OnFrame = Callable[[str, bytes], None]  # node id, one frame of its answer
 OnLost = Callable[[str, str], None]  # node id, what the protocol's client saw
@@ -115,7 +114,7 @@ class Gateway:
                 if answer.status_code == 403 and self.settings.mesh_token:
                     raise ForeignAgent(f"what answers at {where} refused this run's mesh token")
                 if answer.status_code == 200:
-                    return admitted(spec, self.settings, asked, answer.headers, where)
+                    return admitted(spec, self.settings, asked, answer.headers, where, HELLO)
                 last = f"HTTP {answer.status_code}"
             await asyncio.sleep(0.25)  # retry back-off while the agent starts
         raise ConnectError(
