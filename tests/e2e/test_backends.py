@@ -108,7 +108,9 @@ def test_our_server_in_chat_mode_through_the_ollama_client(tmp_path: Path, model
 async def test_both_servers_score_a_continuation_alike(model_server: str, openai_server: str) -> None:
     """The same model read two ways: our /api/score, and prompt log-probabilities of an
     OpenAI-compatible completion with echo (as lm-evaluation-harness scores)."""
-    prompt = Prompt.plain("The Halden Bridge opened in 1931. It is 412 metres long.\nHow long is the bridge?\nAnswer:")
+    # short: llama-cpp-python's server pays about a second per echoed token here (it sorts the
+    # vocabulary for each), and echoes the prompt once per option
+    prompt = Prompt.plain("Halden Bridge, 1931: 412 metres long.\nLength:")
     options = [" 412 metres\n", " 1931\n", " Halden\n"]
     ours = await LLMClient.ollama(model_server, "gemma3:270m").score(prompt, options, LLMUsage())
     usage = LLMUsage()
