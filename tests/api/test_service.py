@@ -19,6 +19,7 @@ from websockets.sync.client import connect
 
 from gaiamesh.evaluation.audit import audit
 
+from ..conftest import replayed
 from .conftest import KEY, SECRET, Service
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
@@ -266,10 +267,12 @@ def test_autochat_sends_the_next_message_itself_up_to_its_cap(service: Service) 
     assert bad.status_code == 404
 
 
-def test_bench_concurrency_writes_its_results(model_server: str, tmp_path: Path) -> None:
-    env = {**os.environ, "OLLAMA_HOST": model_server}
+def test_bench_concurrency_writes_its_results(recorded: Path, tmp_path: Path) -> None:
+    # on the suite's recording: what is tested is the command and its figures, not the model
+    env = {**os.environ, **replayed(recorded)}
     proc = subprocess.run(
-        [sys.executable, "-m", "gaiamesh", "bench-concurrency", "--levels", "1,2", "--runs", "2", "--out", str(tmp_path)],
+        [sys.executable, "-m", "gaiamesh", "bench-concurrency", "--levels", "1,2", "--runs", "2",
+         "--tasks", str(recorded.parent / "tasks"), "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=600, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
