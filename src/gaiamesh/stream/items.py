@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import TaskError
 
-MAX_LINE_BYTES = 64 * 1024  # a question, not a document: a longer line is refused, not read whole
+MAX_LINE_BYTES = 64 * 1024
+BOM = b"\xef\xbb\xbf"  # a question, not a document: a longer line is refused, not read whole
 
 
 class StreamItem(BaseModel):
@@ -37,6 +38,8 @@ def read_items(path: Path, limit: int = 0) -> Iterator[StreamItem]:
         raise TaskError(f"{path}: cannot read the stream's items ({exc.strerror})") from exc
     with f:
         for number, raw in enumerate(f, start=1):
+            if number == 1:
+                raw = raw.removeprefix(BOM)  # ProtocolBench's file starts with one (it reads utf-8-sig)
             if not raw.strip():
                 continue
             item = _item(path, number, raw)

@@ -68,3 +68,10 @@ def test_a_long_file_is_read_as_it_is_consumed(tmp_path: Path) -> None:
     first = list(itertools.islice(items, 3))  # a generator: nothing past what was taken is parsed
     assert [i.id for i in first] == ["0", "1", "2"]
     assert sum(1 for _ in items) == 100_000 - 3
+
+
+def test_protocolbenchs_thousand_queries_are_read_whole() -> None:
+    path = Path(__file__).resolve().parents[3] / "tasks-stream" / "protocolbench-top1000.jsonl"
+    got = list(read_items(path))  # its first line starts with a byte-order mark
+    assert len(got) == 1000 and [i.id for i in got[:3]] == ["1", "2", "3"] and got[-1].id == "1000"
+    assert all(i.q.strip() for i in got)
