@@ -8,7 +8,8 @@ lost or back) and the time, and sends what :meth:`Dispatcher.assign` returns.
 - At most ``per_worker`` items in flight on a worker, and the queue takes at most
   ``prefetch`` items ahead of them: a file of any length is read as the workers free up.
 - Each item is answered once: the first answer is its answer; any later one (a worker that was
-  given up on answers after all) is counted as a duplicate, never as a second answer. An item
+  given up on answers after all), or one after the item ended ``failed``, is counted as a
+  duplicate, never taken. An item
   whose worker is lost or fails goes back to the head of the queue, to another worker, up to
   ``max_attempts`` sends; then it ends ``failed`` with the reason.
 """
