@@ -1,0 +1,83 @@
+"""A stream's figures from its items' fates (pure): latency percentiles, throughput, success,
+retries, duplicates and the load on each worker (ProtocolBench reports the variance of the
+per-worker counts as its load balance)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from .dispatch import Fate
+
+
+class Latency(BaseModel):
+    """Seconds: end to end (queued to answered), unless the field's name says otherwise."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    mean: float
+    std: float
+    p50: float
+    p95: float
+    p99: float
+    max: float
+
+
+class StreamSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    items: int
+    answered: int
+    failed: int
+    success_rate: float
+    retries: int  # sends beyond each item's first
+    duplicates: int  # answers after an item's answer: counted, never taken
+    lost_sends: int  # sends whose worker was lost
+    wall_s: float
+    items_per_min: float
+    latency: Latency | None
+    queue_wait: Latency | None
+    per_worker: dict[str, int]  # answers each worker gave
+    worker_variance: float  # population variance of per_worker
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of sorted values, by the nearest rank (no interpolation: a
+    p99 of 100 items is the 99th slowest, one that happened)."""
+    if not sorted_values:
+        raise ValueError("no values")
+    rank = max(1, math.ceil(q * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def latency(values: Iterable[float]) -> Latency | None:
+    v = sorted(values)
+    if not v:
+        return None
+    return Latency(n=len(v), mean=statistics.fmean(v), std=statistics.pstdev(v), p50=percentile(v, 0.5),
+                   p95=percentile(v, 0.95), p99=percentile(v, 0.99), max=v[-1])  # fmt: skip
+
+
+def summarize(fates: Sequence[Fate], workers: Sequence[str]) -> StreamSummary:
+    answered = [f for f in fates if f.status == "answered" and f.answered_s is not None]
+    counts = Counter({w: 0 for w in workers})
+    counts.update(f.answered_by for f in answered if f.answered_by is not None)
+    starts = [f.queued_s for f in fates]
+    ends = [f.answered_s for f in answered if f.answered_s is not None]
+    wall = (max(ends) - min(starts)) if ends and starts else 0.0
+    sends = [a for f in fates for a in f.sends]
+    return StreamSummary(
+        items=len(fates), answered=len(answered), failed=sum(f.status == "failed" for f in fates),
+        success_rate=len(answered) / len(fates) if fates else 0.0,
+        retries=sum(max(0, len(f.sends) - 1) for f in fates),
+        duplicates=sum(f.duplicates for f in fates), lost_sends=sum(a.outcome == "lost" for a in sends),
+        wall_s=wall, items_per_min=len(answered) / wall * 60 if wall > 0 else 0.0,
+        latency=latency(f.answered_s - f.queued_s for f in answered if f.answered_s is not None),
+        queue_wait=latency(f.sends[0].sent_s - f.queued_s for f in fates if f.sends),
+        per_worker=dict(counts), worker_variance=statistics.pvariance(list(counts.values())) if counts else 0.0,
+    )  # fmt: skip
