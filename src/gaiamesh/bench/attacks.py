@@ -190,20 +190,18 @@ def truncate(payload: bytes) -> bytes:
 
 def fallback(head: bytes) -> bytes | None:
     """An upgrade request whose offered subprotocol is json's (None: it offers json already)."""
-    found = _offered(head)
-    weak = subprotocol("json").encode()
-    if found is None or found[0][found[1]].partition(b":")[2].strip() == weak:
-        return None
-    lines, i = found
-    return b"\r\n".join([*lines[:i], b"Sec-WebSocket-Protocol: " + weak, *lines[i + 1 :]])
+    found = _reprotocol(head, subprotocol("json").encode())
+    return None if found is None or found[1] == subprotocol("json").encode() else found[0]
 
 
-def _offered(head: bytes) -> tuple[list[bytes], int] | None:
-    """The lines of an HTTP head and the index of its Sec-WebSocket-Protocol line (None: none)."""
+def _reprotocol(head: bytes, value: bytes) -> tuple[bytes, bytes] | None:
+    """``head`` with its Sec-WebSocket-Protocol line naming ``value``, and what it named (None:
+    the head has no such line)."""
     lines = head.split(b"\r\n")
     for i, line in enumerate(lines):
-        if line.partition(b":")[0].strip().lower() == b"sec-websocket-protocol":
-            return lines, i
+        name, _, was = line.partition(b":")
+        if name.strip().lower() == b"sec-websocket-protocol":
+            return b"\r\n".join([*lines[:i], b"Sec-WebSocket-Protocol: " + value, *lines[i + 1 :]]), was.strip()
     return None
 
 
@@ -216,20 +214,17 @@ class CrossProof:
     asked: bytes = b""  # the protocol the relay offered
 
     def request(self, head: bytes) -> bytes | None:
-        found = _offered(head)
+        found = _reprotocol(head, subprotocol("json").encode())
         if found is None:
             return None
-        lines, i = found
-        self.asked = lines[i].partition(b":")[2].strip()
-        other = subprotocol("binary" if self.asked == subprotocol("json").encode() else "json").encode()
-        return b"\r\n".join([*lines[:i], b"Sec-WebSocket-Protocol: " + other, *lines[i + 1 :]])
+        rewritten, self.asked = found
+        if self.asked == subprotocol("json").encode():  # a json run: offer binary instead
+            rewritten = rewritten.replace(self.asked, subprotocol("binary").encode())
+        return rewritten
 
     def answer(self, head: bytes) -> bytes:
-        found = _offered(head)
-        if found is None or not self.asked:
-            return head
-        lines, i = found
-        return b"\r\n".join([*lines[:i], b"Sec-WebSocket-Protocol: " + self.asked, *lines[i + 1 :]])
+        found = _reprotocol(head, self.asked) if self.asked else None
+        return head if found is None else found[0]
 
 
 def downgrade(payload: bytes) -> bytes | None:
