@@ -20,7 +20,7 @@ export TESTCONTAINERS_RYUK_DISABLED := true
 # The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
 export GAIAMESH_USER ?= $(shell scripts/owner.sh)
 
-.PHONY: submit registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood bench-attacks bench-tls browser env bench-overhead bench-local keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
+.PHONY: submit registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood bench-attacks bench-tls browser env bench-overhead bench-local stream keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -186,6 +186,14 @@ bench-failstorm: env images dirs keys
 		--url "http://127.0.0.1:$${SERVICE_PORT:-8080}" --results "$${RESULTS_DIR:-results}" \
 		--kill $${KILL:-3} --every $${EVERY:-15} --grace $${GRACE:-10} --limit $${LIMIT:-0} \
 		--max-kills $${MAX_KILLS:-0} --out bench/failstorm-compose
+
+# A stream of items through one team, a coordinator and WORKERS answerers (docs/stream.md), local
+# mode: TASKS (default ProtocolBench's 1,000 queries), WORKERS (4, or 4,8,16), PROTOCOLS (json),
+# LIMIT (first N items), REPLAY=FROM (answers recorded by an earlier stream), PACE (recorded | none), OUT.
+stream: venv
+	$(BIN)/gaiamesh stream --tasks $${TASKS:-tasks-stream/protocolbench-top1000.jsonl} --workers $${WORKERS:-4} \
+		--protocols $${PROTOCOLS:-json} --limit $${LIMIT:-0} --pace $${PACE:-recorded} \
+		$${REPLAY:+--replay $$REPLAY} --out $${OUT:-bench/stream}
 
 # The same comparison in local mode, plus the single-call baseline.
 bench-local: venv

@@ -293,7 +293,7 @@ class MeshAgent:
         ctx = ToolContext(
             llm=self.llm, usage=usage, memory=state.memory, question=packet.question, doc=state.doc,
             workspace=state.folder, settings=self.settings, schemas=self.schemas,
-            ask=lambda task: self.ask(out, state, packet, task),
+            ask=lambda task: self.ask(out, state, packet, task), node_id=self.node_id,
         )  # fmt: skip
         started = time.perf_counter()
         envelope: dict[str, Any] = {"run_id": packet.run_id, "src": self.node_id, "question": packet.question}

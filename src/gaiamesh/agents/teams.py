@@ -1,6 +1,7 @@
 """Each strategy's team, declared once from the strategy's own tools: the four-agent pipeline of
 seed 000 (``pipeline.TOOLS``) and seed 004's orchestrator with its research and utility workers
-(``orchestrated.TOOLS``). One agent per tool.
+(``orchestrated.TOOLS``), and a stream's coordinator with its answerers (``stream.team.TOOLS``;
+``gaiamesh stream`` lines up N answerers). One agent per tool by default.
 
 ``AGENTS`` unset (empty) means the run's strategy's own team on 127.0.0.1 from port 9000:
 :func:`settled` writes that line out where the settings are loaded, so that what a run records
@@ -14,9 +15,10 @@ from ..mesh.discovery import Lineup
 from ..orchestrated import TOOLS as ORCHESTRATED
 from ..pipeline import TOOLS as PIPELINE
 from ..settings import AgentSpec, MeshSettings, parse_agents
+from ..stream.team import TOOLS as STREAM
 from ..tools.tool import Tool
 
-TEAMS: dict[str, tuple[Tool, ...]] = {"pipeline": PIPELINE, "orchestrated": ORCHESTRATED}
+TEAMS: dict[str, tuple[Tool, ...]] = {"pipeline": PIPELINE, "orchestrated": ORCHESTRATED, "stream": STREAM}
 
 Mesh = TypeVar("Mesh", bound=MeshSettings)
 

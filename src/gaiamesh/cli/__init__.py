@@ -12,14 +12,14 @@ import sys
 from pydantic import ValidationError
 
 from ..errors import GaiameshError, exit_code, label
-from . import benchmarks, deploy, runs, security, tlsbench, upkeep
+from . import benchmarks, deploy, runs, security, streams, tlsbench, upkeep
 from .common import errors
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gaiamesh", description="Benchmark harness for multi-agent LLM meshes")
     sub = p.add_subparsers(dest="command", required=True)
-    for kind in (runs, benchmarks, security, tlsbench, upkeep, deploy):
+    for kind in (runs, streams, benchmarks, security, tlsbench, upkeep, deploy):
         kind.add_commands(sub)
     return p
 

@@ -11,7 +11,7 @@ from typing import Any
 from rich.table import Table
 
 from ..errors import ConfigError, TaskError
-from ..settings import STRATEGIES
+from ..settings import TASK_STRATEGIES
 from ..tasks import load_task
 from .common import Subparsers, common_options, console, errors, matrix, settings_from, transports
 
@@ -142,9 +142,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     # --ablate triple,extract: one variant per item ("none" = every stage); a+b leaves out both
     ablations = [("" if a.strip() == "none" else a.strip().replace("+", ",")) for a in (args.ablate or "").split(",")
                  if a.strip()] or None  # fmt: skip
-    unknown = [s for s in strategies if s not in STRATEGIES]
+    unknown = [s for s in strategies if s not in TASK_STRATEGIES]
     if unknown:
-        raise ConfigError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
+        raise ConfigError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(TASK_STRATEGIES)}")
     rows = run_bench(
         settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies,
         ablations, args.seed, transports(args.transports, protocols, strategies or [settings.strategy]),

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, RunError, TaskError, run_status
-from ..settings import STRATEGIES, Settings
+from ..settings import TASK_STRATEGIES, Settings
 from ..tasks import Task, load_task
 from ..tasks.packed import document_from, read_stdin, task_from_tar
 from .common import Subparsers, common_options, console, errors, settings_from, summary_table
@@ -283,7 +283,7 @@ def add_commands(sub: Subparsers) -> None:
     sb.add_argument("--transport", choices=["relay", "native"],
                     help="relay: the relay's WebSocket; native: the protocol's own wire (default: TRANSPORT)")  # fmt: skip
     sb.add_argument(
-        "--strategy", choices=list(STRATEGIES), help="the team that answers (default: STRATEGY)"
+        "--strategy", choices=list(TASK_STRATEGIES), help="the team that answers (default: STRATEGY)"
     )
     sb.add_argument("--routing", help="broadcast | topic | share | auto (default: ROUTING)")
     sb.add_argument(

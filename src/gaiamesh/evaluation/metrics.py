@@ -25,6 +25,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from ..stream.summary import StreamSummary
+
 FrameStatus = Literal["accepted", "rejected", "redelivered", "dropped_fault"]
 
 
@@ -381,6 +383,9 @@ class RunMetrics(Scores, WireCost):
     workspaces_missing: dict[str, str] = Field(default_factory=dict)
     # The native wire's layers below the packet (null: TRANSPORT=relay, where only frames are counted)
     layers: WireLayers | None = None
+    # A stream's figures (strategy `stream`: its coordinator's summary of every item's fate);
+    # absent from every other run's metrics.json
+    stream: Annotated[StreamSummary | None, Field(exclude_if=lambda v: v is None)] = None
 
     def write(self, path: Path) -> Path:
         """Write ``metrics.json`` atomically (a reader never sees half a file)."""
@@ -404,7 +409,7 @@ class RunMetrics(Scores, WireCost):
         its parts' (the scores, the wire cost)."""
         own = [n for n in cls.__annotations__ if n in cls.model_fields]
         parts = [n for base in cls.__bases__ if issubclass(base, BaseModel) for n in base.model_fields]
-        return [n for n in (*own, *parts) if n not in ("agents", "membership", "workspaces_missing", "layers")]
+        return [n for n in (*own, *parts) if n not in ("agents", "membership", "workspaces_missing", "layers", "stream")]
 
 
 class FrameLog:

@@ -329,7 +329,11 @@ class RelayCore(Books):
 
     # --- queues -----------------------------------------------------------------------------
     def _pick_worker(self, packet: SubTaskPacket, exclude: Iterable[str]) -> list[str]:
-        return self.router.pick(packet.payload.assigned_agent_role, [packet.src, *exclude])
+        task, skip = packet.payload, [packet.src, *exclude]
+        chosen = task.assigned_agent_id
+        if chosen is not None and chosen not in skip and chosen in self.router.members(task.assigned_agent_role):
+            return [chosen]  # the sender's choice, live and of the role
+        return self.router.pick(task.assigned_agent_role, skip)
 
     def _reassign(self, out: Outcome, task_id: str, assigned: Assigned, now: float) -> None:
         work = assigned.work

@@ -160,6 +160,9 @@ class SubTask(Body):
     tool_name: str = Field(min_length=1, max_length=64)
     sub_task_input: dict[str, Any]
     context_summary: str = ""
+    # The worker the sender chose (a stream's coordinator dispatches to the next free one); the
+    # relay honours it while that agent is live, else picks another of the role. None: the relay picks.
+    assigned_agent_id: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class ErrorDetails(Body):

@@ -130,6 +130,17 @@ class Dispatcher:
             self._again(fate, attempt.why)
         return back
 
+    def moved(self, item_id: str, worker: str, to: str, now: float) -> None:
+        """The wire handed the item on from ``worker`` to ``to`` (the relay's queue does when
+        the chosen worker is lost): that send ends ``lost``, one to ``to`` begins, and ``worker``
+        takes nothing more; its other items come back from whoever they were handed to."""
+        fate, attempt = self._ended(item_id, worker, now)
+        attempt.outcome, attempt.why = "lost", f"worker {worker} was lost; the relay handed the item to {to}"
+        self.workers[worker].alive = False
+        if fate.status == "in_flight":
+            fate.attempts.append(Attempt(to, now))
+            self.workers[to].in_flight.add(item_id)
+
     def back(self, worker: str, now: float) -> None:
         w = self.workers[worker]
         w.alive, w.idle_since = True, now
@@ -161,7 +172,9 @@ class Dispatcher:
             return None
         if self.policy == "dynamic":
             free = [w for w in live if len(w.in_flight) < self.per_worker]
-            return min(free, key=lambda w: (len(w.in_flight), w.idle_since, self.order.index(w.name)), default=None)
+            return min(
+                free, key=lambda w: (len(w.in_flight), w.idle_since, self.order.index(w.name)), default=None
+            )
         for _ in range(len(self.order)):  # round-robin: the next live worker in turn, full or not
             w = self.workers[self.order[self._turn % len(self.order)]]
             if w.alive:

@@ -8,10 +8,34 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from .dispatch import Fate
+
+class Send(Protocol):
+    @property
+    def sent_s(self) -> float: ...
+    @property
+    def outcome(self) -> str | None: ...
+
+
+class Told(Protocol):
+    """An item's fate as the summary reads it: a dispatcher's :class:`~.dispatch.Fate`, or a
+    line of the coordinator's ``items.jsonl`` (:class:`~.records.FateLine`)."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def queued_s(self) -> float: ...
+    @property
+    def answered_s(self) -> float | None: ...
+    @property
+    def answered_by(self) -> str | None: ...
+    @property
+    def duplicates(self) -> int: ...
+    @property
+    def sends(self) -> Sequence[Send]: ...
 
 
 class Latency(BaseModel):
@@ -63,7 +87,7 @@ def latency(values: Iterable[float]) -> Latency | None:
                    p95=percentile(v, 0.95), p99=percentile(v, 0.99), max=v[-1])  # fmt: skip
 
 
-def summarize(fates: Sequence[Fate], workers: Sequence[str]) -> StreamSummary:
+def summarize(fates: Sequence[Told], workers: Sequence[str]) -> StreamSummary:
     answered = [f for f in fates if f.status == "answered" and f.answered_s is not None]
     counts = Counter({w: 0 for w in workers})
     counts.update(f.answered_by for f in answered if f.answered_by is not None)

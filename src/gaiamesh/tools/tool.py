@@ -33,6 +33,7 @@ class ToolContext:
     schemas: bool = False
     # Hands a sub-task to a worker through the relay and returns its result (orchestrator only).
     ask: Callable[[SubTask], Awaitable[SubTaskResult]] | None = None
+    node_id: str = ""  # the agent's own id (a stream's worker says who answered)
 
 
 # A tool takes the packet type it consumes (a member of ``frames.Packet``) and returns the payload

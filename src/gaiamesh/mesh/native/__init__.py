@@ -34,6 +34,11 @@ class NoNativeWire(ConfigError, Invalid):
     """A protocol with no native binding asked for with ``TRANSPORT=native``."""
 
 
+# The strategies whose lead agent hands out sub-tasks while it works on its doc_init (the
+# orchestrator, a stream's coordinator): their frames must leave before its request is answered.
+SUBTASKING = frozenset({"orchestrated", "stream"})
+
+
 def native_protocols() -> list[str]:
     return sorted(_MODULES)
 
@@ -45,10 +50,10 @@ def check(protocol: str, strategy: str = "pipeline") -> str:
         raise NoNativeWire(
             f"protocol {protocol!r} has no native wire; TRANSPORT=native speaks {', '.join(native_protocols())}"
         )
-    if strategy == "orchestrated" and protocol not in STREAMING:
+    if strategy in SUBTASKING and protocol not in STREAMING:
         raise NoNativeWire(
             f"protocol {protocol!r} on its own wire answers once per request, so an orchestrator's sub-tasks "
-            f"could not leave while it works: the orchestrated strategy runs natively under "
+            f"could not leave while it works: the {strategy} strategy runs natively under "
             f"{', '.join(sorted(STREAMING))}, or under {protocol!r} with TRANSPORT=relay"
         )
     return protocol

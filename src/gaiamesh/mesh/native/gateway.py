@@ -26,7 +26,7 @@ from .. import admission
 from ..connect import admitted
 from ..faults import FaultPlan
 from ..frames import Announcement
-from . import binding, check
+from . import SUBTASKING, binding, check
 from .base import HELLO, NativeClient, Peer, Undelivered
 from .tap import Tap
 from .tapfaults import TapFaults
@@ -47,7 +47,7 @@ class Gateway:
         self.run_id = run_id
         self.binding = binding(check(settings.protocol, settings.strategy))
         # Sub-tasks need the agents' frames while they work: the protocol's streaming method.
-        self.stream = settings.strategy == "orchestrated"
+        self.stream = settings.strategy in SUBTASKING
         # The run's one HTTP client. A frame's answer comes when the agent's tool is done, so
         # reads may take as long as the run; its pool is httpx's default (a harness setting,
         # recorded in config.json with the run's settings).

@@ -1,0 +1,267 @@
+"""``gaiamesh stream``: a file of items through one long-lived team, a coordinator and N workers
+(stream/team.py), in one run of the relay, as ProtocolBench's Streaming Queue.
+
+The items travel to the coordinator in the run's ``doc_init`` (one JSON line each, so every
+byte of the work list is on the wire and counted); the coordinator hands each to a worker
+through the relay's sub-task queue and writes each item's fate as it ends. When the run ends,
+this module reads the run's archive and writes, beside ``metrics.json`` (which holds the
+coordinator's summary under ``stream``):
+
+- ``items.csv``: one row per item (:mod:`gaiamesh.stream.records`), its bytes those of its own
+  sub-task and result frames in the relay's frame log;
+- ``stream.json``: :class:`StreamReport`, what ran and its figures.
+
+The run's archive holds every model call the workers made, so ``--replay DIR`` answers the same
+items identically (``--pace recorded``: each call takes the time it took).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import statistics
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import FrameError, RunError, TaskError
+from ..evaluation.metrics import RunMetrics, read_log
+from ..evaluation.scoring import score
+from ..mesh.protocols import get_adapter
+from ..settings import RoutingMode, Settings
+from ..stream.items import MAX_LINE_BYTES, StreamItem, read_items
+from ..stream.records import FateLine, ItemRow, ItemsCsv
+from ..stream.summary import Latency, StreamSummary, latency, percentile, summarize
+from ..stream.team import ANSWERER, COORDINATOR, ITEMS_FILE
+from ..tasks import Task, discover_tasks
+
+Pace = Literal["recorded", "none"]
+
+
+class StreamOptions(BaseModel):
+    """What ``gaiamesh stream`` was asked (the command's options, typed once)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tasks: str
+    workers: int = 4
+    limit: int = 0
+    policy: Literal["dynamic", "round-robin"] = "dynamic"
+    per_worker: int = 1
+    replay: Path | None = None
+    pace: Pace = "recorded"
+    timeout: float = 3600.0
+
+
+class Bytes(BaseModel):
+    """Bytes per item, from the relay's frame log: its sub-task and result frames, in and out."""
+
+    mean: float
+    p50: float
+    p95: float
+    doc_init: int  # the work list itself, once, to the coordinator
+
+
+class StreamReport(BaseModel):
+    """``stream.json``: what ran, and the stream's figures."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tasks: str
+    items: int
+    workers: int
+    policy: str
+    per_worker: int
+    protocol: str
+    transport: str
+    backend: str
+    replay: str | None
+    pace: str | None
+    status: str
+    error: str | None
+    summary: StreamSummary
+    model: Latency | None  # seconds inside model calls, per answered item (on a replay: as recorded)
+    wire: Latency | None  # seconds of each answering send not in the model
+    bytes: Bytes | None
+    decode_us_p50: float | None
+    decode_us_p95: float | None
+    quality: float | None  # mean score of the items that have gold answers
+    scored: int
+    wall_ms: float
+
+
+def collect_items(source: str, limit: int, budget: int) -> list[StreamItem]:
+    """The items of ``source``: a JSONL of ``{"id", "q"}`` (ProtocolBench's queries), or any task
+    set a run takes (folders, a task-set file), each task one item with its document and gold
+    answers. The items reach the coordinator in one frame: more than ``budget`` bytes of them is
+    a :class:`TaskError` as soon as the file passes it (the rest is never read)."""
+    items: list[StreamItem] = []
+    size = 0
+    for item in _source(source, limit):
+        size += len(item.line().encode()) + 1
+        if size > budget:
+            raise TaskError(
+                f"{source}: a stream carries its items to the coordinator in one doc_init of at most "
+                f"{budget:,} bytes of items (half MAX_FRAME_BYTES); the items after the first {len(items):,} "
+                f"do not fit: stream the first N with --limit N, or raise MAX_FRAME_BYTES"
+            )
+        items.append(item)
+    return items
+
+
+def _source(source: str, limit: int) -> Iterator[StreamItem]:
+    path = Path(source)
+    if path.suffix == ".jsonl" and path.is_file() and _is_queries(path):
+        yield from read_items(path, limit)
+        return
+    for n, task in enumerate(discover_tasks(source), start=1):
+        if len(task.doc.encode()) > MAX_LINE_BYTES:
+            raise TaskError(
+                f"task {task.task_id}: a document of {len(task.doc.encode()):,} bytes; a stream's item holds at most {MAX_LINE_BYTES:,}"
+            )
+        yield StreamItem(id=task.task_id, q=task.question, doc=task.doc, answers=task.golds)
+        if limit and n >= limit:
+            return
+
+
+def _is_queries(path: Path) -> bool:
+    """Whether a JSONL file's first item is a question (``q``) rather than a task (``question``)."""
+    with path.open("rb") as f:
+        for raw in f:
+            if raw.strip():
+                try:
+                    first = json.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    return True  # read_items names the bad line
+                return not isinstance(first, dict) or "question" not in first
+    return True  # an empty file: read_items says so
+
+
+def stream_task(items: list[StreamItem], folder: Path, source: str) -> Task:
+    """The run's task: the items, one JSON line each, as the document of a question that has no
+    gold answer of its own (each item is scored by itself)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = "".join(item.line() + "\n" for item in items)
+    question = f"Answer each of the {len(items)} items of {Path(source).name}"
+    (folder / "doc.txt").write_text(doc, encoding="utf-8")
+    (folder / "ground_truth.json").write_text(json.dumps({"question": question}), encoding="utf-8")
+    return Task(folder.name, doc, question, "", folder)
+
+
+def stream_settings(settings: Settings, options: StreamOptions, base_port: int, workspaces: Path) -> Settings:
+    """The run's settings: a coordinator and ``options.workers`` answerers on consecutive free
+    ports, the relay's queues addressed (``share``), the model live or replayed."""
+    n = options.workers
+    agents = ",".join(
+        [
+            f"0={COORDINATOR}@127.0.0.1:{base_port}",
+            *(f"{i}={ANSWERER}@127.0.0.1:{base_port + i}" for i in range(1, n + 1)),
+        ]
+    )
+    update: dict[str, object] = {
+        "strategy": "stream", "agents": agents, "routing": RoutingMode.SHARE, "workspace_root": workspaces,
+        "stream_workers": ",".join(str(i) for i in range(1, n + 1)), "stream_policy": options.policy,
+        "stream_per_worker": options.per_worker, "run_timeout": options.timeout,
+    }  # fmt: skip
+    if options.replay is not None:
+        update |= {"llm_backend": "replay", "replay_from": options.replay,
+                   "replay_pace": "recorded" if options.pace == "recorded" else "instant"}  # fmt: skip
+    return settings.model_copy(update=update)
+
+
+def fate_lines(archive: Path) -> list[FateLine]:
+    """The coordinator's ``items.jsonl`` in the run's archive (empty when the run never started)."""
+    if not archive.is_file():
+        return []
+    with tarfile.open(archive) as tar:
+        member = next((m for m in tar.getmembers() if m.name == f"workspaces/0/{ITEMS_FILE}"), None)
+        f = None if member is None else tar.extractfile(member)
+        if f is None:
+            return []
+        return [FateLine.model_validate_json(line) for line in f.read().splitlines() if line.strip()]
+
+
+def frame_bytes(out: Path, settings: Settings) -> tuple[dict[str, int], int]:
+    """Each sub-task's bytes (its sub-task and result frames, in and out) by sub-task id, and the
+    ``doc_init``'s, read from the frame log with the run's protocol (no freshness check: the
+    frames are the relay's own record, read again)."""
+    adapter = get_adapter(settings.protocol, "network", Path(settings.keys_dir), replay_window_s=0)
+    by_task: dict[str, int] = {}
+    doc_init = 0
+    for record in read_log(out / "frames.jsonl"):
+        if record.type == "doc_init":
+            doc_init += record.rx_bytes + record.tx_bytes
+        if record.type not in ("subtask", "result") or record.status == "rejected":
+            continue
+        try:
+            payload = adapter.decode(base64.b64decode(record.b64)).get("payload", {})
+        except FrameError:  # a protocol's decoding error is one
+            continue
+        task_id = payload.get("sub_task_id") if isinstance(payload, dict) else None
+        if isinstance(task_id, str):
+            by_task[task_id] = by_task.get(task_id, 0) + record.rx_bytes + record.tx_bytes
+    return by_task, doc_init
+
+
+def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics: RunMetrics) -> StreamReport:
+    """``items.csv`` and ``stream.json`` from the run's archive and frame log."""
+    lines = fate_lines(out / "run_artifacts.tar.gz")
+    by_task, doc_init = frame_bytes(out, settings) if (out / "frames.jsonl").is_file() else ({}, 0)
+    rows: list[ItemRow] = []
+    spent = options.replay is None or options.pace == "recorded"
+    with ItemsCsv(out / "items.csv") as csv_out:
+        for line in lines:
+            wire = sum(by_task.get(a.sub_task_id or "", 0) for a in line.attempts)
+            quality = (
+                score(settings.scorer, line.prediction or "", line.answers).quality_score
+                if line.answers
+                else None
+            )
+            row = ItemRow.of_line(line, wire, quality, model_spent=spent)
+            csv_out.write(row)
+            rows.append(row)
+    workers = [str(i) for i in range(1, options.workers + 1)]
+    sizes = sorted(float(r.bytes) for r in rows if r.bytes)
+    scored = [r.quality for r in rows if r.quality is not None]
+    report = StreamReport(
+        tasks=options.tasks, items=len(rows), workers=options.workers, policy=options.policy,
+        per_worker=options.per_worker, protocol=settings.protocol, transport=settings.transport,
+        backend=settings.llm_backend, replay=str(options.replay) if options.replay else None,
+        pace=options.pace if options.replay else None, status=metrics.status, error=metrics.error,
+        summary=summarize(lines, workers),
+        model=latency(r.model_s for r in rows if r.model_s is not None),
+        wire=latency(r.wire_s for r in rows if r.wire_s is not None),
+        bytes=Bytes(mean=statistics.fmean(sizes), p50=percentile(sizes, 0.5), p95=percentile(sizes, 0.95), doc_init=doc_init)
+        if sizes else None,
+        decode_us_p50=metrics.decode_us_p50, decode_us_p95=metrics.decode_us_p95,
+        quality=statistics.fmean(scored) if scored else None, scored=len(scored), wall_ms=metrics.wall_ms,
+    )  # fmt: skip
+    (out / "stream.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    return report
+
+
+def run_stream(settings: Settings, options: StreamOptions, out: Path) -> StreamReport:
+    """The whole stream: items read, the team started, one run, the outputs written."""
+    from ..deploy.local import free_port_block, run_local
+
+    items = collect_items(options.tasks, options.limit, settings.max_frame_bytes // 2)
+    out.mkdir(parents=True, exist_ok=True)
+    task = stream_task(items, out / "task", options.tasks)
+    base = free_port_block(options.workers + 1)
+    run_settings = stream_settings(settings, options, base, (out / "workspaces").resolve())
+    try:
+        metrics = run_local(run_settings, task, out, 0)  # 0: the AGENTS above, checked free
+    except RunError:
+        if not (out / "metrics.json").is_file():
+            raise
+        metrics = RunMetrics.read(out / "metrics.json")
+    return write_outputs(out, metrics_settings(run_settings, out), options, metrics)
+
+
+def metrics_settings(settings: Settings, out: Path) -> Settings:
+    """The settings the run ran with (its keys are in ``out/keys`` for a keyed protocol)."""
+    keys = out / "keys"
+    return settings.model_copy(update={"keys_dir": keys}) if keys.is_dir() else settings

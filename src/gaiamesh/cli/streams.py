@@ -1,0 +1,134 @@
+"""``gaiamesh stream``: a file of items through one long-lived team (bench/stream.py), under one
+protocol or several, with one number of workers or several."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from pathlib import Path
+
+from rich.table import Table
+
+from ..errors import ConfigError
+from .common import Subparsers, console, errors, settings_from
+
+COLUMNS = ("protocol", "workers", "status", "items", "answered", "failed", "retries", "duplicates", "items_per_min",
+           "latency_p50_s", "latency_p95_s", "latency_p99_s", "latency_mean_s", "model_p50_s", "wire_p50_s",
+           "bytes_per_item", "worker_variance", "quality", "out")  # fmt: skip
+
+
+def _list(text: str, what: str) -> list[str]:
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values:
+        raise ConfigError(f"--{what} names nothing")
+    return values
+
+
+def _workers(text: str) -> list[int]:
+    try:
+        counts = [int(v) for v in _list(text, "workers")]
+    except ValueError as exc:
+        raise ConfigError(f"--workers {text!r}: whole numbers, comma-separated (4 or 4,8,16)") from exc
+    if any(n < 1 or n > 256 for n in counts):
+        raise ConfigError(f"--workers {text!r}: each from 1 to 256")
+    return counts
+
+
+def _cmd_stream(args: argparse.Namespace) -> int:
+    from ..bench.stream import StreamOptions, run_stream
+    from ..mesh.protocols import check
+
+    protocols = [check(p) for p in _list(args.protocols or settings_from(args).protocol, "protocols")]
+    counts = _workers(args.workers)
+    out = Path(args.out)
+    single = len(protocols) == 1 and len(counts) == 1
+    rows: list[dict[str, object]] = []
+    ok = True
+    for protocol in protocols:
+        for n in counts:
+            args.protocol = protocol
+            settings = settings_from(args)
+            options = StreamOptions(
+                tasks=args.tasks, workers=n, limit=args.limit, policy=args.policy, per_worker=args.per_worker,
+                replay=Path(args.replay) if args.replay else None, pace=args.pace, timeout=args.stream_timeout,
+            )  # fmt: skip
+            where = out if single else out / f"{protocol}-{n}w"
+            console.print(
+                f"stream: {args.tasks} through {n} workers under {protocol} ({settings.transport}) -> {where}"
+            )
+            report = run_stream(settings, options, where)
+            s = report.summary
+            ok &= report.status == "ok" and s.failed == 0
+            rows.append({
+                "protocol": protocol, "workers": n, "status": report.status, "items": s.items, "answered": s.answered,
+                "failed": s.failed, "retries": s.retries, "duplicates": s.duplicates,
+                "items_per_min": round(s.items_per_min, 1),
+                "latency_p50_s": _r(s.latency.p50 if s.latency else None),
+                "latency_p95_s": _r(s.latency.p95 if s.latency else None),
+                "latency_p99_s": _r(s.latency.p99 if s.latency else None),
+                "latency_mean_s": _r(s.latency.mean if s.latency else None),
+                "model_p50_s": _r(report.model.p50 if report.model else None),
+                "wire_p50_s": _r(report.wire.p50 if report.wire else None),
+                "bytes_per_item": _r(report.bytes.mean if report.bytes else None, 1),
+                "worker_variance": round(s.worker_variance, 2), "quality": _r(report.quality),
+                "out": str(where),
+            })  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "streams.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    console.print(_table(rows))
+    console.print(
+        f"results: {out}/streams.csv; each stream's items.csv, stream.json, metrics.json, run_artifacts.tar.gz"
+    )
+    if not ok:
+        errors.print("[red]a stream did not answer every item: see its items.csv (status, why)[/red]")
+    return 0 if ok else 1
+
+
+def _r(v: float | None, digits: int = 3) -> float | None:
+    return None if v is None else round(v, digits)
+
+
+def _table(rows: list[dict[str, object]]) -> Table:
+    shown = {"protocol": "protocol", "workers": "workers", "status": "status", "answered": "answered",
+             "failed": "failed", "retries": "retries", "items_per_min": "items/min", "latency_p50_s": "p50 s",
+             "latency_p95_s": "p95 s", "model_p50_s": "model p50", "wire_p50_s": "wire p50",
+             "bytes_per_item": "B/item", "worker_variance": "load var"}  # fmt: skip
+    table = Table(title="gaiamesh stream")
+    for name, head in shown.items():
+        table.add_column(head, justify="left" if name in ("protocol", "status") else "right")
+    for row in rows:
+        table.add_row(*("" if row[n] is None else str(row[n]) for n in shown))
+    return table
+
+
+def add_commands(sub: Subparsers) -> None:
+    sp = sub.add_parser("stream", help="a file of items through one team: a coordinator and N workers")
+    sp.add_argument("--tasks", required=True,
+                    help="a JSONL of {\"id\", \"q\"} (tasks-stream/protocolbench-top1000.jsonl), or a task set a "
+                         "run takes (folders, FILE.jsonl#SET): each task one item, scored")  # fmt: skip
+    sp.add_argument(
+        "--workers", default="4", help="worker agents: N, or several (4,8,16) for a curve (default 4)"
+    )
+    sp.add_argument("--protocols", help="wire protocols, comma-separated (default: PROTOCOL)")
+    sp.add_argument("--transport", choices=["relay", "native"],
+                    help="relay: the relay's WebSocket; native: the protocol's own wire (TRANSPORT)")  # fmt: skip
+    sp.add_argument("--limit", type=int, default=0, help="the first N items only (default: all)")
+    sp.add_argument("--policy", choices=["dynamic", "round-robin"], default="dynamic",
+                    help="dynamic: the next free worker (ProtocolBench's); round-robin: in turn")  # fmt: skip
+    sp.add_argument(
+        "--per-worker", dest="per_worker", type=int, default=1, help="items in flight on a worker (1)"
+    )
+    sp.add_argument(
+        "--replay", help="answer from the model calls recorded under this folder (an earlier stream)"
+    )
+    sp.add_argument("--pace", choices=["recorded", "none"], default="recorded",
+                    help="with --replay: each call takes its recorded time, or none (the harness's ceiling)")  # fmt: skip
+    sp.add_argument("--timeout", dest="stream_timeout", type=float, default=3600.0,
+                    help="seconds the whole stream may take (3600)")  # fmt: skip
+    sp.add_argument("--model", help="model name on the model server (MODEL)")
+    sp.add_argument("--ollama-host", dest="ollama_host", help="model server URL (OLLAMA_HOST)")
+    sp.add_argument("--out", required=True, help="the folder the stream writes")
+    sp.set_defaults(func=_cmd_stream, protocol=None)

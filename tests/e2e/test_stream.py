@@ -1,0 +1,80 @@
+"""``gaiamesh stream`` end to end: ProtocolBench's queries through a coordinator and its workers
+with the real model, then the same items replayed (no model server) through many more workers
+and another protocol, answered identically; every item told once, and the audit agrees."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..conftest import ROOT, TASKS, free_port
+
+pytestmark = [pytest.mark.e2e, pytest.mark.model]
+QUERIES = ROOT / "tasks-stream" / "protocolbench-top1000.jsonl"
+
+
+def stream(out: Path, *args: str) -> tuple[list[dict[str, str]], dict[str, object]]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "gaiamesh", "stream", "--out", str(out), *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "WORKSPACE_ROOT": str(out / "ws")},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = list(csv.DictReader((out / "items.csv").open()))
+    return rows, json.loads((out / "stream.json").read_text())
+
+
+def audit(out: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "gaiamesh", "audit", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def live(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, str]], dict[str, object]]:
+    out = tmp_path_factory.mktemp("stream") / "live"
+    rows, report = stream(out, "--tasks", str(QUERIES), "--limit", "12", "--workers", "3", "--ollama-host", model_server)
+    return out, rows, report
+
+
+def test_a_live_stream_answers_each_item_once_with_the_model(live: tuple[Path, list[dict[str, str]], dict[str, object]]) -> None:
+    out, rows, report = live
+    assert [r["item_id"] for r in sorted(rows, key=lambda r: int(r["item_id"]))] == [str(i) for i in range(1, 13)]
+    assert all(r["status"] == "answered" and r["sends"] == "1" and int(r["bytes"]) > 0 for r in rows)
+    assert all(float(r["model_s"]) > 0 and float(r["latency_s"]) >= float(r["model_s"]) for r in rows)
+    summary = report["summary"]
+    assert isinstance(summary, dict) and summary["answered"] == 12 and summary["duplicates"] == 0
+    assert set(summary["per_worker"]) == {"1", "2", "3"} and sum(summary["per_worker"].values()) == 12
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["strategy"] == "stream" and metrics["stream"]["answered"] == 12 and metrics["token_sum"] > 0
+    assert metrics["pkt_cnt"] == 1 + 12 * 2 + 1  # doc_init, a sub-task and a result per item, the final answer
+    audit(out)
+
+
+def test_a_replay_through_many_workers_and_another_protocol_answers_identically(
+    live: tuple[Path, list[dict[str, str]], dict[str, object]], tmp_path: Path
+) -> None:
+    out, rows, _ = live
+    said = {r["item_id"]: r["prediction"] for r in rows}
+    nowhere = f"http://127.0.0.1:{free_port()}"  # no model server: every answer comes from the record
+    for protocol, workers in (("json", "24"), ("a2a", "4")):
+        again, report = stream(tmp_path / protocol, "--tasks", str(QUERIES), "--limit", "12", "--workers", workers,
+                               "--protocols", protocol, "--replay", str(out), "--pace", "none", "--ollama-host", nowhere)  # fmt: skip
+        assert {r["item_id"]: r["prediction"] for r in again} == said, protocol
+        assert report["backend"] == "replay" and report["protocol"] == protocol and report["workers"] == int(workers)
+        assert all(r["status"] == "answered" for r in again)
+        audit(tmp_path / protocol)
+
+
+def test_a_task_set_streams_through_the_pipeline_inside_a_worker_and_is_scored(model_server: str, tmp_path: Path) -> None:
+    rows, report = stream(tmp_path / "tasks", "--tasks", str(TASKS / "solar-farm"), "--workers", "1", "--ollama-host", model_server)
+    (row,) = rows
+    truth = json.loads((TASKS / "solar-farm" / "ground_truth.json").read_text())
+    assert row["item_id"] == "solar-farm" and row["status"] == "answered"
+    assert report["scored"] == 1 and row["quality"] != "" and 0 <= float(row["quality"]) <= 1
+    if row["prediction"].strip().lower() == str(truth["answer"]).strip().lower():
+        assert float(row["quality"]) == 1.0
