@@ -61,12 +61,17 @@ def test_a_replay_through_many_workers_and_another_protocol_answers_identically(
     out, rows, _ = live
     said = {r["item_id"]: r["prediction"] for r in rows}
     nowhere = f"http://127.0.0.1:{free_port()}"  # no model server: every answer comes from the record
-    for protocol, workers in (("json", "24"), ("a2a", "4")):
+    for protocol, workers, transport in (("json", "24", "relay"), ("a2a", "4", "native")):
         again, report = stream(tmp_path / protocol, "--tasks", str(QUERIES), "--limit", "12", "--workers", workers,
-                               "--protocols", protocol, "--replay", str(out), "--pace", "none", "--ollama-host", nowhere)  # fmt: skip
+                               "--protocols", protocol, "--transport", transport, "--replay", str(out),
+                               "--pace", "none", "--ollama-host", nowhere)  # fmt: skip
         assert {r["item_id"]: r["prediction"] for r in again} == said, protocol
         assert report["backend"] == "replay" and report["protocol"] == protocol and report["workers"] == int(workers)
-        assert all(r["status"] == "answered" for r in again)
+        assert report["transport"] == transport and all(r["status"] == "answered" for r in again)
+        sizes = report["bytes"]
+        assert isinstance(sizes, dict) and sizes["mean"] > 0
+        if transport == "native":  # the sockets' bytes per item: the protocol's HTTP around each packet
+            assert sizes["http_mean"] > sizes["mean"] and sizes["ip_tcp_mean"] > 0
         audit(tmp_path / protocol)
 
 

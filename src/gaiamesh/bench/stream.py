@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import FrameError, RunError, TaskError
 from ..evaluation.metrics import RunMetrics, read_log
 from ..evaluation.scoring import score
+from ..mesh.native import binding as native_binding
 from ..mesh.protocols import get_adapter
 from ..settings import RoutingMode, Settings
 from ..stream.items import MAX_LINE_BYTES, StreamItem, read_items
@@ -57,12 +58,16 @@ class StreamOptions(BaseModel):
 
 
 class Bytes(BaseModel):
-    """Bytes per item, from the relay's frame log: its sub-task and result frames, in and out."""
+    """Bytes per item at each layer: the packets (its sub-task and result frames, in and out, from
+    the relay's frame log), and on the native wire the sockets' bytes and TCP/IP's headers of the
+    whole run (the tap's counts, ``metrics.json``'s ``layers``) shared over the items."""
 
     mean: float
     p50: float
     p95: float
     doc_init: int  # the work list itself, once, to the coordinator
+    http_mean: float | None = None  # native: the sockets' bytes (HTTP heads and bodies) per item
+    ip_tcp_mean: float | None = None  # native: TCP/IP header bytes per item
 
 
 class StreamReport(BaseModel):
@@ -188,7 +193,10 @@ def frame_bytes(out: Path, settings: Settings) -> tuple[dict[str, int], int]:
     """Each sub-task's bytes (its sub-task and result frames, in and out) by sub-task id, and the
     ``doc_init``'s, read from the frame log with the run's protocol (no freshness check: the
     frames are the relay's own record, read again)."""
-    adapter = get_adapter(settings.protocol, "network", Path(settings.keys_dir), replay_window_s=0)
+    # The relay's wire logs each frame as the protocol encoded it; the native wire the packet in
+    # the protocol's body, in its binding's inner encoding (as the relay reads it: mesh/relay.py).
+    name = settings.protocol if settings.transport == "relay" else native_binding(settings.protocol).inner
+    adapter = get_adapter(name, "network", Path(settings.keys_dir), replay_window_s=0)
     by_task: dict[str, int] = {}
     doc_init = 0
     for record in read_log(out / "frames.jsonl"):
@@ -234,13 +242,21 @@ def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics
         summary=summarize(lines, workers),
         model=latency(r.model_s for r in rows if r.model_s is not None),
         wire=latency(r.wire_s for r in rows if r.wire_s is not None),
-        bytes=Bytes(mean=statistics.fmean(sizes), p50=percentile(sizes, 0.5), p95=percentile(sizes, 0.95), doc_init=doc_init)
-        if sizes else None,
+        bytes=_bytes(sizes, doc_init, metrics, len(rows)) if sizes else None,
         decode_us_p50=metrics.decode_us_p50, decode_us_p95=metrics.decode_us_p95,
         quality=statistics.fmean(scored) if scored else None, scored=len(scored), wall_ms=metrics.wall_ms,
     )  # fmt: skip
     (out / "stream.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     return report
+
+
+def _bytes(sizes: list[float], doc_init: int, metrics: RunMetrics, items: int) -> Bytes:
+    layers = metrics.layers
+    return Bytes(
+        mean=statistics.fmean(sizes), p50=percentile(sizes, 0.5), p95=percentile(sizes, 0.95), doc_init=doc_init,
+        http_mean=None if layers is None else (layers.http_tx + layers.http_rx) / items,
+        ip_tcp_mean=None if layers is None else layers.ip_tcp_header_bytes / items,
+    )  # fmt: skip
 
 
 def run_stream(settings: Settings, options: StreamOptions, out: Path) -> StreamReport:
