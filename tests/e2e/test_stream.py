@@ -19,10 +19,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.model]
 QUERIES = ROOT / "tasks-stream" / "protocolbench-top1000.jsonl"
 
 
-def stream(out: Path, *args: str) -> tuple[list[dict[str, str]], dict[str, object]]:
+def stream(out: Path, *args: str, env: dict[str, str] | None = None) -> tuple[list[dict[str, str]], dict[str, object]]:
     proc = subprocess.run(
         [sys.executable, "-m", "gaiamesh", "stream", "--out", str(out), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "WORKSPACE_ROOT": str(out / "ws")},
+        cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = list(csv.DictReader((out / "items.csv").open()))
@@ -73,6 +73,21 @@ def test_a_replay_through_many_workers_and_another_protocol_answers_identically(
         if transport == "native":  # the sockets' bytes per item: the protocol's HTTP around each packet
             assert sizes["http_mean"] > sizes["mean"] and sizes["ip_tcp_mean"] > 0
         audit(tmp_path / protocol)
+
+
+def test_lost_copies_on_the_wire_lose_no_item_and_answer_none_twice(
+    live: tuple[Path, list[dict[str, str]], dict[str, object]], tmp_path: Path
+) -> None:
+    out, rows, _ = live
+    lossy = {"FAULT_LOSS": "0.3", "FAULT_REDELIVER_AFTER": "0.05", "FAULT_SEED": "7"}
+    again, report = stream(tmp_path / "lossy", "--tasks", str(QUERIES), "--limit", "12", "--workers", "4",
+                           "--replay", str(out), "--pace", "none", env=lossy)  # fmt: skip
+    assert {r["item_id"]: r["prediction"] for r in again} == {r["item_id"]: r["prediction"] for r in rows}
+    summary = report["summary"]
+    assert isinstance(summary, dict) and summary["answered"] == 12 and summary["duplicates"] == 0
+    frames = [json.loads(line) for line in (tmp_path / "lossy" / "frames.jsonl").read_text().splitlines()]
+    assert any(f["status"] == "dropped_fault" for f in frames) and any(f["status"] == "redelivered" for f in frames)
+    audit(tmp_path / "lossy")
 
 
 def test_a_task_set_streams_through_the_pipeline_inside_a_worker_and_is_scored(model_server: str, tmp_path: Path) -> None:

@@ -78,6 +78,8 @@ def _cmd_stream(args: argparse.Namespace) -> int:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
+    if len(counts) > 1:
+        console.print(f"plot: {plot_curve(rows, out / 'streams.png')}")
     console.print(_table(rows))
     console.print(
         f"results: {out}/streams.csv; each stream's items.csv, stream.json, metrics.json, run_artifacts.tar.gz"
@@ -85,6 +87,32 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     if not ok:
         errors.print("[red]a stream did not answer every item: see its items.csv (status, why)[/red]")
     return 0 if ok else 1
+
+
+def plot_curve(rows: list[dict[str, object]], path: Path) -> Path:
+    """Throughput and p50 latency against the number of workers, a line per protocol."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for protocol in dict.fromkeys(str(r["protocol"]) for r in rows):
+        mine = [r for r in rows if r["protocol"] == protocol]
+        workers = [int(str(r["workers"])) for r in mine]
+        left.plot(workers, [float(str(r["items_per_min"])) for r in mine], marker="o", label=protocol)
+        right.plot(workers, [float(str(r["latency_p50_s"] or 0)) for r in mine], marker="o", label=protocol)
+    for ax, what in ((left, "items per minute"), (right, "latency p50 (s)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("workers")
+        ax.set_ylabel(what)
+        ax.grid(alpha=0.3)
+    left.legend()
+    fig.suptitle("gaiamesh stream: workers against throughput and latency")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def _r(v: float | None, digits: int = 3) -> float | None:
