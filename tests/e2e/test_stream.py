@@ -61,7 +61,7 @@ def test_a_replay_through_many_workers_and_another_protocol_answers_identically(
     out, rows, _ = live
     said = {r["item_id"]: r["prediction"] for r in rows}
     nowhere = f"http://127.0.0.1:{free_port()}"  # no model server: every answer comes from the record
-    for protocol, workers, transport in (("json", "24", "relay"), ("a2a", "4", "native")):
+    for protocol, workers, transport in (("json", "16", "relay"), ("a2a", "4", "native")):
         again, report = stream(tmp_path / protocol, "--tasks", str(QUERIES), "--limit", "12", "--workers", workers,
                                "--protocols", protocol, "--transport", transport, "--replay", str(out),
                                "--pace", "none", "--ollama-host", nowhere)  # fmt: skip

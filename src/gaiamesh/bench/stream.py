@@ -88,6 +88,9 @@ class StreamReport(BaseModel):
     status: str
     error: str | None
     summary: StreamSummary
+    # seconds from an item's first send to its answer: ProtocolBench's latency per request (the
+    # summary's latency also counts the wait in the coordinator's queue)
+    service: Latency | None
     model: Latency | None  # seconds inside model calls, per answered item (on a replay: as recorded)
     wire: Latency | None  # seconds of each answering send not in the model
     bytes: Bytes | None
@@ -240,6 +243,7 @@ def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics
         backend=settings.llm_backend, replay=str(options.replay) if options.replay else None,
         pace=options.pace if options.replay else None, status=metrics.status, error=metrics.error,
         summary=summarize(lines, workers),
+        service=latency(r.answered_s - r.sent_s for r in rows if r.answered_s is not None and r.sent_s is not None),
         model=latency(r.model_s for r in rows if r.model_s is not None),
         wire=latency(r.wire_s for r in rows if r.wire_s is not None),
         bytes=_bytes(sizes, doc_init, metrics, len(rows)) if sizes else None,

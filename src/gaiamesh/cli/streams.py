@@ -13,7 +13,8 @@ from ..errors import ConfigError
 from .common import Subparsers, console, errors, settings_from
 
 COLUMNS = ("protocol", "workers", "status", "items", "answered", "failed", "retries", "duplicates", "items_per_min",
-           "latency_p50_s", "latency_p95_s", "latency_p99_s", "latency_mean_s", "model_p50_s", "wire_p50_s",
+           "latency_p50_s", "latency_p95_s", "latency_p99_s", "latency_mean_s", "service_p50_s", "service_mean_s",
+           "model_p50_s", "wire_p50_s",
            "bytes_per_item", "worker_variance", "quality", "out")  # fmt: skip
 
 
@@ -67,6 +68,8 @@ def _cmd_stream(args: argparse.Namespace) -> int:
                 "latency_p95_s": _r(s.latency.p95 if s.latency else None),
                 "latency_p99_s": _r(s.latency.p99 if s.latency else None),
                 "latency_mean_s": _r(s.latency.mean if s.latency else None),
+                "service_p50_s": _r(report.service.p50 if report.service else None),
+                "service_mean_s": _r(report.service.mean if report.service else None),
                 "model_p50_s": _r(report.model.p50 if report.model else None),
                 "wire_p50_s": _r(report.wire.p50 if report.wire else None),
                 "bytes_per_item": _r(report.bytes.mean if report.bytes else None, 1),
