@@ -33,7 +33,7 @@ from ..evaluation.scoring import score
 from ..mesh.native import binding as native_binding
 from ..mesh.protocols import get_adapter
 from ..settings import RoutingMode, Settings
-from ..stream.items import MAX_LINE_BYTES, StreamItem, read_items
+from ..stream.items import BOM, MAX_LINE_BYTES, StreamItem, read_items
 from ..stream.records import FateLine, ItemRow, ItemsCsv
 from ..stream.summary import Latency, StreamSummary, latency, percentile, summarize
 from ..stream.team import ANSWERER, COORDINATOR, ITEMS_FILE
@@ -141,7 +141,7 @@ def _is_queries(path: Path) -> bool:
         for raw in f:
             if raw.strip():
                 try:
-                    first = json.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+                    first = json.loads(raw.removeprefix(BOM))
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     return True  # read_items names the bad line
                 return not isinstance(first, dict) or "question" not in first

@@ -25,8 +25,6 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from ..stream.summary import StreamSummary
-
 FrameStatus = Literal["accepted", "rejected", "redelivered", "dropped_fault"]
 
 
@@ -332,6 +330,39 @@ class WireLayers(BaseModel):
         return WireLayers(**{f: getattr(self, f) + getattr(other, f) for f in counted})
 
 
+# A stream's figures (gaiamesh stream): computed by stream/summary.py from its items' fates.
+class Latency(BaseModel):
+    """Seconds: end to end (queued to answered), unless the field's name says otherwise."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    mean: float
+    std: float
+    p50: float
+    p95: float
+    p99: float
+    max: float
+
+
+class StreamSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    items: int
+    answered: int
+    failed: int
+    success_rate: float
+    retries: int  # sends beyond each item's first
+    duplicates: int  # answers after an item's answer: counted, never taken
+    lost_sends: int  # sends whose worker was lost
+    wall_s: float
+    items_per_min: float
+    latency: Latency | None
+    queue_wait: Latency | None
+    per_worker: dict[str, int]  # answers each worker gave
+    worker_variance: float  # population variance of per_worker
+
+
 class RunMetrics(Scores, WireCost):
     """``metrics.json``: the one schema every reader (bench, report, audit, the service) uses,
     written by one step (``evaluation/outcome.py``). Its parts are typed where they are
@@ -352,7 +383,9 @@ class RunMetrics(Scores, WireCost):
     strategy: str | None = None  # pipeline | orchestrated (the team that answered)
     ablated: str = ""  # tools left out (ABLATE: their input handed on unchanged), comma-separated
     protocol: str | None = None
-    transport: Literal["relay", "native"] = "relay"  # TRANSPORT: the relay's WebSocket, or the protocol's own wire
+    transport: Literal["relay", "native"] = (
+        "relay"  # TRANSPORT: the relay's WebSocket, or the protocol's own wire
+    )
     routing: str | None = None
     model: str
     backend: str | None = None  # how the agents reached the model: ollama | openai (as they announced it)
@@ -409,7 +442,11 @@ class RunMetrics(Scores, WireCost):
         its parts' (the scores, the wire cost)."""
         own = [n for n in cls.__annotations__ if n in cls.model_fields]
         parts = [n for base in cls.__bases__ if issubclass(base, BaseModel) for n in base.model_fields]
-        return [n for n in (*own, *parts) if n not in ("agents", "membership", "workspaces_missing", "layers", "stream")]
+        return [
+            n
+            for n in (*own, *parts)
+            if n not in ("agents", "membership", "workspaces_missing", "layers", "stream")
+        ]
 
 
 class FrameLog:

@@ -1,6 +1,7 @@
 """A stream's figures from its items' fates (pure): latency percentiles, throughput, success,
 retries, duplicates and the load on each worker (ProtocolBench reports the variance of the
-per-worker counts as its load balance)."""
+per-worker counts as its load balance). The figures' models are metrics.json's
+(:mod:`gaiamesh.evaluation.metrics`), where a stream's summary is written."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from ..evaluation.metrics import Latency, StreamSummary  # metrics.json's schema, written once there
+
+__all__ = ["Latency", "StreamSummary", "latency", "percentile", "summarize"]
 
 
 class Send(Protocol):
@@ -36,38 +39,6 @@ class Told(Protocol):
     def duplicates(self) -> int: ...
     @property
     def sends(self) -> Sequence[Send]: ...
-
-
-class Latency(BaseModel):
-    """Seconds: end to end (queued to answered), unless the field's name says otherwise."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    n: int
-    mean: float
-    std: float
-    p50: float
-    p95: float
-    p99: float
-    max: float
-
-
-class StreamSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    items: int
-    answered: int
-    failed: int
-    success_rate: float
-    retries: int  # sends beyond each item's first
-    duplicates: int  # answers after an item's answer: counted, never taken
-    lost_sends: int  # sends whose worker was lost
-    wall_s: float
-    items_per_min: float
-    latency: Latency | None
-    queue_wait: Latency | None
-    per_worker: dict[str, int]  # answers each worker gave
-    worker_variance: float  # population variance of per_worker
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:

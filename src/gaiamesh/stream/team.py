@@ -137,7 +137,8 @@ class Coordination:
             d.failed(item.id, worker, now, f"{details.type or 'Failed'}: {details.message}")
 
     async def run(self, items: list[StreamItem]) -> list[Fate]:
-        d, log = self.dispatcher, FateLog(self.ctx.workspace / ITEMS_FILE, self.started)  # type: ignore[operator]
+        assert self.ctx.workspace is not None  # checked by _settings when the coordination began
+        d, log = self.dispatcher, FateLog(self.ctx.workspace / ITEMS_FILE, self.started)
         pending: dict[asyncio.Task[SubTaskResult | None], tuple[StreamItem, str]] = {}
         told: set[str] = set()
         feed = iter(items)
