@@ -98,3 +98,25 @@ def test_a_task_set_streams_through_the_pipeline_inside_a_worker_and_is_scored(m
     assert report["scored"] == 1 and row["quality"] != "" and 0 <= float(row["quality"]) <= 1
     if row["prediction"].strip().lower() == str(truth["answer"]).strip().lower():
         assert float(row["quality"]) == 1.0
+
+
+def test_a_storm_of_killed_workers_loses_no_item_and_answers_none_twice(
+    live: tuple[Path, list[dict[str, str]], dict[str, object]], tmp_path: Path
+) -> None:
+    # At the recorded pace every worker holds an item nearly all the time, so each kill takes
+    # one down with its item: the relay hands that item to a live worker.
+    out, rows, _ = live
+    again, report = stream(tmp_path / "storm", "--tasks", str(QUERIES), "--limit", "12", "--workers", "3",
+                           "--replay", str(out), "--pace", "recorded", "--storm-every", "1.5", "--storm-down", "1",
+                           "--storm-seed", "4")  # fmt: skip
+    storm = report["storm"]
+    assert isinstance(storm, dict) and len(storm["kills"]) >= 2, storm
+    assert {k["node"] for k in storm["kills"]} <= {"1", "2", "3"}  # the coordinator holds the stream: never killed
+    assert report["sent"] == 12 and report["unaccounted"] == 0 and report["told_twice"] == 0
+    assert sorted(r["item_id"] for r in again) == sorted(r["item_id"] for r in rows)
+    assert {r["item_id"]: r["prediction"] for r in again} == {r["item_id"]: r["prediction"] for r in rows}
+    summary = report["summary"]
+    assert isinstance(summary, dict) and summary["answered"] == 12 and summary["lost_sends"] >= 1
+    moved = [r for r in again if int(r["sends"]) > 1]
+    assert moved and all(r["status"] == "answered" for r in moved)  # a killed worker's item, answered by another
+    audit(tmp_path / "storm")

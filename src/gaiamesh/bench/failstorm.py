@@ -263,7 +263,7 @@ def local_runner(settings: Settings) -> RunOne:
     return run_one
 
 
-async def _storm(team: Team, tools: dict[str, str], kills: list[Kill], storm: Storm, clock0: float) -> None:
+async def storm_loop(team: Team, tools: dict[str, str], kills: list[Kill], storm: Storm, clock0: float) -> None:
     """Every ``every`` s kill ``kill`` live agents (until ``limit`` kills); each comes back as the
     team brings it back."""
     rng = random.Random(storm.seed)
@@ -293,7 +293,7 @@ async def failstorm(
     with Progress(console=console, transient=False) as progress:
         calm = await _batch(run_one, tasks, out, "calm", clock0, progress)
         storm_start = time.monotonic() - clock0
-        blowing = asyncio.create_task(_storm(team, tools, kills, storm, clock0))
+        blowing = asyncio.create_task(storm_loop(team, tools, kills, storm, clock0))
         try:
             stormy = await _batch(run_one, tasks, out, "storm", clock0, progress)
         finally:

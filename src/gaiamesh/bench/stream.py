@@ -21,6 +21,7 @@ import base64
 import json
 import statistics
 import tarfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -38,6 +39,8 @@ from ..stream.records import FateLine, ItemRow, ItemsCsv
 from ..stream.summary import Latency, StreamSummary, latency, percentile, summarize
 from ..stream.team import ANSWERER, COORDINATOR, ITEMS_FILE
 from ..tasks import Task, discover_tasks
+from .failstorm import Storm
+from .streamstorm import StormReport, StreamStorm
 
 Pace = Literal["recorded", "none"]
 
@@ -55,6 +58,13 @@ class StreamOptions(BaseModel):
     replay: Path | None = None
     pace: Pace = "recorded"
     timeout: float = 3600.0
+    # a fail-storm during the stream (bench/streamstorm.py): every storm_every s (0: none)
+    # storm_kill workers SIGKILLed, each restarted storm_down s later; at most storm_limit kills
+    storm_every: float = 0.0
+    storm_kill: int = 1
+    storm_down: float = 1.0
+    storm_seed: int = 1
+    storm_limit: int = 0
 
 
 class Bytes(BaseModel):
@@ -99,6 +109,10 @@ class StreamReport(BaseModel):
     quality: float | None  # mean score of the items that have gold answers
     scored: int
     wall_ms: float
+    sent: int  # the items handed to the coordinator
+    unaccounted: int  # of those, the items with no fate in items.jsonl (lost)
+    told_twice: int  # items with more than one fate (answered twice)
+    storm: StormReport | None = None
 
 
 def collect_items(source: str, limit: int, budget: int) -> list[StreamItem]:
@@ -217,9 +231,12 @@ def frame_bytes(out: Path, settings: Settings) -> tuple[dict[str, int], int]:
     return by_task, doc_init
 
 
-def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics: RunMetrics) -> StreamReport:
-    """``items.csv`` and ``stream.json`` from the run's archive and frame log."""
+def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics: RunMetrics, sent: list[str],
+                  storm: StormReport | None = None) -> StreamReport:  # fmt: skip
+    """``items.csv`` and ``stream.json`` from the run's archive and frame log; ``sent``: the ids
+    of the items the stream was given, each of which must have exactly one fate."""
     lines = fate_lines(out / "run_artifacts.tar.gz")
+    told = Counter(line.id for line in lines)
     by_task, doc_init = frame_bytes(out, settings) if (out / "frames.jsonl").is_file() else ({}, 0)
     rows: list[ItemRow] = []
     spent = options.replay is None or options.pace == "recorded"
@@ -249,6 +266,8 @@ def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics
         bytes=_bytes(sizes, doc_init, metrics, len(rows)) if sizes else None,
         decode_us_p50=metrics.decode_us_p50, decode_us_p95=metrics.decode_us_p95,
         quality=statistics.fmean(scored) if scored else None, scored=len(scored), wall_ms=metrics.wall_ms,
+        sent=len(sent), unaccounted=sum(told[i] == 0 for i in sent), told_twice=sum(n > 1 for n in told.values()),
+        storm=storm,
     )  # fmt: skip
     (out / "stream.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     return report
@@ -272,13 +291,23 @@ def run_stream(settings: Settings, options: StreamOptions, out: Path) -> StreamR
     task = stream_task(items, out / "task", options.tasks)
     base = free_port_block(options.workers + 1)
     run_settings = stream_settings(settings, options, base, (out / "workspaces").resolve())
+    storm = _storm(options)
     try:
-        metrics = run_local(run_settings, task, out, 0)  # 0: the AGENTS above, checked free
+        # 0: the AGENTS above, checked free
+        metrics = run_local(run_settings, task, out, 0) if storm is None else run_local(run_settings, task, out, 0, storm.watch)
     except RunError:
         if not (out / "metrics.json").is_file():
             raise
         metrics = RunMetrics.read(out / "metrics.json")
-    return write_outputs(out, metrics_settings(run_settings, out), options, metrics)
+    sent = [item.id for item in items]
+    return write_outputs(out, metrics_settings(run_settings, out), options, metrics, sent, None if storm is None else storm.report())
+
+
+def _storm(options: StreamOptions) -> StreamStorm | None:
+    if options.storm_every <= 0:
+        return None
+    o = options
+    return StreamStorm(Storm(kill=o.storm_kill, every=o.storm_every, seed=o.storm_seed, limit=o.storm_limit), o.storm_down)
 
 
 def metrics_settings(settings: Settings, out: Path) -> Settings:

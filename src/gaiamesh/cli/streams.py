@@ -41,6 +41,8 @@ def _cmd_stream(args: argparse.Namespace) -> int:
 
     protocols = [check(p) for p in _list(args.protocols or settings_from(args).protocol, "protocols")]
     counts = _workers(args.workers)
+    if args.storm_every < 0 or args.storm_down < 0 or args.storm_kill < 1 or args.storm_limit < 0:
+        raise ConfigError("--storm-every, --storm-down and --storm-limit are at least 0, --storm-kill at least 1")
     out = Path(args.out)
     single = len(protocols) == 1 and len(counts) == 1
     rows: list[dict[str, object]] = []
@@ -52,6 +54,8 @@ def _cmd_stream(args: argparse.Namespace) -> int:
             options = StreamOptions(
                 tasks=args.tasks, workers=n, limit=args.limit, policy=args.policy, per_worker=args.per_worker,
                 replay=Path(args.replay) if args.replay else None, pace=args.pace, timeout=args.stream_timeout,
+                storm_every=args.storm_every, storm_kill=args.storm_kill, storm_down=args.storm_down,
+                storm_seed=args.storm_seed, storm_limit=args.storm_limit,
             )  # fmt: skip
             where = out if single else out / f"{protocol}-{n}w"
             console.print(
@@ -59,7 +63,12 @@ def _cmd_stream(args: argparse.Namespace) -> int:
             )
             report = run_stream(settings, options, where)
             s = report.summary
-            ok &= report.status == "ok" and s.failed == 0
+            ok &= report.status == "ok" and s.failed == 0 and report.unaccounted == 0 and report.told_twice == 0
+            if report.storm is not None:
+                console.print(
+                    f"storm: {len(report.storm.kills)} workers killed; {report.unaccounted} items lost, "
+                    f"{report.told_twice} answered twice, {s.duplicates} late copies not taken"
+                )
             rows.append({
                 "protocol": protocol, "workers": n, "status": report.status, "items": s.items, "answered": s.answered,
                 "failed": s.failed, "retries": s.retries, "duplicates": s.duplicates,
@@ -159,6 +168,15 @@ def add_commands(sub: Subparsers) -> None:
                     help="with --replay: each call takes its recorded time, or none (the harness's ceiling)")  # fmt: skip
     sp.add_argument("--timeout", dest="stream_timeout", type=float, default=3600.0,
                     help="seconds the whole stream may take (3600)")  # fmt: skip
+    storm = sp.add_argument_group("a fail-storm during the stream (workers only: the coordinator holds the stream)")
+    storm.add_argument("--storm-every", dest="storm_every", type=float, default=0.0,
+                       help="seconds between kills (default 0: no storm)")  # fmt: skip
+    storm.add_argument("--storm-kill", dest="storm_kill", type=int, default=1, help="workers killed each time (1)")
+    storm.add_argument("--storm-down", dest="storm_down", type=float, default=1.0,
+                       help="seconds before a killed worker restarts (1)")  # fmt: skip
+    storm.add_argument("--storm-seed", dest="storm_seed", type=int, default=1, help="which workers die (seeded)")
+    storm.add_argument("--storm-limit", dest="storm_limit", type=int, default=0,
+                       help="stop after N kills (default 0: until the stream ends)")  # fmt: skip
     sp.add_argument("--model", help="model name on the model server (MODEL)")
     sp.add_argument("--ollama-host", dest="ollama_host", help="model server URL (OLLAMA_HOST)")
     sp.add_argument("--out", required=True, help="the folder the stream writes")

@@ -258,8 +258,16 @@ def web_server(settings: Settings, group: ProcessGroup) -> Iterator[None]:
     yield
 
 
-def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunMetrics:
-    """Run the whole mesh once on ``task``; returns the metrics the relay wrote."""
+Watch = Callable[[ProcessGroup, Settings, "subprocess.Popen[bytes]"], None]
+
+
+def _wait(group: ProcessGroup, settings: Settings, relay: subprocess.Popen[bytes]) -> None:
+    relay.wait()
+
+
+def run_local(settings: Settings, task: Task, out: Path, base_port: int, watch: Watch = _wait) -> RunMetrics:
+    """Run the whole mesh once on ``task``; returns the metrics the relay wrote. ``watch`` runs
+    while the run does and returns when the relay has exited (a storm kills agents meanwhile)."""
     out.mkdir(parents=True, exist_ok=True)
     settings = own_team(settings, base_port)
     if settings.protocol in KEYED or settings.wire_tls != "off":
@@ -276,7 +284,7 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int) -> RunM
                 child_env(settings, task=str(task.path), out_dir=str(out)),
                 quiet=False,
             )
-            relay.wait()
+            watch(group, settings, relay)
             if relay.returncode:  # an agent that could not start says why (a port taken, say)
                 for name in [n for n in group.procs if n != "relay"]:
                     group.check(name)

@@ -132,11 +132,12 @@ class Dispatcher:
 
     def moved(self, item_id: str, worker: str, to: str, now: float) -> None:
         """The wire handed the item on from ``worker`` to ``to`` (the relay's queue does when
-        the chosen worker is lost): that send ends ``lost``, one to ``to`` begins, and ``worker``
-        takes nothing more; its other items come back from whoever they were handed to."""
+        the chosen worker is lost): that send ends ``lost``, one to ``to`` begins. ``worker``
+        stays in the line: the relay knows who is live and hands on what a lost worker is sent,
+        and a worker that comes back (a storm restarts it) takes work again at once. (Marking it
+        gone here would be for good: nothing tells the coordinator of a return.)"""
         fate, attempt = self._ended(item_id, worker, now)
         attempt.outcome, attempt.why = "lost", f"worker {worker} was lost; the relay handed the item to {to}"
-        self.workers[worker].alive = False
         if fate.status == "in_flight":
             fate.attempts.append(Attempt(to, now))
             self.workers[to].in_flight.add(item_id)

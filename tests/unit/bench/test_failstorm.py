@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.bench.failstorm import Kill, RunTrace, Storm, _storm, analyse, answers_changed, frames_lost
+from gaiamesh.bench.failstorm import Kill, RunTrace, Storm, analyse, answers_changed, frames_lost, storm_loop
 from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics
 
 TOOLS = {"0": "search", "1": "extract", "2": "triple", "3": "reason", "4": "search", "5": "extract",
@@ -123,10 +123,10 @@ class Team:
 
 async def test_a_storm_with_a_limit_stops_after_that_many_kills() -> None:
     team, kills = Team(), []  # type: ignore[var-annotated]
-    await asyncio.wait_for(_storm(team, TOOLS, kills, Storm(kill=2, every=0.001, seed=1, limit=3), 0.0), 5)
+    await asyncio.wait_for(storm_loop(team, TOOLS, kills, Storm(kill=2, every=0.001, seed=1, limit=3), 0.0), 5)
     assert len(kills) == 3 and len(team.killed) == 3  # two, then the one the limit leaves
     endless = Team()
-    task = asyncio.create_task(_storm(endless, TOOLS, [], Storm(kill=2, every=0.001), 0.0))
+    task = asyncio.create_task(storm_loop(endless, TOOLS, [], Storm(kill=2, every=0.001), 0.0))
     await asyncio.wait_for(endless.ten.wait(), 5)  # no limit: it goes on past ten kills
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

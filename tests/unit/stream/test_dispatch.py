@@ -57,6 +57,25 @@ def test_the_queue_reads_no_further_ahead_than_its_bound() -> None:
     assert d.wants == 6 and all(len(w.in_flight) == 2 for w in d.workers.values())
 
 
+def test_a_worker_the_relay_handed_an_item_away_from_takes_work_again() -> None:
+    # In a storm a worker is killed and comes back; nothing tells the coordinator it returned,
+    # so a move must not take the worker out of the line for good (every worker moved from
+    # once would leave items queued with nobody to send them to).
+    d = Dispatcher(["a", "b"])
+    source = items(4)
+    fill(d, source)
+    d.assign(0.0)
+    d.moved("0", "a", "b", 1.0)
+    d.moved("1", "b", "a", 1.0)  # each moved from once
+    assert all(w.alive for w in d.workers.values())
+    assert d.answered("0", "b", 2.0, "zero") and d.answered("1", "a", 2.0, "one")
+    fill(d, source, 2.0)
+    sent = [(i.id, w) for i, w in d.assign(2.0)]
+    assert sorted(i for i, _ in sent) == ["2", "3"] and {w for _, w in sent} == {"a", "b"}
+    fate = d.fates["0"]
+    assert [(a.worker, a.outcome) for a in fate.attempts] == [("a", "lost"), ("b", "answered")]
+
+
 def test_a_lost_workers_item_goes_to_another_and_its_late_answer_is_a_duplicate() -> None:
     d = Dispatcher(["a", "b"])
     fill(d, items(2))
