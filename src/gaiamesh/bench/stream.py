@@ -113,6 +113,10 @@ class StreamReport(BaseModel):
     unaccounted: int  # of those, the items with no fate in items.jsonl (lost)
     told_twice: int  # items with more than one fate (answered twice)
     storm: StormReport | None = None
+    # the relay process's CPU seconds (user and system, from the kernel: its start-up too) and
+    # the frames it carried
+    relay_cpu_s: float | None = None
+    frames: int = 0
 
 
 def collect_items(source: str, limit: int, budget: int) -> list[StreamItem]:
@@ -232,7 +236,7 @@ def frame_bytes(out: Path, settings: Settings) -> tuple[dict[str, int], int]:
 
 
 def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics: RunMetrics, sent: list[str],
-                  storm: StormReport | None = None) -> StreamReport:  # fmt: skip
+                  storm: StormReport | None = None, relay_cpu_s: float | None = None) -> StreamReport:  # fmt: skip
     """``items.csv`` and ``stream.json`` from the run's archive and frame log; ``sent``: the ids
     of the items the stream was given, each of which must have exactly one fate."""
     lines = fate_lines(out / "run_artifacts.tar.gz")
@@ -267,7 +271,7 @@ def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics
         decode_us_p50=metrics.decode_us_p50, decode_us_p95=metrics.decode_us_p95,
         quality=statistics.fmean(scored) if scored else None, scored=len(scored), wall_ms=metrics.wall_ms,
         sent=len(sent), unaccounted=sum(told[i] == 0 for i in sent), told_twice=sum(n > 1 for n in told.values()),
-        storm=storm,
+        storm=storm, relay_cpu_s=relay_cpu_s, frames=metrics.pkt_cnt,
     )  # fmt: skip
     (out / "stream.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     return report
@@ -284,23 +288,23 @@ def _bytes(sizes: list[float], doc_init: int, metrics: RunMetrics, items: int) -
 
 def run_stream(settings: Settings, options: StreamOptions, out: Path) -> StreamReport:
     """The whole stream: items read, the team started, one run, the outputs written."""
-    from ..deploy.local import free_port_block, run_local
+    from ..deploy.local import RelayWatch, free_port_block, run_local
 
     items = collect_items(options.tasks, options.limit, settings.max_frame_bytes // 2)
     out.mkdir(parents=True, exist_ok=True)
     task = stream_task(items, out / "task", options.tasks)
     base = free_port_block(options.workers + 1)
     run_settings = stream_settings(settings, options, base, (out / "workspaces").resolve())
-    storm = _storm(options)
+    watch = _storm(options) or RelayWatch()
     try:
-        # 0: the AGENTS above, checked free
-        metrics = run_local(run_settings, task, out, 0) if storm is None else run_local(run_settings, task, out, 0, storm.watch)
+        metrics = run_local(run_settings, task, out, 0, watch)  # 0: the AGENTS above, checked free
     except RunError:
         if not (out / "metrics.json").is_file():
             raise
         metrics = RunMetrics.read(out / "metrics.json")
     sent = [item.id for item in items]
-    return write_outputs(out, metrics_settings(run_settings, out), options, metrics, sent, None if storm is None else storm.report())
+    storm = watch.report() if isinstance(watch, StreamStorm) else None
+    return write_outputs(out, metrics_settings(run_settings, out), options, metrics, sent, storm, watch.relay_cpu_s)
 
 
 def _storm(options: StreamOptions) -> StreamStorm | None:

@@ -17,7 +17,7 @@ import time
 
 from pydantic import BaseModel, ConfigDict
 
-from ..deploy.local import ProcessGroup, Watch
+from ..deploy.local import ProcessGroup, RelayWatch, reap
 from ..settings import Settings
 from ..stream.team import ANSWERER, COORDINATOR
 from .failstorm import Kill, LocalTeam, Storm, storm_loop
@@ -51,26 +51,22 @@ class Workers(LocalTeam):
         return [n for n in super().alive() if self.specs[n].tool == ANSWERER]
 
 
-class StreamStorm:
-    """The storm of one stream; :meth:`watch` is handed to ``run_local`` and blows until the
+class StreamStorm(RelayWatch):
+    """The storm of one stream, handed to ``run_local`` as its ``watch``: it blows until the
     relay exits, then :meth:`report` says what it did."""
 
     def __init__(self, storm: Storm, down: float) -> None:
         self.storm, self.down = storm, down
         self.kills: list[Kill] = []
 
-    @property
-    def watch(self) -> Watch:
-        def watch(group: ProcessGroup, settings: Settings, relay: subprocess.Popen[bytes]) -> None:
-            asyncio.run(self._blow(Workers(group, settings, self.down), relay))
-
-        return watch
+    def __call__(self, group: ProcessGroup, settings: Settings, relay: subprocess.Popen[bytes]) -> None:
+        asyncio.run(self._blow(Workers(group, settings, self.down), relay))
 
     async def _blow(self, team: Workers, relay: subprocess.Popen[bytes]) -> None:
         tools = {node: spec.tool for node, spec in team.specs.items() if spec.tool != COORDINATOR}
         async with asyncio.TaskGroup() as group:
             blowing = group.create_task(storm_loop(team, tools, self.kills, self.storm, time.monotonic()))
-            await asyncio.to_thread(relay.wait)  # the run is over when the relay exits
+            self.relay_cpu_s = await asyncio.to_thread(reap, relay)  # the run is over when the relay exits
             blowing.cancel()  # a restart still waiting is not made: the team is stopped next
 
     def report(self) -> StormReport:

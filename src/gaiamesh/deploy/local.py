@@ -265,6 +265,23 @@ def _wait(group: ProcessGroup, settings: Settings, relay: subprocess.Popen[bytes
     relay.wait()
 
 
+def reap(proc: subprocess.Popen[bytes]) -> float:
+    """Wait for ``proc`` to exit; returns the CPU seconds it used (user and system, the kernel's
+    own accounting of the process: nothing sampled)."""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # Popen reads it, and never waits again
+    return usage.ru_utime + usage.ru_stime
+
+
+class RelayWatch:
+    """A ``watch`` for :func:`run_local` that keeps the relay's CPU seconds (its start-up too)."""
+
+    relay_cpu_s: float | None = None
+
+    def __call__(self, group: ProcessGroup, settings: Settings, relay: subprocess.Popen[bytes]) -> None:
+        self.relay_cpu_s = reap(relay)
+
+
 def run_local(settings: Settings, task: Task, out: Path, base_port: int, watch: Watch = _wait) -> RunMetrics:
     """Run the whole mesh once on ``task``; returns the metrics the relay wrote. ``watch`` runs
     while the run does and returns when the relay has exited (a storm kills agents meanwhile)."""
