@@ -305,6 +305,7 @@ class PathSettings(BaseModel):
     keys_dir: Path = Path("keys")  # Ed25519 keys of `signed` and `anp`: <node_id>.pem + public.json
     out_dir: Path = Path("results")  # runs, and the network service's state (SQLite)
     tasks_dir: Path = Path("tasks")  # bundled tasks a run may name
+    stream_tasks_dir: Path = Path("tasks-stream")  # bundled stream sets (NAME.jsonl) a stream may name
 
 
 class RunSettings(BaseModel):

@@ -21,6 +21,8 @@ from .models import (
     SessionRequest,
     SessionView,
     StateChange,
+    StreamRequest,
+    StreamView,
 )
 
 __version__ = version("gaiamesh")
@@ -119,3 +121,24 @@ async def ask(session_id: str, body: Ask, who: Who, svc: Svc) -> RunView:
 @router.get("/api/sessions/{session_id}/messages")
 async def history(session_id: str, who: Who, svc: Svc) -> History:
     return svc.history(who, session_id)
+
+
+@router.post("/api/streams", status_code=202)
+async def submit_stream(body: StreamRequest, who: Who, svc: Svc) -> StreamView:
+    return svc.submit_stream(who, body)
+
+
+@router.get("/api/streams")
+async def list_streams(who: Who, svc: Svc) -> list[StreamView]:
+    return svc.list_streams(who)
+
+
+@router.get("/api/streams/{stream_id}")
+async def get_stream(stream_id: str, who: Who, svc: Svc) -> StreamView:
+    return svc.stream_view(who, stream_id)
+
+
+@router.get("/api/streams/{stream_id}/items.csv", response_class=FileResponse)
+async def stream_items(stream_id: str, who: Who, svc: Svc) -> FileResponse:
+    path = svc.stream_items(who, stream_id)
+    return FileResponse(path, media_type="text/csv", filename=f"items-{stream_id}.csv")

@@ -24,17 +24,20 @@ from .service import MeshService
 
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """The service and its run manager live as long as the app; stopping ends runs in flight
-    ``interrupted``, with what they have written."""
+    """The service, its run manager and its stream manager live as long as the app; stopping ends
+    runs and the stream in flight ``interrupted``, with what they have written."""
     service = app.state.service = MeshService(app.state.settings)
     worker = asyncio.create_task(service.runs.serve(), name="run-manager")
+    streamer = asyncio.create_task(service.streams.serve(), name="stream-manager")
     try:
         yield
     finally:
         await service.runs.stop()
-        worker.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await worker
+        await service.streams.stop()  # the stream in flight and every process it started
+        for task in (worker, streamer):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         service.close()
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..evaluation.metrics import FrameRecord, RunMetrics
+from ..evaluation.metrics import FrameRecord, Latency, RunMetrics, StreamSummary
 from ..mesh.frames import Turn
 from ..mesh.outcome import AgentStatus
 from ..mesh.routing import RoutingMode
@@ -281,3 +281,90 @@ class StateChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     state: SessionState
+
+
+# --- streams ----------------------------------------------------------------------------------
+class StreamState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"  # stream.json written: its report says how the items went
+    FAILED = "failed"  # the stream could not run (error.txt says why)
+    INTERRUPTED = "interrupted"  # the service stopped while the stream was queued or running
+
+
+class StreamRequest(BaseModel):
+    """``POST /api/streams``: a set of items through a coordinator and ``workers`` workers, in
+    local processes the service starts beside itself (``gaiamesh stream``, docs/stream.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tasks: str = Field(
+        min_length=1, max_length=100,
+        description="a name, never a path: a bundled stream set (protocolbench-top1000), or a task folder "
+                    "or task set in TASKS_DIR",
+    )  # fmt: skip
+    workers: int = Field(default=4, ge=1, le=64, description="worker agents beside the coordinator")
+    protocol: str | None = Field(default=None, description="the wire protocol (default: PROTOCOL)")
+    transport: Literal["relay", "native"] | None = Field(default=None, description="default: TRANSPORT")
+    limit: int = Field(default=0, ge=0, description="the first N items only (0: all)")
+    policy: Literal["dynamic", "round-robin"] = "dynamic"
+    per_worker: int = Field(default=1, ge=1, le=64, description="items in flight on a worker at most")
+    replay_of: str | None = Field(
+        default=None, description="the id of an earlier stream of this service that is done: its recorded model "
+                                  "calls answer this one (no model server)",
+    )  # fmt: skip
+    pace: Literal["recorded", "none"] = Field(
+        default="recorded", description="with replay_of: each call takes its recorded time, or none"
+    )
+
+
+class StreamRecord(BaseModel):
+    """``request.json`` in a stream's folder, written when it is accepted: what was asked, when."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    created: float
+    request: StreamRequest
+
+
+class StreamBytes(BaseModel):
+    """Bytes per item, as ``stream.json`` has them (the fields the service reads)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    mean: float
+    p50: float
+    p95: float
+
+
+class StreamFigures(BaseModel):
+    """``stream.json`` (``gaiamesh stream``'s report, docs/stream.md). The service reads the
+    fields named here, typed; every other field of the file is kept as written, so the API hands
+    on the whole report. (The report's own model lives in the bench room, above this one.)"""
+
+    model_config = ConfigDict(extra="allow")
+
+    tasks: str
+    items: int
+    workers: int
+    protocol: str
+    transport: str
+    status: str
+    error: str | None = None
+    summary: StreamSummary
+    service: Latency | None = None
+    bytes: StreamBytes | None = None
+    quality: float | None = None
+
+
+class StreamView(BaseModel):
+    """A stream as the API shows it."""
+
+    id: str
+    state: StreamState
+    request: StreamRequest
+    created: float
+    ended: float | None = None
+    error: str | None = None
+    report: StreamFigures | None = None  # stream.json, when done

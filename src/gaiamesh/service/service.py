@@ -30,10 +30,13 @@ from .models import (
     SessionRequest,
     SessionState,
     SessionView,
+    StreamRequest,
+    StreamView,
 )
 from .runs import LiveRun, RunManager, Subscriber
 from .sessions import IllegalTransition, transition
 from .store import Store
+from .streams import StreamManager
 
 
 class MeshService:
@@ -44,6 +47,7 @@ class MeshService:
         self.authority = Authority(settings.access_key, settings.session_secret, settings.session_ttl)
         self.store = Store(Path(settings.out_dir) / "gaiamesh.db")
         self.runs = RunManager(settings, self.store, on_finished=self._run_finished)
+        self.streams = StreamManager(settings)
         self.recovered = self.runs.recover()
         for row in self.store.sessions():  # a session whose run was cut off by a restart can go on
             if row["state"] == SessionState.RUNNING.value:
@@ -85,6 +89,24 @@ class MeshService:
     @property
     def queued(self) -> int:
         return self.runs.queued
+
+    # --- streams ---------------------------------------------------------------------------
+    # The access key's only: a stream is the machine's work for many minutes, not a session's.
+    def submit_stream(self, who: Principal, request: StreamRequest) -> StreamView:
+        _key_only(who)
+        return self.streams.submit(request)
+
+    def list_streams(self, who: Principal) -> list[StreamView]:
+        _key_only(who)
+        return self.streams.views()
+
+    def stream_view(self, who: Principal, stream_id: str) -> StreamView:
+        _key_only(who)
+        return self.streams.view(stream_id)
+
+    def stream_items(self, who: Principal, stream_id: str) -> Path:
+        _key_only(who)
+        return self.streams.items_csv(stream_id)
 
     # --- sessions --------------------------------------------------------------------------
     async def create_session(self, who: Principal, request: SessionRequest) -> SessionCreated:
@@ -258,3 +280,8 @@ class MeshService:
         if row is not None and row["state"] == SessionState.RUNNING.value:
             self.store.set_session_state(sid, SessionState.STOP.value)
             self._autochat(sid)
+
+
+def _key_only(who: Principal) -> None:
+    if not who.is_admin:
+        raise Forbidden("streams are the access key's: a session token does not open them")

@@ -35,8 +35,11 @@ from ..models import (
     RunView,
     SessionRequest,
     SessionState,
+    StreamRequest,
+    StreamView,
 )
 from ..service import MeshService
+from ..streams import stream_sets
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -169,6 +172,30 @@ async def run_page(request: Request, run_id: str, svc: Svc) -> Response:
     return templates.TemplateResponse(request, "run.html", base(svc, request, who, page="runs", run=run))
 
 
+@router.get("/streams", response_class=HTMLResponse)
+async def streams_page(request: Request, svc: Svc) -> Response:
+    try:
+        who = login(svc, request)
+    except NotLoggedIn as exc:
+        return login_page(request, exc.reason)
+    return templates.TemplateResponse(request, "streams.html", streams_context(svc, request, who))
+
+
+@router.get("/streams/{stream_id}", response_class=HTMLResponse)
+async def stream_page(request: Request, stream_id: str, svc: Svc) -> Response:
+    try:
+        who = login(svc, request)
+    except NotLoggedIn as exc:
+        return login_page(request, exc.reason)
+    try:
+        stream = svc.stream_view(who, stream_id)
+    except Refused as exc:
+        return templates.TemplateResponse(
+            request, "problem.html", base(svc, request, who, page="streams", problem=str(exc)), status_code=exc.status
+        )
+    return templates.TemplateResponse(request, "stream.html", base(svc, request, who, page="streams", stream=stream))
+
+
 @router.get("/favicon.ico")
 async def favicon() -> FileResponse:
     # browsers ask for it whatever the page links; the page's own icon (no 404 in the log)
@@ -271,6 +298,61 @@ async def start(request: Request, body: Batch, who: Who, svc: Svc) -> Response:
 async def cancel(request: Request, run_id: str, who: Who, svc: Svc) -> Response:
     svc.cancel(who, run_id)
     return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(svc, who)})
+
+
+# --- fragments: streams ----------------------------------------------------------------
+def streams_context(svc: MeshService, request: Request, who: Principal) -> dict[str, Any]:
+    names = [*stream_sets(svc.settings), *bundled_names(svc.settings.tasks_dir)]
+    return base(svc, request, who, page="streams", streams=svc.list_streams(who), stream_names=names)
+
+
+def streams_fragment(svc: MeshService, request: Request, who: Principal) -> Response:
+    return templates.TemplateResponse(request, "_streams.html", {"request": request, "streams": svc.list_streams(who)})
+
+
+@router.get("/ui/streams", response_class=HTMLResponse)
+async def streams_table(request: Request, who: Who, svc: Svc) -> Response:
+    return streams_fragment(svc, request, who)
+
+
+@router.post("/ui/streams", response_class=HTMLResponse)
+async def start_stream(request: Request, body: StreamRequest, who: Who, svc: Svc) -> Response:
+    svc.submit_stream(who, body)
+    return streams_fragment(svc, request, who)
+
+
+def figures(stream: StreamView) -> list[tuple[str, str]]:
+    """A finished stream's summary as the page's table shows it: a name and its value in words."""
+    r = stream.report
+    if r is None:
+        return []
+    s = r.summary
+
+    def secs(v: float | None) -> str:
+        return "–" if v is None else f"{v:.2f} s"
+
+    rows = [
+        ("status", r.status), ("items", f"{s.answered} answered of {s.items} ({s.failed} failed)"),
+        ("protocol · transport", f"{r.protocol} · {r.transport}"), ("workers", str(r.workers)),
+        ("items per minute", f"{s.items_per_min:.1f}"), ("wall time", secs(s.wall_s)),
+        ("latency p50 / p95", f"{secs(s.latency.p50 if s.latency else None)} / {secs(s.latency.p95 if s.latency else None)}"),
+        ("service p50 / p95", f"{secs(r.service.p50 if r.service else None)} / {secs(r.service.p95 if r.service else None)}"),
+        ("queue wait p50", secs(s.queue_wait.p50 if s.queue_wait else None)),
+        ("bytes per item (mean, p50, p95)", f"{r.bytes.mean:,.0f}, {r.bytes.p50:,.0f}, {r.bytes.p95:,.0f}" if r.bytes else "–"),
+        ("retries · duplicates · lost sends", f"{s.retries} · {s.duplicates} · {s.lost_sends}"),
+        ("load variance (answers per worker)", f"{s.worker_variance:.2f}"),
+        ("quality (scored items)", "–" if r.quality is None else f"{r.quality:.3f}"),
+    ]  # fmt: skip
+    return rows + ([("error", r.error)] if r.error else [])
+
+
+templates.env.globals["stream_figures"] = figures
+
+
+@router.get("/ui/streams/{stream_id}", response_class=HTMLResponse)
+async def stream_fragment(request: Request, stream_id: str, who: Who, svc: Svc) -> Response:
+    stream = svc.stream_view(who, stream_id)
+    return templates.TemplateResponse(request, "_stream.html", {"request": request, "stream": stream})
 
 
 @router.get("/ui/compare")

@@ -10,10 +10,13 @@ htmx.defineExtension("json-enc", {
   encodeParameters(xhr, parameters, elt) {
     xhr.overrideMimeType("text/json");
     const body = {};
-    const many = new Set(["tasks"]); // fields that are lists, even with one value
+    // a field of checkboxes is a list, even with one value (the runs form's tasks); the same name
+    // in a text box is one value (the streams form's task set)
+    const form = elt && elt.closest ? elt.closest("form") : null;
+    const many = (key) => !!form && form.querySelector(`input[type="checkbox"][name="${CSS.escape(key)}"]`) !== null;
     for (const [key, value] of parameters.entries()) {
       if (typeof value !== "string" || value.trim() === "") continue;
-      if (many.has(key)) (body[key] = body[key] || []).push(value);
+      if (many(key)) (body[key] = body[key] || []).push(value);
       else body[key] = value;
     }
     return JSON.stringify(body);
@@ -28,7 +31,7 @@ const ADVICE = {
   409: "It cannot happen in the current state: wait for the run in flight to finish, then try again.",
   413: "The document is too long: shorten it below the size shown under the box.",
   422: "Something in the form is not valid: check the fields and try again.",
-  429: "The run queue is full: wait for a run to finish, then try again.",
+  429: "The service is busy: wait for the run queue to drain or the stream in flight to end, then try again.",
   503: "The service is stopping or restarting: wait a moment and reload.",
 };
 
