@@ -175,7 +175,9 @@ def test_workspaces_are_named_volumes_and_the_network_keeps_its_binds_on_its_nod
     ]
     assert set(doc["volumes"]) == {f"workspace-{n}" for n in range(11)}
     net = {v["target"]: v for v in doc["services"]["network"]["volumes"]}
-    assert sorted(net) == ["/results", "/task", "/tasks", "/tmp"]  # remote workspaces are not on its node
+    # remote workspaces are not on its node; the bundled stream sets are, for POST /api/streams
+    assert sorted(net) == ["/results", "/task", "/tasks", "/tasks-stream", "/tmp"]
+    assert net["/tasks-stream"]["read_only"] is True
     assert net["/results"] == {"type": "bind", "source": str(ROOT / "results"), "target": "/results"}
     assert net["/tasks"]["read_only"] is True and "bind" not in net["/tasks"]  # swarm creates no host path
 
