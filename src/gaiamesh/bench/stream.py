@@ -31,16 +31,17 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import FrameError, RunError, TaskError
 from ..evaluation.metrics import RunMetrics, read_log
 from ..evaluation.scoring import score
+from ..evaluation.streams import Bytes, StormReport, StreamReport
 from ..mesh.native import binding as native_binding
 from ..mesh.protocols import get_adapter
 from ..settings import RoutingMode, Settings
 from ..stream.items import BOM, MAX_LINE_BYTES, StreamItem, read_items
 from ..stream.records import FateLine, ItemRow, ItemsCsv
-from ..stream.summary import Latency, StreamSummary, latency, percentile, summarize
+from ..stream.summary import latency, percentile, summarize
 from ..stream.team import ANSWERER, COORDINATOR, ITEMS_FILE
 from ..tasks import Task, discover_tasks
 from .failstorm import Storm
-from .streamstorm import StormReport, StreamStorm
+from .streamstorm import StreamStorm
 
 Pace = Literal["recorded", "none"]
 
@@ -65,58 +66,6 @@ class StreamOptions(BaseModel):
     storm_down: float = 1.0
     storm_seed: int = 1
     storm_limit: int = 0
-
-
-class Bytes(BaseModel):
-    """Bytes per item at each layer: the packets (its sub-task and result frames, in and out, from
-    the relay's frame log), and on the native wire the sockets' bytes and TCP/IP's headers of the
-    whole run (the tap's counts, ``metrics.json``'s ``layers``) shared over the items."""
-
-    mean: float
-    p50: float
-    p95: float
-    doc_init: int  # the work list itself, once, to the coordinator
-    http_mean: float | None = None  # native: the sockets' bytes (HTTP heads and bodies) per item
-    ip_tcp_mean: float | None = None  # native: TCP/IP header bytes per item
-
-
-class StreamReport(BaseModel):
-    """``stream.json``: what ran, and the stream's figures."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tasks: str
-    items: int
-    workers: int
-    policy: str
-    per_worker: int
-    protocol: str
-    transport: str
-    backend: str
-    replay: str | None
-    pace: str | None
-    status: str
-    error: str | None
-    summary: StreamSummary
-    # seconds from an item's first send to its answer: ProtocolBench's latency per request (the
-    # summary's latency also counts the wait in the coordinator's queue)
-    service: Latency | None
-    model: Latency | None  # seconds inside model calls, per answered item (on a replay: as recorded)
-    wire: Latency | None  # seconds of each answering send not in the model
-    bytes: Bytes | None
-    decode_us_p50: float | None
-    decode_us_p95: float | None
-    quality: float | None  # mean score of the items that have gold answers
-    scored: int
-    wall_ms: float
-    sent: int  # the items handed to the coordinator
-    unaccounted: int  # of those, the items with no fate in items.jsonl (lost)
-    told_twice: int  # items with more than one fate (answered twice)
-    storm: StormReport | None = None
-    # the relay process's CPU seconds (user and system, from the kernel: its start-up too) and
-    # the frames it carried
-    relay_cpu_s: float | None = None
-    frames: int = 0
 
 
 def collect_items(source: str, limit: int, budget: int) -> list[StreamItem]:

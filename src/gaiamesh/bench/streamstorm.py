@@ -15,33 +15,11 @@ import asyncio
 import subprocess
 import time
 
-from pydantic import BaseModel, ConfigDict
-
 from ..deploy.local import ProcessGroup, RelayWatch, reap
+from ..evaluation.streams import StormKill, StormReport
 from ..settings import Settings
 from ..stream.team import ANSWERER, COORDINATOR
 from .failstorm import Kill, LocalTeam, Storm, storm_loop
-
-
-class StormKill(BaseModel):
-    """One kill: seconds from the stream's start, the worker, when its restart was made."""
-
-    t: float
-    node: str
-    restarted: float | None
-
-
-class StormReport(BaseModel):
-    """``stream.json``'s ``storm``: what blew, and the kills it made."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kill: int
-    every_s: float
-    down_s: float
-    seed: int
-    limit: int
-    kills: list[StormKill]
 
 
 class Workers(LocalTeam):

@@ -7,7 +7,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..evaluation.metrics import FrameRecord, Latency, RunMetrics, StreamSummary
+from ..evaluation.metrics import FrameRecord, RunMetrics
+from ..evaluation.streams import StreamReport
 from ..mesh.frames import Turn
 from ..mesh.outcome import AgentStatus
 from ..mesh.routing import RoutingMode
@@ -328,36 +329,6 @@ class StreamRecord(BaseModel):
     request: StreamRequest
 
 
-class StreamBytes(BaseModel):
-    """Bytes per item, as ``stream.json`` has them (the fields the service reads)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    mean: float
-    p50: float
-    p95: float
-
-
-class StreamFigures(BaseModel):
-    """``stream.json`` (``gaiamesh stream``'s report, docs/stream.md). The service reads the
-    fields named here, typed; every other field of the file is kept as written, so the API hands
-    on the whole report. (The report's own model lives in the bench room, above this one.)"""
-
-    model_config = ConfigDict(extra="allow")
-
-    tasks: str
-    items: int
-    workers: int
-    protocol: str
-    transport: str
-    status: str
-    error: str | None = None
-    summary: StreamSummary
-    service: Latency | None = None
-    bytes: StreamBytes | None = None
-    quality: float | None = None
-
-
 class StreamView(BaseModel):
     """A stream as the API shows it."""
 
@@ -367,4 +338,4 @@ class StreamView(BaseModel):
     created: float
     ended: float | None = None
     error: str | None = None
-    report: StreamFigures | None = None  # stream.json, when done
+    report: StreamReport | None = None  # stream.json, when done

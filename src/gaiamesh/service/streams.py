@@ -30,10 +30,11 @@ from pathlib import Path
 
 from ..deploy.local import child_env
 from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping
+from ..evaluation.streams import StreamReport
 from ..mesh import native
 from ..mesh.protocols import check
 from ..settings import PathSettings, Settings
-from .models import StreamFigures, StreamRecord, StreamRequest, StreamState, StreamView
+from .models import StreamRecord, StreamRequest, StreamState, StreamView
 
 log = logging.getLogger("gaiamesh.service")
 
@@ -91,7 +92,7 @@ def read_view(folder: Path, live: StreamState | None = None) -> StreamView:
     view = StreamView(id=record.id, state=state, request=record.request, created=record.created)
     if state is StreamState.DONE:
         report = folder / REPORT
-        view.report = StreamFigures.model_validate_json(report.read_text(encoding="utf-8"))
+        view.report = StreamReport.model_validate_json(report.read_text(encoding="utf-8"))
         view.ended = report.stat().st_mtime
     elif state is StreamState.FAILED:
         error = folder / ERROR
