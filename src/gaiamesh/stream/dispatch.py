@@ -150,6 +150,8 @@ class Dispatcher:
     def assign(self, now: float) -> list[tuple[StreamItem, str]]:
         """The sends to make now: (item, worker), in order."""
         sends: list[tuple[StreamItem, str]] = []
+        if self.policy == "dynamic":
+            return self._assign_dynamic(now)
         while self.queue:
             worker = self._next_worker()
             if worker is None:
@@ -161,6 +163,32 @@ class Dispatcher:
             worker.in_flight.add(item_id)
             sends.append((fate.item, worker.name))
         return sends
+
+    def _assign_dynamic(self, now: float) -> list[tuple[StreamItem, str]]:
+        """Each queued item, in order, to the free worker with the fewest items in flight (the one
+        idle longest first). An item sent again goes to a worker that has not had it while one
+        such worker is live: it waits for a busy one rather than go back to the worker that just
+        failed it; the next items are sent meanwhile."""
+        sends: list[tuple[StreamItem, str]] = []
+        for item_id in list(self.queue):
+            fate = self.fates[item_id]
+            worker = self._free_worker({a.worker for a in fate.sends})
+            if worker is None:
+                if not any(len(w.in_flight) < self.per_worker for w in self.workers.values() if w.alive):
+                    break  # nobody is free: the rest wait too
+                continue
+            self.queue.remove(item_id)
+            fate.attempts.append(Attempt(worker.name, now))
+            fate.status = "in_flight"
+            worker.in_flight.add(item_id)
+            sends.append((fate.item, worker.name))
+        return sends
+
+    def _free_worker(self, had: set[str]) -> _Worker | None:
+        live = [self.workers[n] for n in self.order if self.workers[n].alive]
+        fresh = [w for w in live if w.name not in had]
+        free = [w for w in (fresh or live) if len(w.in_flight) < self.per_worker]
+        return min(free, key=lambda w: (len(w.in_flight), w.idle_since, self.order.index(w.name)), default=None)
 
     @property
     def idle(self) -> bool:

@@ -164,3 +164,16 @@ def test_no_item_is_lost_or_answered_twice_whatever_happens(seed: int, n_items: 
         assert fate.status == "failed" or fate.prediction == f"answer {fate.item.id}"
     s = summarize(list(d.fates.values()), workers)
     assert s.answered + s.failed == n_items and sum(s.per_worker.values()) == s.answered
+
+
+def test_an_item_sent_again_waits_for_a_worker_that_has_not_had_it() -> None:
+    d = Dispatcher(["a", "b"], max_attempts=2)
+    source = items(3)
+    fill(d, source)
+    assert [(i.id, w) for i, w in d.assign(0.0)] == [("0", "a"), ("1", "b")]
+    d.failed("0", "a", 1.0, "model down")  # a is free again, b is busy: 0 waits for b ...
+    fill(d, source, 1.0)
+    assert [(i.id, w) for i, w in d.assign(1.0)] == [("2", "a")]  # ... and the next item goes to a meanwhile
+    d.answered("1", "b", 2.0, "one")
+    assert [(i.id, w) for i, w in d.assign(2.0)] == [("0", "b")]
+    assert d.answered("0", "b", 3.0, "zero") and [a.worker for a in d.fates["0"].sends] == ["a", "b"]
