@@ -149,20 +149,7 @@ class Dispatcher:
     # --- what it decides ------------------------------------------------------------------------
     def assign(self, now: float) -> list[tuple[StreamItem, str]]:
         """The sends to make now: (item, worker), in order."""
-        sends: list[tuple[StreamItem, str]] = []
-        if self.policy == "dynamic":
-            return self._assign_dynamic(now)
-        while self.queue:
-            worker = self._next_worker()
-            if worker is None:
-                break
-            item_id = self.queue.popleft()
-            fate = self.fates[item_id]
-            fate.attempts.append(Attempt(worker.name, now))
-            fate.status = "in_flight"
-            worker.in_flight.add(item_id)
-            sends.append((fate.item, worker.name))
-        return sends
+        return self._assign_dynamic(now) if self.policy == "dynamic" else self._assign_in_turn(now)
 
     def _assign_dynamic(self, now: float) -> list[tuple[StreamItem, str]]:
         """Each queued item, in order, to the free worker with the fewest items in flight (the one
@@ -171,18 +158,31 @@ class Dispatcher:
         failed it; the next items are sent meanwhile."""
         sends: list[tuple[StreamItem, str]] = []
         for item_id in list(self.queue):
-            fate = self.fates[item_id]
-            worker = self._free_worker({a.worker for a in fate.sends})
+            worker = self._free_worker({a.worker for a in self.fates[item_id].sends})
             if worker is None:
                 if not any(len(w.in_flight) < self.per_worker for w in self.workers.values() if w.alive):
                     break  # nobody is free: the rest wait too
                 continue
             self.queue.remove(item_id)
-            fate.attempts.append(Attempt(worker.name, now))
-            fate.status = "in_flight"
-            worker.in_flight.add(item_id)
-            sends.append((fate.item, worker.name))
+            sends.append(self._send(item_id, worker, now))
         return sends
+
+    def _assign_in_turn(self, now: float) -> list[tuple[StreamItem, str]]:
+        """Round-robin: the head of the queue to the next live worker in turn, waiting for it."""
+        sends: list[tuple[StreamItem, str]] = []
+        while self.queue:
+            worker = self._next_in_turn()
+            if worker is None:
+                break
+            sends.append(self._send(self.queue.popleft(), worker, now))
+        return sends
+
+    def _send(self, item_id: str, worker: _Worker, now: float) -> tuple[StreamItem, str]:
+        fate = self.fates[item_id]
+        fate.attempts.append(Attempt(worker.name, now))
+        fate.status = "in_flight"
+        worker.in_flight.add(item_id)
+        return fate.item, worker.name
 
     def _free_worker(self, had: set[str]) -> _Worker | None:
         live = [self.workers[n] for n in self.order if self.workers[n].alive]
@@ -195,16 +195,8 @@ class Dispatcher:
         """Nothing queued and nothing in flight."""
         return not self.queue and not any(w.in_flight for w in self.workers.values())
 
-    def _next_worker(self) -> _Worker | None:
-        live = [self.workers[n] for n in self.order if self.workers[n].alive]
-        if not live:
-            return None
-        if self.policy == "dynamic":
-            free = [w for w in live if len(w.in_flight) < self.per_worker]
-            return min(
-                free, key=lambda w: (len(w.in_flight), w.idle_since, self.order.index(w.name)), default=None
-            )
-        for _ in range(len(self.order)):  # round-robin: the next live worker in turn, full or not
+    def _next_in_turn(self) -> _Worker | None:
+        for _ in range(len(self.order)):  # the next live worker in turn, full or not
             w = self.workers[self.order[self._turn % len(self.order)]]
             if w.alive:
                 if len(w.in_flight) >= self.per_worker:
