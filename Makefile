@@ -119,14 +119,14 @@ setup: compose-v2 env venv images browser
 
 # The folders the containers write into belong to the user they run as (GAIAMESH_USER).
 dirs:
-	@mkdir -p results workspaces/{0,1,2,3,4,5,6,7,8,9,10}
+	@mkdir -p results workspaces/{0,1,2,3,4,5,6,7,8,9,10,11,12}
 	@scripts/owner.sh results workspaces
 
 # Ed25519 key pairs for the `signed` protocol (kept if present), made with the agent image.
 keys: images
 	@mkdir -p keys
 	docker run --rm --user "$$(id -u):$$(id -g)" --entrypoint gaiamesh -v "$(CURDIR)/keys:/keys" \
-		gaiamesh-agent:$(VERSION) keygen --keys-dir /keys --nodes network,0,1,2,3,4,5,6,7,8,9,10
+		gaiamesh-agent:$(VERSION) keygen --keys-dir /keys --nodes network,0,1,2,3,4,5,6,7,8,9,10,11,12
 	@scripts/owner.sh keys
 
 # The stack stays up (make down stops it); the bundled task (TASK) runs through the API and its

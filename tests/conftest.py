@@ -68,6 +68,8 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 # and those tests replay them: what they check (frames, routing, redelivery, counters) is the
 # wire's, and a replay takes the model's time out of the suite, not the model's answers.
 RECORDED = ("solar-farm", "glass-museum", "mountain-observatory")
+STREAM_QUERIES = ROOT / "tasks-stream" / "protocolbench-top1000.jsonl"
+RECORDED_STREAM = 6  # the first queries of STREAM_QUERIES the ``recorded`` folder also holds answers to
 
 
 @pytest.fixture(scope="session")
@@ -82,6 +84,12 @@ def recorded(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Pat
             "--strategies", "pipeline,orchestrated", "--repeat", "1", "--out", str(tmp / "live"),
             "--workspaces", str(tmp / "ws"), "--ollama-host", model_server]  # fmt: skip
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # and a short live stream of ProtocolBench's first queries (RECORDED_STREAM), so that a
+    # deployed stream team (the swarm suite's) can replay it
+    argv = [sys.executable, "-m", "gaiamesh", "stream", "--tasks", str(STREAM_QUERIES), "--limit",
+            str(RECORDED_STREAM), "--workers", "2", "--out", str(tmp / "live" / "stream"), "--ollama-host", model_server]  # fmt: skip
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return tmp / "live"
 

@@ -265,13 +265,8 @@ class ToolSettings(BaseModel):
     # server: about 20 s) it chooses weights (docs/backends.md#log-probabilities).
     score_budget_ms: float = Field(default=5000.0, gt=0)
     replay_plan: Path | None = None  # a saved task_state.json: the orchestrator runs its plan again
-    # A stream (`gaiamesh stream`, stream/team.py): the workers its coordinator dispatches to
-    # (node ids, comma-separated; "": the relay's queue picks among the live ones), how it picks
-    # (dynamic: the next free worker; round-robin: in turn), the items in flight on one worker,
-    # and the sends of one item before it ends failed (a worker lost, or failing, hands it on).
-    stream_workers: str = ""
-    stream_policy: Literal["dynamic", "round-robin"] = "dynamic"
-    stream_per_worker: int = Field(default=1, ge=1)
+    # A stream's coordinator (stream/team.py): the sends of one item before it ends failed (a
+    # worker lost, or failing, hands it on). Its workers and policy come with each stream (stream/plan.py).
     stream_max_attempts: int = Field(default=3, ge=1)
     web_url: str = "http://127.0.0.1:8090"  # the offline web (`gaiamesh serve-web`; compose: web)
     download_allow_hosts: str = ""  # hosts file_downloader may reach besides public ones; "" = WEB_URL's

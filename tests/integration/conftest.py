@@ -74,7 +74,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     subprocess.run(["make", "images", "keys"], cwd=ROOT, check=True)
     tmp = tmp_path_factory.mktemp("compose")
     workspaces = tmp / "workspaces"
-    for n in range(11):
+    for n in range(13):
         (workspaces / str(n)).mkdir(parents=True)
     project = f"gaiamesh-it-{uuid.uuid4().hex[:8]}"
     env_file = tmp / "test.env"

@@ -236,11 +236,15 @@ def test_agents_name_every_replica_of_the_stacks_agent_services(wide: dict[str, 
         "6=triple@dns:tasks.agent-triple-2:9006", "7=reason@dns:tasks.agent-reason-2:9007",
         "8=orchestrator@dns:tasks.agent-orchestrator:9008", "9=research@dns:tasks.agent-research:9009",
         "10=utility@dns:tasks.agent-utility:9010",
+        # the stream profile is not deployed here: its entries stay as compose has them
+        "11=coordinator@agent-coordinator:9011?", "12=answerer@dns:agent-answerer:9012?",
     ]  # fmt: skip
-    # other entries stay: an agent outside the stack, a profile's agent that is not deployed, a dns: one
-    line = "0=search@agent-search:9000,4=search@agent-search-2:9004?,5=x@10.0.0.9:7,6=y@dns:tasks.z:1?"
-    assert swarm_agents(line, frozenset({"agent-search"})) == (
-        "0=search@dns:tasks.agent-search:9000,4=search@agent-search-2:9004?,5=x@10.0.0.9:7,6=y@dns:tasks.z:1?"
+    # other entries stay: an agent outside the stack, a profile's agent that is not deployed, a dns: one;
+    # compose's dns:SERVICE (every replica of a scaled service) is the stack's tasks.SERVICE
+    line = "0=search@agent-search:9000,4=search@agent-search-2:9004?,5=x@10.0.0.9:7,6=y@dns:tasks.z:1?,7=a@dns:agent-a:2?"
+    assert swarm_agents(line, frozenset({"agent-search", "agent-a"})) == (
+        "0=search@dns:tasks.agent-search:9000,4=search@agent-search-2:9004?,5=x@10.0.0.9:7,6=y@dns:tasks.z:1?,"
+        "7=a@dns:tasks.agent-a:2"
     )
     with pytest.raises(ConfigError, match="bad AGENTS entry"):
         swarm_agents("0=search", frozenset())

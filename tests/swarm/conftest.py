@@ -196,7 +196,8 @@ def first_deploy(engines: Swarm) -> FirstDeploy:
 def swarm(engines: Swarm, first_deploy: FirstDeploy) -> Iterator[Swarm]:
     """The three engines as one swarm: nodes 2 and 3 join node 1's as workers, node 1 is kept
     free of agents (``gaiamesh.agents=false``, a user's label swarm-up keeps), and swarm-up
-    deploys again with a new access key. Node 1 then has the network service, the API and the
+    deploys again with a new access key, with the stream profile's team (a coordinator, two
+    answerer replicas). Node 1 then has the network service, the API and the
     registry; the workers (labelled by swarm-up) the agents and the model server. The agents
     replay the ``recorded`` live runs at their recorded pace, so a run's bytes can be held
     against those runs' and a run lasts long enough to lose a node in it. At the end swarm-down
@@ -204,7 +205,7 @@ def swarm(engines: Swarm, first_deploy: FirstDeploy) -> Iterator[Swarm]:
     cluster.join_workers(engines.spec)
     engines.docker("node", "update", "--label-add", f"{AGENTS_LABEL}=false", engines.spec.node(1))
     engines.env["GAIAMESH_ACCESS_KEY"] = engines.key = ROTATED
-    up = engines.swarm_up("--no-run")
+    up = engines.swarm_up("--no-run", "--profile", "stream", "--replicas", "answerer=2")  # and a stream's team
     assert up.returncode == 0, up.stdout + up.stderr
     assert answers(engines.api, 120), f"the API does not answer at {engines.api}"
     yield engines
@@ -223,7 +224,7 @@ def on_compose(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     replaying the same ``recorded`` runs: what a run across the swarm's nodes is held against.
     The stack is brought up for this run and removed before the swarm is built."""
     tmp = tmp_path_factory.mktemp("compose-replay")
-    for folder in (*(f"workspaces/{n}" for n in range(11)), "results"):
+    for folder in (*(f"workspaces/{n}" for n in range(13)), "results"):
         (tmp / folder).mkdir(parents=True)
     owner = subprocess.run([str(ROOT / "scripts" / "owner.sh")], capture_output=True, text=True, check=True)
     subprocess.run([str(ROOT / "scripts" / "owner.sh"), str(tmp / "workspaces"), str(tmp / "results")], check=True)

@@ -3,23 +3,27 @@ serves, a worker node lost in the middle of a batch, and everything removed afte
 
 from __future__ import annotations
 
+import csv
+import json
 import tarfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from gaiamesh.evaluation.audit import audit
 
-from ..conftest import recorded_metrics
+from ..conftest import RECORDED_STREAM, recorded_metrics
 from .conftest import Swarm
 
 pytestmark = pytest.mark.swarm
 
 SAME = ("prediction", "bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead", "token_sum")
 SCALE_WAIT_S = 180.0
+STREAM_WAIT_S = 300.0
 POLL_S = 1.0  # between looks at swarm's replica count: swarm gives the CLI no event for it
 
 
@@ -70,6 +74,37 @@ def test_a_replica_added_by_docker_service_scale_receives_work(swarm: Swarm) -> 
         agreed(folder)
         seen |= senders(folder, "search", metrics)
     assert len(seen) == 2, seen
+
+
+def test_a_stream_runs_through_answerer_replicas_on_two_engines_as_it_ran_on_one(swarm: Swarm, recorded: Path) -> None:
+    # The stack's stream team: one coordinator and two answerer replicas (swarm spreads them over
+    # the two agent nodes), given the stream through the API; beside it, the same items live on
+    # this machine's one engine (the recorded stream the replicas replay).
+    r = httpx.post(f"{swarm.api}/api/streams", headers={"Authorization": f"Bearer {swarm.key}"}, timeout=30,
+                   json={"tasks": "protocolbench-top1000", "limit": RECORDED_STREAM, "team": "deployed", "workers": 0})  # fmt: skip
+    assert r.status_code == 202, r.text
+    stream_id = r.json()["id"]
+    deadline = time.monotonic() + STREAM_WAIT_S
+    while (view := httpx.get(f"{swarm.api}/api/streams/{stream_id}", timeout=30,
+                             headers={"Authorization": f"Bearer {swarm.key}"}).json())["state"] in ("queued", "running"):  # fmt: skip
+        assert time.monotonic() < deadline, view
+        time.sleep(POLL_S)  # polling the API: it has no push for a stream's end
+    assert view["state"] == "done", view
+    report, folder = view["report"], swarm.results / "streams" / stream_id
+    assert report["team"] == "deployed" and report["unaccounted"] == 0 and report["told_twice"] == 0
+    workers = report["worker_ids"]  # the replicas' ids: the entry's and each one's address
+    assert len(workers) == 2 and all(w.startswith("12.") for w in workers), workers
+    assert set(report["summary"]["per_worker"]) == set(workers) and min(report["summary"]["per_worker"].values()) > 0
+    placed = swarm.docker("service", "ps", "gaiamesh_agent-answerer", "--filter", "desired-state=running",
+                          "--format", "{{.Node}}").split()  # fmt: skip
+    assert len(set(placed)) == 2 and swarm.spec.node(1) not in placed, placed
+    here = {row["item_id"]: row for row in csv.DictReader((recorded / "stream" / "items.csv").open())}
+    there = {row["item_id"]: row for row in csv.DictReader((folder / "items.csv").open())}
+    assert {i: r["prediction"] for i, r in there.items()} == {i: r["prediction"] for i, r in here.items()}
+    assert all(r["status"] == "answered" for r in there.values())
+    agreed(folder)
+    print(f"stream across engines: {len(there)} items over {workers}; service p50 "
+          f"{report['service']['p50']:.2f} s (one engine: {json.loads((recorded / 'stream' / 'stream.json').read_text())['service']['p50']:.2f} s)")
 
 
 def test_a_worker_lost_mid_batch_is_rescheduled_and_the_batch_finishes(swarm: Swarm) -> None:

@@ -13,6 +13,11 @@ coordinator's summary under ``stream``):
 
 The run's archive holds every model call the workers made, so ``--replay DIR`` answers the same
 items identically (``--pace recorded``: each call takes the time it took).
+
+``--team local`` (the default) starts the coordinator and N answerers beside the relay;
+``--team deployed`` starts none and runs the relay here against the agents ``AGENTS`` names
+(a compose or swarm stack's ``agent-coordinator`` and ``agent-answerer`` replicas): the plan
+names the answerers DNS gives now (:func:`deployed_team`), as the relay will find them.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import FrameError, RunError, TaskError
+from ..errors import ConfigError, FrameError, RunError, TaskError
 from ..evaluation.metrics import RunMetrics, read_log
 from ..evaluation.scoring import score
 from ..evaluation.streams import Bytes, StormReport, StreamReport
@@ -36,6 +41,7 @@ from ..mesh.native import binding as native_binding
 from ..mesh.protocols import get_adapter
 from ..settings import RoutingMode, Settings
 from ..stream.items import BOM, MAX_LINE_BYTES, StreamItem, read_items
+from ..stream.plan import StreamPlan
 from ..stream.records import FateLine, ItemRow, ItemsCsv
 from ..stream.summary import latency, percentile, summarize
 from ..stream.team import ANSWERER, COORDINATOR, ITEMS_FILE
@@ -52,7 +58,8 @@ class StreamOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tasks: str
-    workers: int = 4
+    workers: int = 4  # local: the answerers to start; deployed: the first N found (0: all)
+    team: Literal["local", "deployed"] = "local"
     limit: int = 0
     policy: Literal["dynamic", "round-robin"] = "dynamic"
     per_worker: int = 1
@@ -115,11 +122,11 @@ def _is_queries(path: Path) -> bool:
     return True  # an empty file: read_items says so
 
 
-def stream_task(items: list[StreamItem], folder: Path, source: str) -> Task:
-    """The run's task: the items, one JSON line each, as the document of a question that has no
-    gold answer of its own (each item is scored by itself)."""
+def stream_task(items: list[StreamItem], folder: Path, source: str, plan: StreamPlan) -> Task:
+    """The run's task: the plan and the items, one JSON line each, as the document of a question
+    that has no gold answer of its own (each item is scored by itself)."""
     folder.mkdir(parents=True, exist_ok=True)
-    doc = "".join(item.line() + "\n" for item in items)
+    doc = plan.line() + "\n" + "".join(item.line() + "\n" for item in items)
     question = f"Answer each of the {len(items)} items of {Path(source).name}"
     (folder / "doc.txt").write_text(doc, encoding="utf-8")
     (folder / "ground_truth.json").write_text(json.dumps({"question": question}), encoding="utf-8")
@@ -136,23 +143,56 @@ def stream_settings(settings: Settings, options: StreamOptions, base_port: int, 
             *(f"{i}={ANSWERER}@127.0.0.1:{base_port + i}" for i in range(1, n + 1)),
         ]
     )
-    update: dict[str, object] = {
-        "strategy": "stream", "agents": agents, "routing": RoutingMode.SHARE, "workspace_root": workspaces,
-        "stream_workers": ",".join(str(i) for i in range(1, n + 1)), "stream_policy": options.policy,
-        "stream_per_worker": options.per_worker, "run_timeout": options.timeout,
-    }  # fmt: skip
+    update: dict[str, object] = {"agents": agents, "workspace_root": workspaces}
     if options.replay is not None:
         update |= {"llm_backend": "replay", "replay_from": options.replay,
                    "replay_pace": "recorded" if options.pace == "recorded" else "instant"}  # fmt: skip
+    return stream_run(settings, options).model_copy(update=update)
+
+
+def stream_run(settings: Settings, options: StreamOptions) -> Settings:
+    """What every stream's run is, local or deployed: the stream's team, the relay's queues
+    addressed (``share``), the stream's own time limit."""
+    update = {"strategy": "stream", "routing": RoutingMode.SHARE, "run_timeout": options.timeout}
     return settings.model_copy(update=update)
 
 
-def fate_lines(archive: Path) -> list[FateLine]:
+def local_plan(options: StreamOptions) -> StreamPlan:
+    workers = tuple(str(i) for i in range(1, options.workers + 1))
+    return StreamPlan(workers=workers, policy=options.policy, per_worker=options.per_worker)
+
+
+def deployed_team(settings: Settings, options: StreamOptions) -> tuple[str, StreamPlan]:
+    """The coordinator's node id and the plan, on a deployment: the agents of the stream's team
+    that ``AGENTS`` names and that are there now (a ``dns:`` entry's replicas, as the relay
+    finds them when the run starts). A :class:`ConfigError` when there is no coordinator or
+    no answerer, or fewer answerers than ``options.workers``."""
+    import asyncio
+
+    from ..agents.teams import team_specs
+    from ..mesh.discovery import present
+
+    specs = asyncio.run(present(team_specs(settings), settings.connect_timeout))
+    coordinators = [s.node_id for s in specs if s.tool == COORDINATOR]
+    answerers = [s.node_id for s in specs if s.tool == ANSWERER]
+    if len(coordinators) != 1 or not answerers:
+        raise ConfigError(
+            f"--team deployed: AGENTS gives {len(coordinators)} coordinators and {len(answerers)} answerers "
+            "that are there now; a stream needs one coordinator and at least one answerer (compose: "
+            "COMPOSE_PROFILES=stream; swarm: the stack runs agent-coordinator and agent-answerer)"
+        )
+    if options.workers > len(answerers):
+        raise ConfigError(f"--team deployed --workers {options.workers}: the deployment has {len(answerers)} answerers")
+    workers = tuple(answerers[: options.workers or None])
+    return coordinators[0], StreamPlan(workers=workers, policy=options.policy, per_worker=options.per_worker)
+
+
+def fate_lines(archive: Path, coordinator: str = "0") -> list[FateLine]:
     """The coordinator's ``items.jsonl`` in the run's archive (empty when the run never started)."""
     if not archive.is_file():
         return []
     with tarfile.open(archive) as tar:
-        member = next((m for m in tar.getmembers() if m.name == f"workspaces/0/{ITEMS_FILE}"), None)
+        member = next((m for m in tar.getmembers() if m.name == f"workspaces/{coordinator}/{ITEMS_FILE}"), None)
         f = None if member is None else tar.extractfile(member)
         if f is None:
             return []
@@ -185,10 +225,11 @@ def frame_bytes(out: Path, settings: Settings) -> tuple[dict[str, int], int]:
 
 
 def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics: RunMetrics, sent: list[str],
-                  storm: StormReport | None = None, relay_cpu_s: float | None = None) -> StreamReport:  # fmt: skip
+                  plan: StreamPlan, coordinator: str = "0", storm: StormReport | None = None,
+                  relay_cpu_s: float | None = None) -> StreamReport:  # fmt: skip
     """``items.csv`` and ``stream.json`` from the run's archive and frame log; ``sent``: the ids
     of the items the stream was given, each of which must have exactly one fate."""
-    lines = fate_lines(out / "run_artifacts.tar.gz")
+    lines = fate_lines(out / "run_artifacts.tar.gz", coordinator)
     told = Counter(line.id for line in lines)
     by_task, doc_init = frame_bytes(out, settings) if (out / "frames.jsonl").is_file() else ({}, 0)
     rows: list[ItemRow] = []
@@ -204,11 +245,11 @@ def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics
             row = ItemRow.of_line(line, wire, quality, model_spent=spent)
             csv_out.write(row)
             rows.append(row)
-    workers = [str(i) for i in range(1, options.workers + 1)]
+    workers = list(plan.workers)
     sizes = sorted(float(r.bytes) for r in rows if r.bytes)
     scored = [r.quality for r in rows if r.quality is not None]
     report = StreamReport(
-        tasks=options.tasks, items=len(rows), workers=options.workers, policy=options.policy,
+        tasks=options.tasks, items=len(rows), workers=len(workers), policy=options.policy,
         per_worker=options.per_worker, protocol=settings.protocol, transport=settings.transport,
         backend=settings.llm_backend, replay=str(options.replay) if options.replay else None,
         pace=options.pace if options.replay else None, status=metrics.status, error=metrics.error,
@@ -220,7 +261,7 @@ def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics
         decode_us_p50=metrics.decode_us_p50, decode_us_p95=metrics.decode_us_p95,
         quality=statistics.fmean(scored) if scored else None, scored=len(scored), wall_ms=metrics.wall_ms,
         sent=len(sent), unaccounted=sum(told[i] == 0 for i in sent), told_twice=sum(n > 1 for n in told.values()),
-        storm=storm, relay_cpu_s=relay_cpu_s, frames=metrics.pkt_cnt,
+        storm=storm, relay_cpu_s=relay_cpu_s, frames=metrics.pkt_cnt, team=options.team, worker_ids=workers,
     )  # fmt: skip
     (out / "stream.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     return report
@@ -236,12 +277,19 @@ def _bytes(sizes: list[float], doc_init: int, metrics: RunMetrics, items: int) -
 
 
 def run_stream(settings: Settings, options: StreamOptions, out: Path) -> StreamReport:
-    """The whole stream: items read, the team started, one run, the outputs written."""
-    from ..deploy.local import RelayWatch, free_port_block, run_local
-
+    """The whole stream: items read, the team started (or found), one run, the outputs written."""
     items = collect_items(options.tasks, options.limit, settings.max_frame_bytes // 2)
     out.mkdir(parents=True, exist_ok=True)
-    task = stream_task(items, out / "task", options.tasks)
+    if options.team == "deployed":
+        return _run_deployed(settings, options, out, items)
+    return _run_local(settings, options, out, items)
+
+
+def _run_local(settings: Settings, options: StreamOptions, out: Path, items: list[StreamItem]) -> StreamReport:
+    from ..deploy.local import RelayWatch, free_port_block, run_local
+
+    plan = local_plan(options)
+    task = stream_task(items, out / "task", options.tasks, plan)
     base = free_port_block(options.workers + 1)
     run_settings = stream_settings(settings, options, base, (out / "workspaces").resolve())
     watch = _storm(options) or RelayWatch()
@@ -253,7 +301,34 @@ def run_stream(settings: Settings, options: StreamOptions, out: Path) -> StreamR
         metrics = RunMetrics.read(out / "metrics.json")
     sent = [item.id for item in items]
     storm = watch.report() if isinstance(watch, StreamStorm) else None
-    return write_outputs(out, metrics_settings(run_settings, out), options, metrics, sent, storm, watch.relay_cpu_s)
+    return write_outputs(
+        out, metrics_settings(run_settings, out), options, metrics, sent, plan, storm=storm,
+        relay_cpu_s=watch.relay_cpu_s,
+    )  # fmt: skip
+
+
+def _run_deployed(settings: Settings, options: StreamOptions, out: Path, items: list[StreamItem]) -> StreamReport:
+    """The relay in this process, against the deployment's agents (its model backend is theirs:
+    no --replay, and no storm, which kills local processes)."""
+    import asyncio
+    import resource
+
+    from ..agents.teams import lineup
+    from ..mesh.relay import MeshNetwork
+
+    if options.replay is not None or options.storm_every > 0:
+        raise ConfigError("--team deployed: the deployment's agents answer with its own model backend (no --replay), "
+                          "and a storm kills local workers (stop the deployment's replicas instead)")  # fmt: skip
+    run_settings = stream_run(settings, options)
+    coordinator, plan = deployed_team(run_settings, options)
+    task = stream_task(items, out / "task", options.tasks, plan)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    net = MeshNetwork(run_settings, task, out, quiet=True, lineup=lineup(run_settings))
+    metrics = asyncio.run(net.run())
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    sent = [item.id for item in items]
+    return write_outputs(out, run_settings, options, metrics, sent, plan, coordinator, relay_cpu_s=cpu)
 
 
 def _storm(options: StreamOptions) -> StreamStorm | None:

@@ -40,7 +40,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
     from ..mesh.protocols import check
 
     protocols = [check(p) for p in _list(args.protocols or settings_from(args).protocol, "protocols")]
-    counts = _workers(args.workers)
+    counts = [0] if args.team == "deployed" and args.workers is None else _workers(args.workers or "4")
     if args.storm_every < 0 or args.storm_down < 0 or args.storm_kill < 1 or args.storm_limit < 0:
         raise ConfigError("--storm-every, --storm-down and --storm-limit are at least 0, --storm-kill at least 1")
     out = Path(args.out)
@@ -52,15 +52,14 @@ def _cmd_stream(args: argparse.Namespace) -> int:
             args.protocol = protocol
             settings = settings_from(args)
             options = StreamOptions(
-                tasks=args.tasks, workers=n, limit=args.limit, policy=args.policy, per_worker=args.per_worker,
+                tasks=args.tasks, workers=n, team=args.team, limit=args.limit, policy=args.policy, per_worker=args.per_worker,
                 replay=Path(args.replay) if args.replay else None, pace=args.pace, timeout=args.stream_timeout,
                 storm_every=args.storm_every, storm_kill=args.storm_kill, storm_down=args.storm_down,
                 storm_seed=args.storm_seed, storm_limit=args.storm_limit,
             )  # fmt: skip
             where = out if single else out / f"{protocol}-{n}w"
-            console.print(
-                f"stream: {args.tasks} through {n} workers under {protocol} ({settings.transport}) -> {where}"
-            )
+            how = f"{n} workers" if n else "every deployed worker"
+            console.print(f"stream: {args.tasks} through {how} under {protocol} ({settings.transport}) -> {where}")
             report = run_stream(settings, options, where)
             s = report.summary
             ok &= report.status == "ok" and s.failed == 0 and report.unaccounted == 0 and report.told_twice == 0
@@ -70,7 +69,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
                     f"{report.told_twice} answered twice, {s.duplicates} late copies not taken"
                 )
             rows.append({
-                "protocol": protocol, "workers": n, "status": report.status, "items": s.items, "answered": s.answered,
+                "protocol": protocol, "workers": report.workers, "status": report.status, "items": s.items, "answered": s.answered,
                 "failed": s.failed, "retries": s.retries, "duplicates": s.duplicates,
                 "items_per_min": round(s.items_per_min, 1),
                 "latency_p50_s": _r(s.latency.p50 if s.latency else None),
@@ -150,9 +149,11 @@ def add_commands(sub: Subparsers) -> None:
     sp.add_argument("--tasks", required=True,
                     help="a JSONL of {\"id\", \"q\"} (tasks-stream/protocolbench-top1000.jsonl), or a task set a "
                          "run takes (folders, FILE.jsonl#SET): each task one item, scored")  # fmt: skip
-    sp.add_argument(
-        "--workers", default="4", help="worker agents: N, or several (4,8,16) for a curve (default 4)"
-    )
+    sp.add_argument("--workers", help="worker agents: N, or several (4,8,16) for a curve (default 4; with --team "
+                                      "deployed: every answerer the deployment has)")  # fmt: skip
+    sp.add_argument("--team", choices=["local", "deployed"], default="local",
+                    help="local: start the coordinator and workers here (default); deployed: use the agents AGENTS "
+                         "names (a compose or swarm stack's agent-coordinator and agent-answerer replicas)")  # fmt: skip
     sp.add_argument("--protocols", help="wire protocols, comma-separated (default: PROTOCOL)")
     sp.add_argument("--transport", choices=["relay", "native"],
                     help="relay: the relay's WebSocket; native: the protocol's own wire (TRANSPORT)")  # fmt: skip

@@ -172,7 +172,7 @@ def _service(name: str, svc: Mapping[str, Any], project: str, top: _TopLevel) ->
 
 
 def swarm_agents(agents: str, services: frozenset[str]) -> str:
-    """``AGENTS`` for the stack: an entry whose host is an agent service of the stack names every
+    """``AGENTS`` for the stack: an entry whose host (or ``dns:`` name) is an agent service of the stack names every
     replica (``dns:tasks.<service>``) and is required, since the stack runs it (compose marks a
     profile's agents ``?`` because the profile may be off); other entries are left as they are.
 
@@ -180,8 +180,9 @@ def swarm_agents(agents: str, services: frozenset[str]) -> str:
     ``tasks.<service>`` has one address per replica, and the relay makes each one an agent."""
     out: list[str] = []
     for spec in parse_agents(agents):
-        if spec.host in services:
-            spec = spec._replace(host=f"{DNS_PREFIX}tasks.{spec.host}", optional=False)
+        service = spec.dns_name if spec.dns_name is not None else spec.host
+        if service in services:  # compose's dns:SERVICE (its every replica) is tasks.SERVICE here
+            spec = spec._replace(host=f"{DNS_PREFIX}tasks.{service}", optional=False)
         out.append(_agent_entry(spec))
     return ",".join(out)
 

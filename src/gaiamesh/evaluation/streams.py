@@ -79,3 +79,7 @@ class StreamReport(BaseModel):
     # the frames it carried
     relay_cpu_s: float | None = None
     frames: int = 0
+    # local: the team started for the stream beside the relay; deployed: the agents AGENTS names
+    # (a compose or swarm stack's), with the answerers it found (``worker_ids``)
+    team: str = "local"
+    worker_ids: list[str] = []

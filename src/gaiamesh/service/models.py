@@ -295,7 +295,8 @@ class StreamState(StrEnum):
 
 class StreamRequest(BaseModel):
     """``POST /api/streams``: a set of items through a coordinator and ``workers`` workers, in
-    local processes the service starts beside itself (``gaiamesh stream``, docs/stream.md)."""
+    local processes the service starts beside itself, or the deployment's own stream team
+    (``gaiamesh stream --team``, docs/stream.md)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -304,7 +305,12 @@ class StreamRequest(BaseModel):
         description="a name, never a path: a bundled stream set (protocolbench-top1000), or a task folder "
                     "or task set in TASKS_DIR",
     )  # fmt: skip
-    workers: int = Field(default=4, ge=1, le=64, description="worker agents beside the coordinator")
+    workers: int = Field(default=4, ge=0, le=64, description="worker agents beside the coordinator (team deployed: "
+                         "the first N of the deployment's answerers, 0 for all)")  # fmt: skip
+    team: Literal["local", "deployed"] = Field(
+        default="local", description="local: processes the service starts beside itself; deployed: the stack's "
+                                     "agent-coordinator and agent-answerer replicas (compose or swarm profile stream)",
+    )  # fmt: skip
     protocol: str | None = Field(default=None, description="the wire protocol (default: PROTOCOL)")
     transport: Literal["relay", "native"] | None = Field(default=None, description="default: TRANSPORT")
     limit: int = Field(default=0, ge=0, description="the first N items only (0: all)")

@@ -114,9 +114,11 @@ def stream_argv(
     request: StreamRequest, source: Path, out: Path, protocol: str, replay: Path | None
 ) -> list[str]:
     """The ``gaiamesh stream`` command that runs ``request`` into ``out``."""
-    argv = [sys.executable, "-m", "gaiamesh", "stream", "--tasks", str(source), "--workers", str(request.workers),
+    argv = [sys.executable, "-m", "gaiamesh", "stream", "--tasks", str(source), "--team", request.team,
             "--protocols", protocol, "--limit", str(request.limit), "--policy", request.policy,
             "--per-worker", str(request.per_worker), "--out", str(out)]  # fmt: skip
+    if request.workers:
+        argv += ["--workers", str(request.workers)]
     if request.transport is not None:
         argv += ["--transport", request.transport]
     if replay is not None:
@@ -163,6 +165,10 @@ class StreamManager:
         if self.current is not None:
             raise Busy(f"stream {self.current.id} is {self.current.state.value}: one stream runs at a time; "
                        "start this one when it has ended")  # fmt: skip
+        if request.team == "local" and request.workers == 0:
+            raise Invalid("workers: at least 1 for a local team (0, every answerer, is for team deployed)")
+        if request.team == "deployed" and request.replay_of is not None:
+            raise Invalid("replay_of: a deployed team answers with the deployment's own model backend")
         source = resolve_tasks(request.tasks, self.settings)
         protocol = check(request.protocol or self.settings.protocol)
         if (request.transport or self.settings.transport) == "native":

@@ -1,10 +1,11 @@
 """A stream's team: the ``coordinator`` and its ``answerer`` workers, as ProtocolBench's
 Streaming Queue has them.
 
-- ``coordinator`` reads the stream's items from its ``doc_init`` (one JSON line each: the
-  harness sends them through the relay, counted like any frame), and hands each to a worker
-  through the relay's sub-task queue, naming the worker :class:`~.dispatch.Dispatcher` chose
-  (the next free one, or the next in turn). An item the relay gives back ``FAILED`` (no live
+- ``coordinator`` reads the stream's plan and items from its ``doc_init`` (one JSON line each:
+  the harness sends them through the relay, counted like any frame; the plan, :mod:`.plan`,
+  names the workers and the policy), and hands each item to a worker through the relay's
+  sub-task queue, naming the worker :class:`~.dispatch.Dispatcher` chose (the next free one, or
+  the next in turn). An item the relay gives back ``FAILED`` (no live
   worker), or whose result does not come within ``SUBTASK_TIMEOUT``, goes to another worker, up
   to ``STREAM_MAX_ATTEMPTS`` sends. Each item's fate is appended to ``items.jsonl`` in its
   workspace as the item ends, and the run's answer says how many were answered.
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import ModelError, ToolError
+from ..errors import ModelError, TaskError, ToolError
 from ..mesh.frames import (
     FINAL_ANSWER_TAG,
     DocInitPacket,
@@ -37,7 +38,8 @@ from ..orchestrated.workers import answer_question
 from ..settings import ToolSettings
 from ..tools.tool import Tool, ToolContext
 from .dispatch import Dispatcher, Fate
-from .items import StreamItem, items_of
+from .items import BOM, StreamItem, items_of
+from .plan import StreamPlan
 from .records import FateLine
 from .summary import summarize
 
@@ -47,20 +49,13 @@ ANSWER_TOKENS = 48  # a short answer; MS MARCO's reference answers are a sentenc
 
 
 class StreamFailed(ToolError):
-    """The stream could not run (no workers named, no items); the message says why."""
+    """The stream could not run (not in an agent); the message says why."""
 
 
 def _settings(ctx: ToolContext) -> ToolSettings:
     if ctx.settings is None or ctx.ask is None or ctx.workspace is None:
         raise StreamFailed("the coordinator runs in an agent (settings, a workspace, the relay's queue)")
     return ctx.settings
-
-
-def workers_of(settings: ToolSettings) -> list[str]:
-    names = [w.strip() for w in settings.stream_workers.split(",") if w.strip()]
-    if not names:
-        raise StreamFailed("STREAM_WORKERS names no worker: the node ids of the stream's answerers")
-    return names
 
 
 class FateLog:
@@ -85,15 +80,12 @@ class FateLog:
 class Coordination:
     """One stream's coordinator: the dispatcher's decisions carried out through ``ctx.ask``."""
 
-    def __init__(self, ctx: ToolContext, packet: DocInitPacket) -> None:
+    def __init__(self, ctx: ToolContext, packet: DocInitPacket, plan: StreamPlan) -> None:
         settings = _settings(ctx)
-        self.ctx, self.packet = ctx, packet
-        self.workers = workers_of(settings)
+        self.ctx, self.packet, self.plan = ctx, packet, plan
+        self.workers = list(plan.workers)
         self.dispatcher = Dispatcher(
-            self.workers,
-            settings.stream_policy,
-            settings.stream_per_worker,
-            max_attempts=settings.stream_max_attempts,
+            self.workers, plan.policy, plan.per_worker, max_attempts=settings.stream_max_attempts
         )
         self.timeout = settings.subtask_timeout
         self.started = time.monotonic()
@@ -165,23 +157,28 @@ class Coordination:
         return list(d.fates.values())
 
 
-def read_stream(packet: DocInitPacket) -> list[StreamItem]:
-    """The items the harness put in the stream's ``doc_init`` (one JSON line each)."""
-    text = "".join(packet.payload.chunks)
-    return list(items_of(text.encode("utf-8").splitlines(keepends=True), "the stream's doc_init"))
+def read_stream(packet: DocInitPacket) -> tuple[StreamPlan, list[StreamItem]]:
+    """The plan and the items the harness put in the stream's ``doc_init`` (one JSON line each,
+    the plan first)."""
+    where = "the stream's doc_init"
+    lines = "".join(packet.payload.chunks).encode("utf-8").removeprefix(BOM).splitlines(keepends=True)
+    first = next((n for n, raw in enumerate(lines) if raw.strip()), None)
+    if first is None:
+        raise TaskError(f"{where}: empty; a stream's first line is its plan, then one item a line")
+    plan = StreamPlan.of_line(lines[first], where)
+    lines[first] = b"\n"  # read past, so that an item's error names its own line
+    return plan, list(items_of(lines, where))
 
 
 async def coordinate(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
-    items = read_stream(packet)
-    coordination = Coordination(ctx, packet)
+    plan, items = read_stream(packet)
+    coordination = Coordination(ctx, packet, plan)
     fates = await coordination.run(items)
     summary = summarize(fates, coordination.workers)
     ctx.memory["stream"] = summary.model_dump(mode="json")
-    settings = _settings(ctx)
     return FinalAnswer(
         answer=f"{summary.answered} of {summary.items} items answered", question=packet.question, reading="",
-        method=f"stream ({settings.stream_policy}, {len(coordination.workers)} workers, "
-               f"{settings.stream_per_worker} in flight each)",
+        method=f"stream ({plan.policy}, {len(plan.workers)} workers, {plan.per_worker} in flight each)",
         candidates=[], facts_used=0, triples_seen=0, made_by={"answers": "model", "dispatch": "tool"},
     )  # fmt: skip
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.bench.stream import StreamOptions, collect_items, stream_settings, stream_task
+from gaiamesh.bench.stream import StreamOptions, collect_items, local_plan, stream_settings, stream_task
 from gaiamesh.errors import TaskError
 from gaiamesh.settings import RoutingMode, Settings, parse_agents
 from gaiamesh.tasks import discover_tasks
@@ -52,12 +52,32 @@ def test_bad_query_files_get_the_items_reader_s_words(tmp_path: Path, text: str,
 
 def test_the_stream_s_task_and_line_up(tmp_path: Path) -> None:
     items = collect_items(str(QUERIES), 5, 1 << 20)
-    task = stream_task(items, tmp_path / "task", str(QUERIES))
-    assert task.golds == () and task.doc.count("\n") == 5
-    settings = stream_settings(Settings(), StreamOptions(tasks=str(QUERIES), workers=3, replay=tmp_path, pace="none"),
-                               9100, tmp_path / "ws")  # fmt: skip
+    options = StreamOptions(tasks=str(QUERIES), workers=3, replay=tmp_path, pace="none", per_worker=2)
+    task = stream_task(items, tmp_path / "task", str(QUERIES), local_plan(options))
+    assert task.golds == () and task.doc.count("\n") == 6  # the plan, then the items
+    assert json.loads(task.doc.splitlines()[0]) == {"plan": {"workers": ["1", "2", "3"], "policy": "dynamic",
+                                                             "per_worker": 2}}  # fmt: skip
+    settings = stream_settings(Settings(), options, 9100, tmp_path / "ws")
     agents = parse_agents(settings.agents)
     assert [(a.node_id, a.tool, a.port) for a in agents] == [
         ("0", "coordinator", 9100), ("1", "answerer", 9101), ("2", "answerer", 9102), ("3", "answerer", 9103)]
-    assert settings.stream_workers == "1,2,3" and settings.routing is RoutingMode.SHARE
+    assert settings.strategy == "stream" and settings.routing is RoutingMode.SHARE
     assert (settings.llm_backend, settings.replay_from, settings.replay_pace) == ("replay", tmp_path, "instant")
+
+
+def test_a_deployed_team_is_the_coordinator_and_answerers_agents_names_that_are_there(tmp_path: Path) -> None:
+    from gaiamesh.bench.stream import deployed_team
+    from gaiamesh.errors import ConfigError
+
+    agents = ("0=search@127.0.0.1:9000,11=coordinator@127.0.0.1:9011,12=answerer@127.0.0.1:9012,"
+              "13=answerer@127.0.0.1:9013,14=answerer@no-such-host.invalid:9014?")  # fmt: skip
+    settings = Settings(agents=agents, strategy="stream", connect_timeout=1)
+    options = StreamOptions(tasks="q.jsonl", workers=0, team="deployed", policy="round-robin", per_worker=2)
+    coordinator, plan = deployed_team(settings, options)
+    # the pipeline's agent is not the stream's; an optional answerer whose host is not there is left out
+    assert coordinator == "11" and plan.workers == ("12", "13") and (plan.policy, plan.per_worker) == ("round-robin", 2)
+    assert deployed_team(settings, options.model_copy(update={"workers": 1}))[1].workers == ("12",)
+    with pytest.raises(ConfigError, match="--workers 3: the deployment has 2 answerers"):
+        deployed_team(settings, options.model_copy(update={"workers": 3}))
+    with pytest.raises(ConfigError, match="0 coordinators and 2 answerers"):
+        deployed_team(Settings(agents=agents.replace("coordinator", "search"), strategy="stream"), options)

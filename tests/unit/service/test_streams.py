@@ -41,8 +41,9 @@ PATHS = PathSettings(tasks_dir=ROOT / "tasks", stream_tasks_dir=ROOT / "tasks-st
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"workers": 0}, "workers"),
+        ({"workers": -1}, "workers"),
         ({"workers": 65}, "workers"),
+        ({"team": "remote"}, "team"),
         ({"limit": -1}, "limit"),
         ({"per_worker": 0}, "per_worker"),
         ({"policy": "random"}, "policy"),
@@ -179,7 +180,9 @@ def test_the_command_a_stream_runs() -> None:
     assert argv[:4] == [sys.executable, "-m", "gaiamesh", "stream"]
     flags = dict(zip(argv[4::2], argv[5::2], strict=True))
     assert flags == {"--tasks": "/sets/q.jsonl", "--workers": "2", "--protocols": "a2a", "--limit": "4",
-                     "--policy": "round-robin", "--per-worker": "2", "--out": "/out/s"}  # fmt: skip
+                     "--policy": "round-robin", "--per-worker": "2", "--out": "/out/s", "--team": "local"}  # fmt: skip
+    deployed = stream_argv(StreamRequest(tasks="x", team="deployed", workers=0), Path("/q"), Path("/o"), "json", None)
+    assert "--workers" not in deployed and deployed[deployed.index("--team") + 1] == "deployed"  # every answerer
     replay = StreamRequest(tasks="x", replay_of="e" * 16, pace="none", transport="native")
     tail = stream_argv(replay, Path("/q"), Path("/o"), "json", Path("/streams/eee"))[-6:]
     assert tail == ["--transport", "native", "--replay", "/streams/eee", "--pace", "none"]
@@ -240,7 +243,9 @@ def test_the_streams_routes_read_each_stream_s_state_from_its_folder(client: Tes
     [
         ({"tasks": "../tasks-stream/protocolbench-top1000.jsonl"}, 422, "'tasks' is a name, not a path"),
         ({"tasks": "no-such-set"}, 404, "no stream set or task set named 'no-such-set'"),
-        ({"tasks": "protocolbench-top1000", "workers": 0}, 422, "greater than or equal to 1"),
+        ({"tasks": "protocolbench-top1000", "workers": 0}, 422, "at least 1 for a local team"),
+        ({"tasks": "protocolbench-top1000", "team": "deployed", "replay_of": DONE}, 422,
+         "a deployed team answers with the deployment's own model backend"),
         ({"tasks": "protocolbench-top1000", "workers": 65}, 422, "less than or equal to 64"),
         ({"tasks": "protocolbench-top1000", "protocol": "smtp"}, 422, "unknown protocol 'smtp'"),
         (

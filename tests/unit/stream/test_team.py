@@ -29,8 +29,9 @@ from gaiamesh.mesh.routing import RoutingMode
 from gaiamesh.models.llm import LLMClient
 from gaiamesh.settings import Settings
 from gaiamesh.stream.items import StreamItem
+from gaiamesh.stream.plan import StreamPlan
 from gaiamesh.stream.records import FateLine
-from gaiamesh.stream.team import ANSWERER, COORDINATOR, ITEMS_FILE, coordinate, read_stream, workers_of
+from gaiamesh.stream.team import ANSWERER, COORDINATOR, ITEMS_FILE, coordinate, read_stream
 from gaiamesh.tools.tool import ToolContext
 
 TEAM = [("c", COORDINATOR), ("w1", ANSWERER), ("w2", ANSWERER), ("w3", ANSWERER)]
@@ -113,10 +114,11 @@ def run_coordinator(tmp_path: Path, items: list[StreamItem], answer: Any, **sett
     c = core()
     c.start("doc", "q?", 400, 0.0)
     wire = Wire(c, answer)
-    text = "".join(i.line() + "\n" for i in items)
+    plan = StreamPlan(workers=("w1", "w2", "w3"))
+    text = plan.line() + "\n" + "".join(i.line() + "\n" for i in items)
     packet = doc_init("run1", text, "stream", 50)  # small chunks: an item's line spans several
     ctx = ToolContext(llm=LLMClient.__new__(LLMClient), workspace=tmp_path, ask=wire.ask,
-                      settings=Settings(stream_workers="w1,w2,w3", **settings))  # fmt: skip
+                      settings=Settings(**settings))  # fmt: skip
     final = asyncio.run(coordinate(ctx, packet))
     assert final.answer.endswith(f"of {len(items)} items answered")
     return ctx, wire
@@ -151,22 +153,26 @@ def test_an_item_a_worker_fails_goes_to_another_and_one_failing_everywhere_ends_
     assert lines["fine"].status == "answered" and len(lines["fine"].sends) == 1
 
 
-def test_a_stream_without_workers_or_items_says_why(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="STREAM_WORKERS names no worker"):
-        workers_of(Settings(stream_workers=" , "))
-    empty = doc_init("run1", "\n", "stream")
+def test_a_stream_without_a_plan_workers_or_items_says_why(tmp_path: Path) -> None:
+    plan = StreamPlan(workers=("w1",)).line() + "\n"
+    with pytest.raises(TaskError, match="the stream's doc_init: empty"):
+        read_stream(doc_init("run1", "\n", "stream"))
+    with pytest.raises(TaskError, match="doc_init:1: not the stream's plan"):
+        read_stream(doc_init("run1", json.dumps({"id": "a", "q": "b?"}) + "\n", "stream"))
+    with pytest.raises(TaskError, match="doc_init:1: plan.workers: .*at least 1"):
+        read_stream(doc_init("run1", json.dumps({"plan": {"workers": []}}) + "\n", "stream"))
     with pytest.raises(TaskError, match="the stream's doc_init: no items"):
-        read_stream(empty)
-    broken = doc_init("run1", json.dumps({"id": "a"}) + "\n", "stream")
-    with pytest.raises(TaskError, match="doc_init:1: q: Field required"):
-        read_stream(broken)
+        read_stream(doc_init("run1", plan, "stream"))
+    with pytest.raises(TaskError, match="doc_init:2: q: Field required"):
+        read_stream(doc_init("run1", plan + json.dumps({"id": "a"}) + "\n", "stream"))
 
 
 def test_an_item_with_a_document_keeps_it_on_its_way_to_the_worker() -> None:
     item = StreamItem(id="t", q="Who?", doc="Ann Lee founded it.", answers=("Ann Lee",))
     assert StreamItem.model_validate_json(item.line()) == item
-    packet = doc_init("run1", item.line() + "\n", "stream", 7)
-    assert read_stream(packet) == [item]
+    plan = StreamPlan(workers=("w1",), policy="round-robin", per_worker=2)
+    packet = doc_init("run1", plan.line() + "\n" + item.line() + "\n", "stream", 7)
+    assert read_stream(packet) == (plan, [item])
     unnamed = make_packet(PacketType.SUBTASK, SubTask(
         sub_task_id="s", parent_task_id="p", assigned_agent_role=ANSWERER, tool_name="answer",
         sub_task_input={"id": "t", "q": "Who?"}), run_id="r", src="c", seq=1)  # fmt: skip
