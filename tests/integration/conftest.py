@@ -22,6 +22,7 @@ SECRET = "integration-session-secret-0123456789-abcdef"
 MESH_TOKEN = "integration-mesh-token-0123456789"
 WIDE = ["agent-search-2", "agent-extract-2", "agent-triple-2", "agent-reason-2"]
 ORCHESTRATED = ["web", "agent-orchestrator", "agent-research", "agent-utility"]
+STREAM = ["agent-coordinator", "agent-answerer"]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -112,3 +113,4 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         finally:
             stack.compose("down", "--volumes", "--remove-orphans", "--timeout", "5", profile="wide")
             stack.compose("down", "--volumes", "--remove-orphans", "--timeout", "5", profile="orchestrated")
+            stack.compose("down", "--volumes", "--remove-orphans", "--timeout", "5", profile="stream")

@@ -26,7 +26,7 @@ from gaiamesh.mesh import admission
 from gaiamesh.tasks import load_task
 
 from ..conftest import ROOT, dev_task, llama_cpp_server
-from .conftest import CORE, KEY, MESH_TOKEN, ORCHESTRATED, WIDE, Stack
+from .conftest import CORE, KEY, MESH_TOKEN, ORCHESTRATED, STREAM, WIDE, Stack
 
 pytestmark = pytest.mark.integration
 
@@ -308,6 +308,30 @@ def test_orchestrated_profile_answers_an_arithmetic_question_through_the_queues(
     lines = [json.loads(x) for x in (stack.results / "runs" / run_id / "frames.jsonl").read_text().splitlines()]
     assert [x["type"] for x in lines].count("subtask") == 3 == [x["type"] for x in lines].count("result")
     stack.compose("stop", *ORCHESTRATED, profile="orchestrated", timeout=120)
+
+
+def test_the_stream_profile_streams_through_scaled_answerers_with_the_model(stack: Stack) -> None:
+    # One engine: the stack's own stream team, two answerer replicas found through compose's DNS.
+    up = stack.compose("up", "-d", "--wait", "--scale", "agent-answerer=2", *STREAM, profile="stream", timeout=300)
+    assert up.returncode == 0, up.stderr
+    with api(stack) as http:
+        r = http.post("/api/streams", json={"tasks": "protocolbench-top1000", "limit": 4, "team": "deployed", "workers": 0})
+        assert r.status_code == 202, r.text
+        stream_id = r.json()["id"]
+        deadline = time.monotonic() + 300
+        while (view := http.get(f"/api/streams/{stream_id}").json())["state"] in ("queued", "running"):
+            assert time.monotonic() < deadline, view
+            time.sleep(0.5)  # polling the API of another process
+    assert view["state"] == "done", (view.get("error"), view)
+    report = view["report"]
+    workers = report["worker_ids"]  # each replica its own worker: the entry's id and its address
+    assert report["team"] == "deployed" and len(workers) == 2 and all(w.startswith("12.") for w in workers), report
+    assert report["summary"]["answered"] == 4 and set(report["summary"]["per_worker"]) == set(workers)
+    assert report["backend"] == "ollama" and report["model"]["p50"] > 0  # the stack's model answered
+    folder = stack.results / "streams" / stream_id
+    audited = subprocess.run([sys.executable, "-m", "gaiamesh", "audit", str(folder)], capture_output=True, text=True)
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    stack.compose("stop", *STREAM, profile="stream", timeout=120)
 
 
 def test_stopping_an_agent_mid_run_ends_with_a_clear_status(stack: Stack) -> None:

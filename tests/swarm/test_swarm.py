@@ -89,7 +89,7 @@ def test_a_stream_runs_through_answerer_replicas_on_two_engines_as_it_ran_on_one
                              headers={"Authorization": f"Bearer {swarm.key}"}).json())["state"] in ("queued", "running"):  # fmt: skip
         assert time.monotonic() < deadline, view
         time.sleep(POLL_S)  # polling the API: it has no push for a stream's end
-    assert view["state"] == "done", view
+    assert view["state"] == "done", (view.get("error"), view)
     report, folder = view["report"], swarm.results / "streams" / stream_id
     assert report["team"] == "deployed" and report["unaccounted"] == 0 and report["told_twice"] == 0
     workers = report["worker_ids"]  # the replicas' ids: the entry's and each one's address

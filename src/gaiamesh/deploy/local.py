@@ -24,7 +24,7 @@ from ..evaluation.metrics import RunMetrics
 from ..mesh.admission import new_token
 from ..mesh.protocols import KEYED, generate_keys
 from ..ports import holder, taken
-from ..settings import AgentSpec, MeshSettings, Settings
+from ..settings import SECRET_VARIABLES, AgentSpec, MeshSettings, Settings
 from ..tasks import Task
 
 console = Console(stderr=True)
@@ -37,6 +37,9 @@ def child_env(settings: Settings, **extra: str) -> dict[str, str]:
         if value is not None:
             env[name.upper()] = str(value)
     env.update({k.upper(): v for k, v in extra.items()})
+    for name in SECRET_VARIABLES.values():
+        if env.get(name):  # the secret itself is passed on: its file (swarm's) would be a second source, refused
+            env.pop(f"{name}_FILE", None)
     env["PYTHONUNBUFFERED"] = "1"
     trust = Path(settings.keys_dir) / "local-trust.pem"
     if trust.exists():  # the local CA of anp's DID host (mesh/native/didhost.py), with the usual roots

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -53,3 +55,25 @@ def test_a_port_handed_out_is_not_handed_out_again_before_it_is_bound(monkeypatc
     draws = iter([first, first + native + 1, first + 2, free])
     monkeypatch.setattr(local.random, "randrange", lambda low, high: next(draws))
     assert local.free_port() == free
+
+
+def test_a_child_gets_each_secret_once_where_its_parent_read_it_from_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # swarm's way (NAME_FILE, a secret's file): the child gets the value, and not the file too,
+    # which its own settings would refuse (NAME and NAME_FILE both set)
+    from gaiamesh.deploy.local import child_env
+
+    (tmp_path / "token").write_text("token-from-a-swarm-secret-0123456789\n")
+    monkeypatch.setenv("GAIAMESH_ENV_FILE", "")
+    monkeypatch.delenv("GAIAMESH_MESH_TOKEN", raising=False)
+    monkeypatch.setenv("GAIAMESH_MESH_TOKEN_FILE", str(tmp_path / "token"))
+    parent = load_settings()
+    env = child_env(parent)
+    assert env["GAIAMESH_MESH_TOKEN"] == "token-from-a-swarm-secret-0123456789" and "GAIAMESH_MESH_TOKEN_FILE" not in env
+    with monkeypatch.context() as m:
+        for name in [n for n in os.environ if n.startswith(("GAIAMESH_", "OPENAI_"))]:
+            m.delenv(name)
+        for name, value in env.items():
+            m.setenv(name, value)
+        assert load_settings().mesh_token == parent.mesh_token
