@@ -305,6 +305,8 @@ def test_the_streams_page_lists_each_stream_and_shows_one(client: TestClient) ->
     one = client.get(f"/streams/{DONE}")
     assert one.status_code == 200 and f'href="/api/streams/{DONE}/items.csv"' in one.text
     assert "4 answered of 4 (0 failed)" in one.text and "<tr><td>1</td><td>2</td></tr>" in one.text
+    assert '<th scope="row">team</th><td>local</td>' in one.text  # which team answered
+    assert '<select name="team"><option value="local" selected>local</option><option value="deployed">' in page.text
     assert (
         "hx-trigger" not in one.text.split('id="stream"', 1)[1].split(">", 1)[0]
     )  # a done stream is not polled

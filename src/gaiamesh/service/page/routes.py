@@ -333,7 +333,7 @@ def figures(stream: StreamView) -> list[tuple[str, str]]:
 
     rows = [
         ("status", r.status), ("items", f"{s.answered} answered of {s.items} ({s.failed} failed)"),
-        ("protocol · transport", f"{r.protocol} · {r.transport}"), ("workers", str(r.workers)),
+        ("protocol · transport", f"{r.protocol} · {r.transport}"), ("workers", str(r.workers)), ("team", r.team),
         ("items per minute", f"{s.items_per_min:.1f}"), ("wall time", secs(s.wall_s)),
         ("latency p50 / p95", f"{secs(s.latency.p50 if s.latency else None)} / {secs(s.latency.p95 if s.latency else None)}"),
         ("service p50 / p95", f"{secs(r.service.p50 if r.service else None)} / {secs(r.service.p95 if r.service else None)}"),
