@@ -21,6 +21,7 @@ from gaiamesh.settings import load_settings
 from gaiamesh.tasks import Task, read_set
 
 ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["tests.phases"]  # the time of each phase, printed at the end (tests/phases.py)
 
 # Hermetic tests: a developer's .env must not change what the tests check (subprocesses inherit).
 os.environ["GAIAMESH_ENV_FILE"] = ""

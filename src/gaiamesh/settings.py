@@ -121,6 +121,9 @@ class ModelSettings(BaseModel):
     model_path: Path | None = None  # GGUF served by `gaiamesh serve-model`; None = bundled Gemma 3 270M
     model_threads: int = 2
     model_ctx: int = 4096
+    # serve-model answers a request it has answered since it started from memory (engine.py):
+    # for test suites, where the model's answers matter and its time does not; never for a bench
+    model_memo: bool = False
     llm_temperature: float = 0.0
     llm_seed: int = 42
     llm_timeout: float = 120.0

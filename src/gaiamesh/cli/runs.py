@@ -99,7 +99,8 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     serve(
-        args.host, args.port, settings.model, settings.model_path, settings.model_ctx, settings.model_threads
+        args.host, args.port, settings.model, settings.model_path, settings.model_ctx, settings.model_threads,
+        memo=settings.model_memo,
     )
     return 0
 

@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,10 +94,24 @@ class Scores:
     load_duration: int = 0
 
 
-class Engine:
-    """Loads the GGUF once and serves generations one at a time (llama.cpp is not re-entrant)."""
+def _memo_key(prompt: str, opts: GenOptions) -> str | None:
+    """The key of a generation the memo may keep: only one whose sampling is fixed (temperature 0
+    or a seed), which the same request would make again token for token (every prompt is read
+    from a reset context: see :meth:`Engine._generate`)."""
+    if opts.temperature > 0 and opts.seed is None:
+        return None
+    return json.dumps([prompt, asdict(opts)], sort_keys=True)
 
-    def __init__(self, model_path: Path, n_ctx: int = 4096, n_threads: int = 2) -> None:
+
+class Engine:
+    """Loads the GGUF once and serves generations one at a time (llama.cpp is not re-entrant).
+
+    With ``memo`` (MODEL_MEMO=on; off by default) a request the engine has answered since it
+    started is answered again from memory: the same text, counts and durations, with no model
+    time. The test suites use it where the model's answers matter but its time does not; a bench
+    must not (its model times would be the first request's)."""
+
+    def __init__(self, model_path: Path, n_ctx: int = 4096, n_threads: int = 2, memo: bool = False) -> None:
         started = time.perf_counter_ns()
         self.model_path = model_path
         self.llm = llama_cpp.Llama(
@@ -110,6 +124,8 @@ class Engine:
         self._first = True
         self.last_used = time.time()
         self._grammars: dict[str, llama_cpp.LlamaGrammar] = {}
+        self.memo: dict[str, list[Piece] | Scores] | None = {} if memo else None
+        self.memo_hits = 0
 
     def count_tokens(self, prompt: str) -> int:
         return len(self.llm.tokenize(prompt.encode(), add_bos=True, special=True))
@@ -259,14 +275,38 @@ class Engine:
 
     async def score(self, prompt: str, continuations: list[str]) -> Scores:
         """Score continuations of ``prompt`` (see :meth:`_score`); requests queue on one lock."""
+        key = json.dumps(["score", prompt, continuations])
+        if self.memo is not None and isinstance(known := self.memo.get(key), Scores):
+            self.memo_hits += 1
+            return known
         async with self._lock:
             try:
-                return await asyncio.get_running_loop().run_in_executor(None, self._score, prompt, continuations)
+                got = await asyncio.get_running_loop().run_in_executor(None, self._score, prompt, continuations)
             finally:
                 self.last_used = time.time()
+        if self.memo is not None:
+            self.memo[key] = replace(got, load_duration=0, total_duration=got.total_duration - got.load_duration)
+        return got
 
     async def stream(self, prompt: str, opts: GenOptions) -> AsyncIterator[Piece]:
-        """Generate, yielding pieces as they come; requests queue on one lock."""
+        """Generate, yielding pieces as they come; requests queue on one lock. A generation the
+        memo holds is yielded from it (see the class)."""
+        key = _memo_key(prompt, opts) if self.memo is not None else None
+        if key is not None and isinstance(known := self.memo.get(key), list):  # type: ignore[union-attr]
+            self.memo_hits += 1
+            for piece in known:
+                yield piece
+            return
+        pieces: list[Piece] = []
+        async for piece in self._stream(prompt, opts):
+            pieces.append(piece)
+            yield piece
+        if key is not None and pieces and pieces[-1].done:  # whole: a client that left mid-way keeps nothing
+            last = pieces[-1]  # the model's load is the first request's alone
+            last = replace(last, load_duration=0, total_duration=last.total_duration - last.load_duration)
+            self.memo[key] = [*pieces[:-1], last]  # type: ignore[index]
+
+    async def _stream(self, prompt: str, opts: GenOptions) -> AsyncIterator[Piece]:
         async with self._lock:
             loop = asyncio.get_running_loop()
             queue: asyncio.Queue[Piece | BaseException] = asyncio.Queue()
