@@ -20,7 +20,7 @@ export TESTCONTAINERS_RYUK_DISABLED := true
 # The non-root uid:gid every container runs as (scripts/owner.sh; .env may set it).
 export GAIAMESH_USER ?= $(shell scripts/owner.sh)
 
-.PHONY: submit registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood bench-attacks bench-tls browser env bench-overhead bench-local stream keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
+.PHONY: test-full test-images submit registry-image swarm-node-image swarm-cluster swarm-cluster-down swarm-stack swarm-up swarm-down bench-failstorm bench-flood bench-attacks bench-tls browser env bench-overhead bench-local stream keys help setup compose-v2 venv wheelhouse dist base-image images up up-wide down test test-unit test-e2e test-integration test-swarm bench lock lint clean dirs
 
 help:
 	@echo "make up | make test | make down | make setup | make images | make bench | make lint"
@@ -115,7 +115,11 @@ env:
 browser:
 	@scripts/chromium.sh
 
-setup: compose-v2 env venv images browser
+setup: compose-v2 env venv images test-images browser
+
+# What the swarm suite runs besides the stack's images (tests/swarm): built with the others, so
+# that `make test` on a built machine builds nothing.
+test-images: registry-image swarm-node-image
 
 # The folders the containers write into belong to the user they run as (GAIAMESH_USER).
 dirs:
@@ -155,8 +159,13 @@ down:
 	docker compose $$(docker compose config --profiles | sed 's/^/--profile /') down --remove-orphans \
 		$(if $(VOLUMES),--volumes,)
 
-test: setup dirs keys lint
-	$(BIN)/pytest -ra --durations=30
+# lint, then one pytest session; at its end the time of each phase and the 20 slowest tests
+test: setup dirs keys
+	@scripts/test.sh $(PYTEST_ARGS)
+
+# make test and the cells it skips as repetition (tests marked `full`): before a results page is written
+test-full: setup dirs keys
+	GAIAMESH_TESTS_FULL=1 scripts/test.sh $(PYTEST_ARGS)
 
 test-unit: venv
 	$(BIN)/pytest -ra tests/unit

@@ -35,10 +35,11 @@ def dev_task(ref: str, task_id: str) -> Task:
 
 
 @contextlib.contextmanager
-def _server(argv: list[str], log: Path, ready: str, name: str) -> Iterator[None]:
+def _server(argv: list[str], log: Path, ready: str, name: str, **env: str) -> Iterator[None]:
     """A server process of the tests' own, until the block ends; ``ready``: a URL that answers 200."""
     with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", **env})  # fmt: skip
 
     def alive() -> None:
         if proc.poll() is not None:
@@ -55,14 +56,30 @@ def _server(argv: list[str], log: Path, ready: str, name: str) -> Iterator[None]
             proc.kill()
 
 
-@pytest.fixture(scope="session")
-def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The real bundled model server with the real Gemma 3 270M, on a free port."""
+def _model_server(tmp_path_factory: pytest.TempPathFactory, memo: bool) -> Iterator[str]:
     port = free_port()
     argv = [sys.executable, "-m", "gaiamesh", "serve-model", "--host", "127.0.0.1", "--port", str(port)]
     url = f"http://127.0.0.1:{port}"
-    with _server(argv, tmp_path_factory.mktemp("model-server") / "server.log", f"{url}/api/version", "model server"):
+    log = tmp_path_factory.mktemp("model-server") / "server.log"
+    with _server(argv, log, f"{url}/api/version", "model server", MODEL_MEMO="on" if memo else "off"):
         yield url
+
+
+@pytest.fixture(scope="session")
+def live_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The real bundled model server with the real Gemma 3 270M, on a free port: every request
+    computed, for the tests whose subject is the model server and its times."""
+    yield from _model_server(tmp_path_factory, memo=False)
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The same real server and model with MODEL_MEMO=on: a request it has answered once this
+    session (the same prompt and options) is answered again from memory, with the model's own
+    text and counts, and no model time. Most of the suite's runs ask the bundled tasks' same
+    questions again under another protocol, transport or route; what they check is the mesh,
+    and the model's answers stay the real ones (every first request is computed)."""
+    yield from _model_server(tmp_path_factory, memo=True)
 
 
 # The bundled tasks the wire tests run. Their model calls are recorded once from the real model,
@@ -74,9 +91,12 @@ RECORDED_STREAM = 6  # the first queries of STREAM_QUERIES the ``recorded`` fold
 
 
 @pytest.fixture(scope="session")
-def recorded(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def recorded(live_model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A live bench of :data:`RECORDED` under json with the real model, both strategies: the
-    folder REPLAY_FROM reads (every model call of those runs is in their archives)."""
+    folder REPLAY_FROM reads (every model call of those runs is in their archives). On the
+    server without a memo: a replay at the recorded pace takes each call's own time (the
+    bench's warm-up asks the same questions first)."""
+    model_server = live_model_server
     tmp = tmp_path_factory.mktemp("recorded")
     (tmp / "tasks").mkdir()
     for name in RECORDED:
@@ -213,6 +233,20 @@ def fill_disk(folder: Path) -> Path:
     finally:
         os.close(fd)
     return filler
+
+
+# `make test-full` (GAIAMESH_TESTS_FULL=1) also runs the tests marked `full`: cells that repeat code
+# another test already runs through the same real components (docs/development.md).
+FULL = "GAIAMESH_TESTS_FULL"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get(FULL) == "1":
+        return
+    skip = pytest.mark.skip(reason=f"a repeated cell: `make test-full` ({FULL}=1) runs it")
+    for item in items:
+        if item.get_closest_marker("full"):
+            item.add_marker(skip)
 
 
 # The variable that lets a machine without Docker skip the suites that need it (they fail without it).

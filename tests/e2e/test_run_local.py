@@ -107,19 +107,29 @@ def test_unknown_protocol_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "unknown protocol 'smoke-signals'" in proc.stderr
 
 
-# The wire under every protocol, on the real model's recorded answers (a replay): the answer is
-# the live one, only the bytes differ.
+# The wire under every protocol and both strategies, on the real model's recorded answers (a
+# replay): the answer is the live one, only the bytes differ. One bench, one team per strategy
+# speaking every protocol (as a user's bench does), so each protocol costs its run, not a team's start-up.
 PROTOCOLS = ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora"]
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS[1:])
-def test_every_protocol_end_to_end(tmp_path: Path, recorded: Path, protocol: str) -> None:
-    out = tmp_path / protocol
+@pytest.fixture(scope="module")
+def every_protocol(tmp_path_factory: pytest.TempPathFactory, recorded: Path) -> Path:
+    tmp = tmp_path_factory.mktemp("every-protocol")
+    (tmp / "tasks").mkdir()
+    (tmp / "tasks" / "solar-farm").symlink_to(TASKS / "solar-farm")
     proc = gaiamesh(
-        "run", str(TASKS / "solar-farm"), "--out", str(out), "--base-port", str(free_port_block(4)),
-        "--protocol", protocol, "--workspaces", str(tmp_path / "ws"), env=replayed(recorded),
+        "bench", "--tasks", str(tmp / "tasks"), "--protocols", ",".join(PROTOCOLS), "--repeat", "1",
+        "--strategies", "pipeline,orchestrated", "--out", str(tmp / "bench"), "--replay", str(recorded),
+        "--base-port", str(free_port_block(12)), "--workspaces", str(tmp / "ws"),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return tmp / "bench"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS[1:])
+def test_every_protocol_end_to_end(every_protocol: Path, recorded: Path, protocol: str) -> None:
+    out = next((every_protocol / "runs" / f"pipeline-{protocol}").iterdir())
     m = json.loads((out / "metrics.json").read_text())
     assert m["status"] == "ok" and m["protocol"] == protocol and m["rejected_cnt"] == 0
     live = recorded_metrics(recorded, "solar-farm")
@@ -130,16 +140,16 @@ def test_every_protocol_end_to_end(tmp_path: Path, recorded: Path, protocol: str
     for key, value in totals.items():
         assert m[key] == value, key
     if protocol in SDK_READERS:
-        sdk_reads_every_frame(protocol, out)
+        sdk_reads_every_frame(protocol, out, every_protocol / "keys" / "pipeline-full")
 
 
-def _read_anp(blob: bytes, out: Path) -> dict[str, Any]:
+def _read_anp(blob: bytes, keys: Path) -> dict[str, Any]:
     from anp.proof import Rfc9421OriginProofVerificationOptions, verify_rfc9421_origin_proof
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     from gaiamesh.mesh.protocols.anp import did_document
 
-    public = json.loads((out / "keys" / "public.json").read_text())  # the run's keys
+    public = json.loads((keys / "public.json").read_text())  # the team's keys
     docs = [did_document(n, Ed25519PublicKey.from_public_bytes(bytes.fromhex(h))) for n, h in public.items()]
     frame = json.loads(blob)
     params = frame["params"]
@@ -151,7 +161,7 @@ def _read_anp(blob: bytes, out: Path) -> dict[str, Any]:
     return dict(params["body"]["payload"])
 
 
-def _read_acp(blob: bytes, out: Path) -> dict[str, Any]:
+def _read_acp(blob: bytes, keys: Path) -> dict[str, Any]:
     from acp_sdk.models import RunCreateRequest
 
     request = RunCreateRequest.model_validate_json(blob)
@@ -162,7 +172,7 @@ def _read_acp(blob: bytes, out: Path) -> dict[str, Any]:
     return packet
 
 
-def _read_agora(blob: bytes, out: Path) -> dict[str, Any]:
+def _read_agora(blob: bytes, keys: Path) -> dict[str, Any]:
     from agora.utils import compute_hash, download_and_verify_protocol
 
     message = json.loads(blob)
@@ -178,28 +188,20 @@ SDK_READERS: dict[str, Callable[[bytes, Path], dict[str, Any]]] = {
 }  # fmt: skip
 
 
-def sdk_reads_every_frame(protocol: str, out: Path) -> None:
+def sdk_reads_every_frame(protocol: str, out: Path, keys: Path) -> None:
     """Every frame the run carried, read back with the protocol's own SDK (not our adapter);
     each frame's header size is its length minus the packet's canonical JSON."""
     lines = [json.loads(x) for x in (out / "frames.jsonl").read_text().splitlines()]
     assert len(lines) >= 5
     for line in lines:
         blob = base64.b64decode(line["b64"])
-        packet = SDK_READERS[protocol](blob, out)
+        packet = SDK_READERS[protocol](blob, keys)
         assert (packet["type"], packet["src"]) == (line["type"], line["src"])
         assert line["header_size"] == len(blob) - len(canonical_json(packet)) > 0
 
 
-def test_both_strategies_under_every_protocol_answer_as_the_live_runs(tmp_path: Path, recorded: Path) -> None:
-    (tmp_path / "tasks").mkdir()
-    (tmp_path / "tasks" / "solar-farm").symlink_to(TASKS / "solar-farm")
-    proc = gaiamesh(
-        "bench", "--tasks", str(tmp_path / "tasks"), "--protocols", ",".join(PROTOCOLS), "--repeat", "1",
-        "--strategies", "pipeline,orchestrated", "--out", str(tmp_path / "bench"), "--replay", str(recorded),
-        "--base-port", str(free_port_block(12)), "--workspaces", str(tmp_path / "ws"),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = list(csv.DictReader((tmp_path / "bench" / "results.csv").open()))
+def test_both_strategies_under_every_protocol_answer_as_the_live_runs(every_protocol: Path, recorded: Path) -> None:
+    rows = list(csv.DictReader((every_protocol / "results.csv").open()))
     live = {r["strategy"]: r for r in csv.DictReader((recorded / "results.csv").open()) if r["task_id"] == "solar-farm"}
     assert sorted((r["strategy"], r["protocol"]) for r in rows) == sorted(
         (s, p) for s in ("pipeline", "orchestrated") for p in PROTOCOLS

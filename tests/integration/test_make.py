@@ -89,6 +89,9 @@ def test_make_bench_records_the_model_once_and_replays_it_under_every_protocol(t
     assert containers(env["COMPOSE_PROJECT_NAME"]) == []
 
 
+# The record + replay test above runs the same script, stack, model and bench command; LIVE=1
+# only skips the recording (a stack of its own again: 45 s here).
+@pytest.mark.full
 def test_live_make_bench_says_its_cost_and_runs_the_model_under_each_protocol(tmp_path: Path) -> None:
     env = bench_env(tmp_path, LIVE="1")
     proc = subprocess.run(["make", "bench"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)

@@ -14,15 +14,15 @@ MODEL = "gemma3:270m"
 OPTS = {"temperature": 0, "seed": 7, "num_predict": 12}
 
 
-def test_list_show_ps_version_pull(model_server: str) -> None:
-    c = ollama.Client(host=model_server)
+def test_list_show_ps_version_pull(live_model_server: str) -> None:
+    c = ollama.Client(host=live_model_server)
     names = [m.model for m in c.list().models]
     assert names == [MODEL]
     show = c.show(MODEL)
     assert show.details.family == "gemma" and show.details.format == "gguf"
     assert c.ps().models[0].model == MODEL
-    assert httpx.get(f"{model_server}/api/version").json()["version"]
-    assert httpx.get(model_server).text == "Ollama is running"
+    assert httpx.get(f"{live_model_server}/api/version").json()["version"]
+    assert httpx.get(live_model_server).text == "Ollama is running"
     assert c.pull(MODEL).status == "success"
     statuses = [p.status for p in c.pull(MODEL, stream=True)]
     assert statuses[-1] == "success"
@@ -31,8 +31,8 @@ def test_list_show_ps_version_pull(model_server: str) -> None:
     assert err.value.status_code == 404
 
 
-def test_generate_non_streaming_reports_real_counts(model_server: str) -> None:
-    c = ollama.Client(host=model_server)
+def test_generate_non_streaming_reports_real_counts(live_model_server: str) -> None:
+    c = ollama.Client(host=live_model_server)
     r = c.generate(model=MODEL, prompt="The capital of France is", options=OPTS)
     assert r.done and r.response.strip()
     assert r.prompt_eval_count == 6  # <bos> + 5 prompt tokens
@@ -40,8 +40,8 @@ def test_generate_non_streaming_reports_real_counts(model_server: str) -> None:
     assert r.total_duration >= r.prompt_eval_duration + r.eval_duration > 0
 
 
-def test_num_predict_stop_and_seed_are_honoured(model_server: str) -> None:
-    c = ollama.Client(host=model_server)
+def test_num_predict_stop_and_seed_are_honoured(live_model_server: str) -> None:
+    c = ollama.Client(host=live_model_server)
     long = c.generate(model=MODEL, prompt="Count: 1, 2, 3,", options={"temperature": 0, "num_predict": 5})
     assert long.eval_count == 5 and long.done_reason == "length"
     stopped = c.generate(
@@ -54,8 +54,8 @@ def test_num_predict_stop_and_seed_are_honoured(model_server: str) -> None:
     assert a == b
 
 
-def test_generate_streaming_matches_non_streaming(model_server: str) -> None:
-    c = ollama.Client(host=model_server)
+def test_generate_streaming_matches_non_streaming(live_model_server: str) -> None:
+    c = ollama.Client(host=live_model_server)
     whole = c.generate(model=MODEL, prompt="The sky is", options=OPTS)
     chunks = list(c.generate(model=MODEL, prompt="The sky is", options=OPTS, stream=True))
     assert len(chunks) >= 2 and chunks[-1].done and not any(ch.done for ch in chunks[:-1])
@@ -63,8 +63,8 @@ def test_generate_streaming_matches_non_streaming(model_server: str) -> None:
     assert chunks[-1].eval_count == whole.eval_count
 
 
-def test_chat_streaming_has_role_on_every_chunk(model_server: str) -> None:
-    c = ollama.Client(host=model_server)
+def test_chat_streaming_has_role_on_every_chunk(live_model_server: str) -> None:
+    c = ollama.Client(host=live_model_server)
     chunks = list(
         c.chat(model=MODEL, messages=[{"role": "user", "content": "Say hello."}], options=OPTS, stream=True)
     )
@@ -78,8 +78,8 @@ def test_chat_streaming_has_role_on_every_chunk(model_server: str) -> None:
     assert r.message.role == "assistant" and r.prompt_eval_count > 5
 
 
-async def test_async_client_and_concurrent_requests_queue_safely(model_server: str) -> None:
-    c = ollama.AsyncClient(host=model_server)
+async def test_async_client_and_concurrent_requests_queue_safely(live_model_server: str) -> None:
+    c = ollama.AsyncClient(host=live_model_server)
     prompts = ["One, two,", "Red, green,", "Monday, Tuesday,"]
     results = await asyncio.gather(*(c.generate(model=MODEL, prompt=p, options=OPTS) for p in prompts))
     assert all(r.done and r.eval_count >= 1 for r in results)
@@ -92,29 +92,29 @@ async def test_async_client_and_concurrent_requests_queue_safely(model_server: s
     assert roles and set(roles) == {"assistant"}
 
 
-def test_errors_use_ollamas_shape(model_server: str) -> None:
-    c = ollama.Client(host=model_server)
+def test_errors_use_ollamas_shape(live_model_server: str) -> None:
+    c = ollama.Client(host=live_model_server)
     with pytest.raises(ollama.ResponseError) as err:
         c.generate(model="nope:1b", prompt="hi")
     assert err.value.status_code == 404 and "model 'nope:1b' not found" in str(err.value)
     bad = httpx.post(
-        f"{model_server}/api/generate", content=b"{broken", headers={"content-type": "application/json"}
+        f"{live_model_server}/api/generate", content=b"{broken", headers={"content-type": "application/json"}
     )
     assert bad.status_code == 400 and "error" in bad.json()
-    missing = httpx.post(f"{model_server}/api/chat", json={"messages": []})
+    missing = httpx.post(f"{live_model_server}/api/chat", json={"messages": []})
     assert missing.status_code == 400 and "model" in missing.json()["error"]
     empty = c.generate(model=MODEL, prompt="")
     assert empty.done and empty.done_reason == "load"
 
 
-def test_score_ranks_the_models_own_continuation_first_and_is_order_free(model_server: str) -> None:
+def test_score_ranks_the_models_own_continuation_first_and_is_order_free(live_model_server: str) -> None:
     """``/api/score`` (ours): the greedy continuation is likelier than other text, and a
     continuation's score does not depend on what was scored before it (the context is rolled
     back to the prompt's end between continuations)."""
     prompt = "Context: Anna Lind built the mill in 1820.\nQuestion: Who built the mill?\nAnswer:"
     # The model's top next token (greedy, no repeat penalty) is likelier than any continuation
     # that starts otherwise: a longer one only multiplies in more probabilities below one.
-    greedy = ollama.Client(host=model_server).generate(
+    greedy = ollama.Client(host=live_model_server).generate(
         model=MODEL, prompt=prompt, raw=True, options={"temperature": 0, "num_predict": 1, "repeat_penalty": 1.0}
     )
     first = greedy.response
@@ -122,7 +122,7 @@ def test_score_ranks_the_models_own_continuation_first_and_is_order_free(model_s
     others = [c for c in [" the river", " 1820", " Mill", " Anna Lind"] if not c.startswith(first)]
 
     def score(conts: list[str]) -> dict[str, float]:
-        r = httpx.post(f"{model_server}/api/score", json={"model": MODEL, "prompt": prompt, "continuations": conts}, timeout=60)
+        r = httpx.post(f"{live_model_server}/api/score", json={"model": MODEL, "prompt": prompt, "continuations": conts}, timeout=60)
         assert r.status_code == 200, r.text
         body = r.json()
         assert body["prompt_eval_count"] > 10 and body["eval_count"] >= 1
@@ -137,8 +137,8 @@ def test_score_ranks_the_models_own_continuation_first_and_is_order_free(model_s
         assert backward[c] == pytest.approx(lp, abs=1e-3)
 
 
-def test_score_errors(model_server: str) -> None:
-    url = f"{model_server}/api/score"
+def test_score_errors(live_model_server: str) -> None:
+    url = f"{live_model_server}/api/score"
     unknown = httpx.post(url, json={"model": "nope:1b", "prompt": "hi", "continuations": ["x"]}, timeout=60)
     assert unknown.status_code == 404 and "model 'nope:1b' not found" in unknown.json()["error"]
     empty = httpx.post(url, json={"model": MODEL, "prompt": "hi", "continuations": [""]})
@@ -149,13 +149,13 @@ def test_score_errors(model_server: str) -> None:
     assert huge.status_code == 400 and "the context holds" in huge.json()["error"]
 
 
-def test_format_holds_generate_and_chat_to_a_schema_and_refuses_what_would_crash(model_server: str) -> None:
+def test_format_holds_generate_and_chat_to_a_schema_and_refuses_what_would_crash(live_model_server: str) -> None:
     """Ollama's ``format`` through the official client: JSON that follows the schema, on both
     routes; a schema whose grammar llama.cpp cannot hold is a 400 in our words, and the server
     goes on answering."""
     schema = {"type": "object", "properties": {"year": {"type": "integer", "minimum": 1000, "maximum": 2100}},
               "required": ["year"], "additionalProperties": False}  # fmt: skip
-    c = ollama.Client(host=model_server)
+    c = ollama.Client(host=live_model_server)
     got = c.generate(model=MODEL, prompt="The bridge opened in 1931. As JSON:", format=schema, raw=True,
                      options={"temperature": 0, "num_predict": 24})  # fmt: skip
     assert set(json.loads(got.response)) == {"year"}
@@ -168,7 +168,7 @@ def test_format_holds_generate_and_chat_to_a_schema_and_refuses_what_would_crash
     assert c.generate(model=MODEL, prompt="Hello", raw=True, options={"num_predict": 2}).done  # still serving
 
 
-def test_held_output_is_what_llama_cpp_python_writes_under_the_same_grammar(model_server: str) -> None:
+def test_held_output_is_what_llama_cpp_python_writes_under_the_same_grammar(live_model_server: str) -> None:
     """The server draws a held token as llama.cpp's own server does (the grammar asked only
     about the token drawn, the whole vocabulary filtered where it refuses it): under greedy
     decoding that is the very output of llama-cpp-python's grammar in the sampler chain. The
@@ -189,7 +189,7 @@ def test_held_output_is_what_llama_cpp_python_writes_under_the_same_grammar(mode
     prompt = ("The plant can deliver 148 megawatts, enough for about 41,000 homes, 11 kilometres from town.\n"
               "Question: How much power can the plant deliver?\nAs JSON:")  # fmt: skip
     theirs = llama_cpp.Llama(model_path=str(bundled_model_path()), n_ctx=1024, n_threads=2, verbose=False)
-    c = ollama.Client(host=model_server)
+    c = ollama.Client(host=live_model_server)
     for schema in schemas:
         ours = c.generate(model=MODEL, prompt=prompt, format=schema, raw=True,
                           options={"temperature": 0, "num_predict": 40, "repeat_penalty": 1.1})  # fmt: skip
@@ -197,3 +197,24 @@ def test_held_output_is_what_llama_cpp_python_writes_under_the_same_grammar(mode
         done = theirs.create_completion(prompt, max_tokens=40, temperature=0, repeat_penalty=1.1, grammar=grammar)
         assert ours.response == done["choices"][0]["text"]  # type: ignore[index]
         json.loads(ours.response)
+
+
+def test_the_memo_answers_a_repeated_request_from_memory(model_server: str, live_model_server: str) -> None:
+    """MODEL_MEMO=on (the suite's ``model_server``): a request answered before comes back from
+    memory, the model's text and counts with the first answer's durations; the same request
+    to a server without it is computed each time (durations of its own), to the same text."""
+    memo, live = ollama.Client(host=model_server), ollama.Client(host=live_model_server)
+    prompt = "The ferry to the northern islands leaves from"
+    first, again = (memo.generate(model=MODEL, prompt=prompt, options=OPTS) for _ in range(2))
+    assert (again.response, again.eval_count, again.prompt_eval_duration, again.eval_duration) == (
+        first.response, first.eval_count, first.prompt_eval_duration, first.eval_duration)  # fmt: skip
+    computed = [live.generate(model=MODEL, prompt=prompt, options=OPTS) for _ in range(2)]
+    assert computed[0].response == computed[1].response == first.response
+    assert computed[0].eval_duration != computed[1].eval_duration
+    # sampling that is not fixed (no seed, a temperature) is never answered from memory
+    hot = {"temperature": 1.0, "num_predict": 12}
+    a, b = (memo.generate(model=MODEL, prompt=prompt, options=hot) for _ in range(2))
+    assert a.eval_duration != b.eval_duration
+    body = {"model": MODEL, "prompt": "Halden Bridge is 412 metres", "continuations": [" long", " wide"]}
+    scored = [httpx.post(f"{model_server}/api/score", json=body, timeout=60).json() for _ in range(2)]
+    assert scored[0] == {**scored[1], "created_at": scored[0]["created_at"]}

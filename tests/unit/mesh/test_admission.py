@@ -114,9 +114,9 @@ async def _listening(port: int, within_s: float = 10.0) -> None:
             return
 
 
-async def _run(tmp: Path, relay_token: str, agent_token: str) -> tuple[dict[str, object], float]:
+async def _run(tmp: Path, relay_token: str, agent_token: str, connect_timeout: float = 15) -> tuple[dict[str, object], float]:
     base = free_port_block(4)
-    agents = settings_for(tmp, base, TOOLS, mesh_token=agent_token, connect_timeout=15)
+    agents = settings_for(tmp, base, TOOLS, mesh_token=agent_token, connect_timeout=connect_timeout)
     relay = agents.model_copy(update={"mesh_token": relay_token})
     async with mesh(agents):
         started = time.monotonic()
@@ -147,7 +147,9 @@ async def test_a_relay_never_measures_another_meshs_agents(
 
 
 async def test_an_agent_refuses_a_relay_without_its_token(tmp_path: Path) -> None:
-    m, _ = await _run(tmp_path, "", "the-agents-token")
+    # a relay that proves nothing tries again until CONNECT_TIMEOUT (an agent may still be
+    # starting): 3 s here, not the 15 s above, which only the at-once cases need to be long
+    m, _ = await _run(tmp_path, "", "the-agents-token", connect_timeout=3)
     assert m["status"] == "connect_failed" and m["pkt_cnt"] == 0
 
 
