@@ -20,11 +20,17 @@ from gaiamesh.deploy.local import ProcessGroup, child_env, free_port, free_port_
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import Task, read_set
 
+from . import shared
+
 ROOT = Path(__file__).resolve().parent.parent
-pytest_plugins = ["tests.phases"]  # the time of each phase, printed at the end (tests/phases.py)
+pytest_plugins = ["tests.parallel", "tests.phases"]  # two workers at once; the time of each phase at the end
 
 # Hermetic tests: a developer's .env must not change what the tests check (subprocesses inherit).
 os.environ["GAIAMESH_ENV_FILE"] = ""
+# Every model server the suite starts (ours, the compose stack's, llama-cpp-python's) computes on
+# one core: `make test` runs two workers on two cores, and two llama.cpp servers of two threads
+# each spin against each other at their barriers (a run took three to four times as long).
+os.environ["MODEL_THREADS"] = "1"
 TASKS = ROOT / "tasks"
 DEV = ROOT / "tasks-dev"
 
@@ -56,30 +62,28 @@ def _server(argv: list[str], log: Path, ready: str, name: str, **env: str) -> It
             proc.kill()
 
 
-def _model_server(tmp_path_factory: pytest.TempPathFactory, memo: bool) -> Iterator[str]:
+def _model_server(name: str, memo: bool) -> str:
     port = free_port()
     argv = [sys.executable, "-m", "gaiamesh", "serve-model", "--host", "127.0.0.1", "--port", str(port)]
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path_factory.mktemp("model-server") / "server.log"
-    with _server(argv, log, f"{url}/api/version", "model server", MODEL_MEMO="on" if memo else "off"):
-        yield url
+    return shared.server(name, argv, f"http://127.0.0.1:{port}", "/api/version", MODEL_MEMO="on" if memo else "off")
 
 
 @pytest.fixture(scope="session")
-def live_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def live_model_server() -> str:
     """The real bundled model server with the real Gemma 3 270M, on a free port: every request
-    computed, for the tests whose subject is the model server and its times."""
-    yield from _model_server(tmp_path_factory, memo=False)
+    computed, for the tests whose subject is the model server and its times. One for the whole
+    run, whichever worker asks first (tests/shared.py)."""
+    return _model_server("live-model-server", memo=False)
 
 
 @pytest.fixture(scope="session")
-def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def model_server() -> str:
     """The same real server and model with MODEL_MEMO=on: a request it has answered once this
-    session (the same prompt and options) is answered again from memory, with the model's own
+    run (the same prompt and options) is answered again from memory, with the model's own
     text and counts, and no model time. Most of the suite's runs ask the bundled tasks' same
     questions again under another protocol, transport or route; what they check is the mesh,
     and the model's answers stay the real ones (every first request is computed)."""
-    yield from _model_server(tmp_path_factory, memo=True)
+    return _model_server("model-server", memo=True)
 
 
 # The bundled tasks the wire tests run. Their model calls are recorded once from the real model,
@@ -91,14 +95,16 @@ RECORDED_STREAM = 6  # the first queries of STREAM_QUERIES the ``recorded`` fold
 
 
 @pytest.fixture(scope="session")
-def recorded(live_model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def recorded(live_model_server: str) -> Path:
     """A live bench of :data:`RECORDED` under json with the real model, both strategies: the
     folder REPLAY_FROM reads (every model call of those runs is in their archives). On the
     server without a memo: a replay at the recorded pace takes each call's own time (the
-    bench's warm-up asks the same questions first)."""
-    model_server = live_model_server
-    tmp = tmp_path_factory.mktemp("recorded")
-    (tmp / "tasks").mkdir()
+    bench's warm-up asks the same questions first). Made once for the whole run."""
+    return shared.made("recorded", lambda tmp: _record(tmp, live_model_server)) / "live"
+
+
+def _record(tmp: Path, model_server: str) -> None:
+    (tmp / "tasks").mkdir(parents=True)
     for name in RECORDED:
         (tmp / "tasks" / name).symlink_to(TASKS / name)
     argv = [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tmp / "tasks"), "--protocols", "json",
@@ -112,7 +118,6 @@ def recorded(live_model_server: str, tmp_path_factory: pytest.TempPathFactory) -
             str(RECORDED_STREAM), "--workers", "2", "--out", str(tmp / "live" / "stream"), "--ollama-host", model_server]  # fmt: skip
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return tmp / "live"
 
 
 def recorded_metrics(recorded: Path, task_id: str, strategy: str = "pipeline") -> dict[str, str]:
@@ -136,7 +141,7 @@ def llama_cpp_server(host: str, log: Path) -> Iterator[str]:
 
     port = free_port()
     argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_model_path()), "--model_alias",
-            "gemma3:270m", "--host", host, "--port", str(port), "--n_ctx", "4096", "--n_threads", "2",
+            "gemma3:270m", "--host", host, "--port", str(port), "--n_ctx", "4096", "--n_threads", os.environ["MODEL_THREADS"],
             "--logits_all", "true", "--verbose", "false"]  # fmt: skip
     url = f"http://{host}:{port}/v1"
     with _server(argv, log, f"{url}/models", "llama-cpp-python server"):
@@ -167,6 +172,14 @@ def agents(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
     """Four long-lived agent processes (json by default; runs pick their protocol): their
     ``AGENTS`` line and their workspace root."""
     with _team(tmp_path_factory.mktemp("agents"), ollama_host=model_server) as team:
+        yield team
+
+
+@pytest.fixture(scope="session")
+def live_agents(live_model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """Four agent processes like :func:`agents` on :func:`live_model_server`: their runs take
+    the model's time, for tests that watch a run while it is in flight."""
+    with _team(tmp_path_factory.mktemp("live-agents"), ollama_host=live_model_server) as team:
         yield team
 
 

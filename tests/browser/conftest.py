@@ -50,11 +50,18 @@ def visit(browser: Browser, page_service: Service) -> Iterator[Visit]:
         v.close()
 
 
+@pytest.fixture(scope="session")
+def model_server(live_model_server: str) -> str:
+    """The page's tests watch runs while they are in flight (frames drawn as they come, an agent
+    killed mid-run): here every answer takes the model's time, none comes from the memo."""
+    return live_model_server
+
+
 @pytest.fixture(scope="module")
 def page_service(
-    model_server: str, agents: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
+    model_server: str, live_agents: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Service]:
-    svc = Service(tmp_path_factory.mktemp("page") / "state", model_server, agents)
+    svc = Service(tmp_path_factory.mktemp("page") / "state", model_server, live_agents)
     svc.start()
     try:
         yield svc

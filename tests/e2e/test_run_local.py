@@ -19,7 +19,7 @@ import pytest
 from gaiamesh.evaluation.metrics import totals_from_log
 from gaiamesh.mesh.protocols import canonical_json
 
-from ..conftest import ROOT, TASKS, free_port, free_port_block, recorded_metrics, replayed
+from ..conftest import ROOT, TASKS, free_port, free_port_block, recorded_metrics
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 

@@ -69,9 +69,10 @@ class Stack:
         return proc.returncode, proc.stdout + proc.stderr, metrics, folder
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Images and keys from `make images keys` (built here if missing); default services up and healthy."""
+    """Images and keys from `make images keys` (built here if missing); default services up and
+    healthy. One stack for the whole suite, removed when its last test ends."""
     subprocess.run(["make", "images", "keys"], cwd=ROOT, check=True)
     tmp = tmp_path_factory.mktemp("compose")
     workspaces = tmp / "workspaces"
@@ -97,9 +98,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         # each kill, and at half this machine's usual model speed a storm run took over 240 s.
         "RUN_TIMEOUT": "600",
         "GAIAMESH_USER": owner,
-        # the stack's model server answers a request it has answered before from memory: the
-        # suite asks the bundled tasks again and again, and checks the stack, not the model's time
-        "MODEL_MEMO": "on",
     }
     env.pop("COMPOSE_FILE", None)  # the suite tests the default (bundled model) stack
     with pytest.MonkeyPatch.context() as mp:

@@ -25,7 +25,7 @@ from gaiamesh.bench.failstorm import Storm
 from gaiamesh.mesh import admission
 from gaiamesh.tasks import load_task
 
-from ..conftest import ROOT, dev_task, llama_cpp_server
+from ..conftest import ROOT, dev_task, llama_cpp_server, recorded_metrics
 from .conftest import CORE, KEY, MESH_TOKEN, ORCHESTRATED, STREAM, WIDE, Stack
 
 pytestmark = pytest.mark.integration
@@ -84,13 +84,18 @@ def test_a_local_run_on_the_stacks_ports_stops_at_once_naming_the_container(stac
     assert f"of compose project {stack.project!r}" in proc.stderr and "--base-port" in proc.stderr
 
 
-def test_the_bundled_task_through_the_api_as_make_up_runs_it(stack: Stack) -> None:
+def test_the_bundled_task_through_the_api_as_make_up_runs_it(stack: Stack, recorded: Path) -> None:
     code, output, m, folder = stack.run("default")
     assert code == 0, output
     for field in FIELDS:
         assert field in m, field
     assert m["status"] == "ok" and m["task_id"] == "solar-farm" and m["prediction"]
     assert m["pkt_cnt"] == 5 and m["token_sum"] > 0
+    # the stack's model server answers as the host's (one llama.cpp build, one GGUF): the run's
+    # answer, tokens and bytes are those of the same run recorded on this host (and on the swarm)
+    local = recorded_metrics(recorded, "solar-farm")
+    same = ("prediction", "token_sum", "bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead")
+    assert {k: str(m[k]) for k in same} == {k: local[k] for k in same}
     assert "doc_init" in output and "quality_score" in output  # progress and the summary table
     with tarfile.open(folder / "run_artifacts.tar.gz") as tar:
         names = set(tar.getnames())

@@ -188,7 +188,7 @@ def test_held_output_is_what_llama_cpp_python_writes_under_the_same_grammar(live
     ]  # fmt: skip
     prompt = ("The plant can deliver 148 megawatts, enough for about 41,000 homes, 11 kilometres from town.\n"
               "Question: How much power can the plant deliver?\nAs JSON:")  # fmt: skip
-    theirs = llama_cpp.Llama(model_path=str(bundled_model_path()), n_ctx=1024, n_threads=2, verbose=False)
+    theirs = llama_cpp.Llama(model_path=str(bundled_model_path()), n_ctx=1024, n_threads=1, verbose=False)
     c = ollama.Client(host=live_model_server)
     for schema in schemas:
         ours = c.generate(model=MODEL, prompt=prompt, format=schema, raw=True,

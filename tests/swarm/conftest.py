@@ -26,7 +26,7 @@ from gaiamesh.evaluation.metrics import MemberEvent, outages_ms
 from gaiamesh.service.client import answers, submit
 from gaiamesh.service.models import RunRequest
 
-from ..conftest import ROOT, free_port, require_docker
+from ..conftest import ROOT, require_docker
 
 IMAGES = ["gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0", "gaiamesh-ollama:0.1.0", "gaiamesh-registry:0.1.0"]
 KEY = "swarm-suite-access-key-0123456789"
@@ -43,19 +43,27 @@ def docker_engine() -> None:
     require_docker("tests/swarm")
 
 
-def as_it_was(before: tuple[str, set[str]]) -> bool:
-    """The host's swarm state as before, and no container left that was not there before (one
-    that something else removed meanwhile is not the suite's)."""
-    swarm, containers = host_state()
-    return swarm == before[0] and containers <= before[1]
+def as_it_was(before: str, spec: cluster.ClusterSpec) -> bool:
+    """The host's swarm state as before, and no container, network or volume of the suite's
+    cluster left (other suites may start and stop containers of their own meanwhile: the
+    compose suite runs beside this one under `make test`)."""
+    return host_swarm() == before and not cluster_leftovers(spec)
 
 
-def host_state() -> tuple[str, set[str]]:
-    """The host engine's swarm state and its containers: the suite must leave both as it found them."""
-    swarm = subprocess.run(["docker", "info", "--format", "{{.Swarm.LocalNodeState}}"], capture_output=True,
-                           text=True, check=True).stdout.strip()  # fmt: skip
-    containers = subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, check=True).stdout.split()
-    return swarm, set(containers)
+def host_swarm() -> str:
+    """The host engine's swarm state: the suite must leave it as it found it."""
+    return subprocess.run(["docker", "info", "--format", "{{.Swarm.LocalNodeState}}"], capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+
+
+def cluster_leftovers(spec: cluster.ClusterSpec) -> list[str]:
+    """Every container, network and volume on the host labelled as the cluster's."""
+    label = f"label={cluster.LABEL}={spec.name}"
+    found = []
+    for kind in ("container", "network", "volume"):
+        argv = ["docker", kind, "ls", "-q", "--filter", label] + (["-a"] if kind == "container" else [])
+        found += subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
+    return found
 
 
 @dataclass
@@ -168,7 +176,7 @@ class FirstDeploy:
 def engines(recorded: Path) -> Iterator[Swarm]:
     """Three engines and no swarm (what swarm-up finds on new machines), our images on node 1,
     the ``recorded`` live runs on each. Removed, and the host checked as it was, at the end."""
-    before = host_state()
+    before = host_swarm()
     images()
     spec = cluster.ClusterSpec(name=f"gmtest-{uuid.uuid4().hex[:6]}", nodes=3, subnet=SUBNET, checkout=str(ROOT))
     deployed = Swarm(spec, {}, ROOT / "build" / "swarm-test" / spec.name)
@@ -177,7 +185,7 @@ def engines(recorded: Path) -> Iterator[Swarm]:
         yield deployed
     finally:
         take_down(deployed)
-    assert as_it_was(before), (before, host_state())
+    assert as_it_was(before, spec), (before, host_swarm(), cluster_leftovers(spec))
 
 
 @pytest.fixture(scope="package")
@@ -216,36 +224,3 @@ def swarm(engines: Swarm, first_deploy: FirstDeploy) -> Iterator[Swarm]:
     while engines.docker("ps", "-aq").split():  # the stack's tasks and the registry container
         assert time.monotonic() < deadline, engines.docker("ps", "-a")
         time.sleep(1)  # polling: the engine removes a left swarm's containers in its own time
-
-
-@pytest.fixture(scope="module")
-def on_compose(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The metrics of ``solar-farm`` on the compose stack, on this host, with the agents
-    replaying the same ``recorded`` runs: what a run across the swarm's nodes is held against.
-    The stack is brought up for this run and removed before the swarm is built."""
-    tmp = tmp_path_factory.mktemp("compose-replay")
-    for folder in (*(f"workspaces/{n}" for n in range(13)), "results"):
-        (tmp / folder).mkdir(parents=True)
-    owner = subprocess.run([str(ROOT / "scripts" / "owner.sh")], capture_output=True, text=True, check=True)
-    subprocess.run([str(ROOT / "scripts" / "owner.sh"), str(tmp / "workspaces"), str(tmp / "results")], check=True)
-    (tmp / "test.env").write_text(f"GAIAMESH_ACCESS_KEY={KEY}\nGAIAMESH_SESSION_SECRET={SECRET}\n"
-                                  f"GAIAMESH_MESH_TOKEN={MESH_TOKEN}\n")
-    port = free_port()
-    base = {k: v for k, v in os.environ.items() if k in DOCKER_ENV}  # see the swarm fixture
-    env = {**base, "HOST_PORT_PREFIX": "29", "SERVICE_PORT": str(port), "WORKSPACES_DIR": str(tmp / "workspaces"),
-           "RESULTS_DIR": str(tmp / "results"), "LLM_BACKEND": "replay", "REPLAY_FROM": str(recorded),
-           "REPLAY_PACE": "instant", "RUN_TIMEOUT": "300", "GAIAMESH_USER": owner.stdout.strip()}  # fmt: skip
-    compose = ["docker", "compose", "-p", f"gmswarmcmp-{uuid.uuid4().hex[:6]}", "--env-file", str(tmp / "test.env")]
-    subprocess.run(["make", "images", "keys"], cwd=ROOT, check=True)
-    try:
-        up = subprocess.run([*compose, "up", "-d", "--wait", "network"], cwd=ROOT, env=env, capture_output=True,
-                            text=True, timeout=600)  # fmt: skip
-        assert up.returncode == 0, up.stdout + up.stderr
-        api = f"http://127.0.0.1:{port}"
-        assert answers(api, 120), f"the compose stack's API does not answer at {api}"
-        view, _ = submit(api, KEY, RunRequest(task="solar-farm"), progress=lambda _line: None)
-        metrics: dict[str, Any] = json.loads((tmp / "results" / "runs" / view.id / "metrics.json").read_text())
-        return metrics
-    finally:
-        subprocess.run([*compose, "down", "--volumes", "--remove-orphans", "--timeout", "5"], cwd=ROOT, env=env,
-                       capture_output=True, check=False)  # fmt: skip

@@ -37,13 +37,11 @@ def senders(folder: Path, tool: str, metrics: dict[str, Any]) -> set[str]:
     return {n for n, a in metrics["agents"].items() if a["tool"] == tool and a["pkts_sent"] > 0}
 
 
-def test_a_run_across_nodes_gives_the_bytes_of_the_same_run_on_compose_and_locally(
-    on_compose: dict[str, Any], recorded: Path, swarm: Swarm
-) -> None:
+def test_a_run_across_nodes_gives_the_bytes_of_the_same_run_locally(recorded: Path, swarm: Swarm) -> None:
+    # (the compose suite holds a run on the compose stack to the same local run)
     metrics, folder = swarm.run("solar-farm")
     assert metrics["status"] == "ok", metrics.get("error")
     local = recorded_metrics(recorded, "solar-farm")
-    assert {k: str(metrics[k]) for k in SAME} == {k: str(on_compose[k]) for k in SAME}
     assert {k: str(metrics[k]) for k in SAME} == {k: str(local[k]) for k in SAME}
     agreed(folder)
     # the agents ran on the workers, the relay on the manager: every frame crossed nodes

@@ -19,7 +19,7 @@ import httpx
 from rich.console import Console
 
 from ..agents.teams import TEAMS, agent_specs, default_agents
-from ..errors import ModelUnreachable, PortTaken, RunError
+from ..errors import ConfigError, ModelUnreachable, PortTaken, RunError
 from ..evaluation.metrics import RunMetrics
 from ..mesh.admission import new_token
 from ..mesh.protocols import KEYED, generate_keys
@@ -58,6 +58,22 @@ def _ephemeral_floor() -> int:
         return 32768
 
 
+PORTS_ENV = "GAIAMESH_PORTS"
+
+
+def _port_range(top: int) -> tuple[int, int]:
+    """Where a block of ``top`` ports may start: within GAIAMESH_PORTS=LOW-HIGH where it is set
+    (commands side by side on one machine, each in a range of its own: the test suite's
+    workers), else below the kernel's ephemeral range."""
+    if spec := os.environ.get(PORTS_ENV, "").strip():
+        low, _, high = spec.partition("-")
+        if not (low.isdigit() and high.isdigit() and 1024 <= int(low) < int(high) - top <= 65535 - top):
+            raise ConfigError(f"{PORTS_ENV}={spec!r}: expected LOW-HIGH, two ports at least {top + 1} apart")
+        return int(low), int(high) - top
+    floor = _ephemeral_floor()
+    return (10000, floor - top) if floor - top > 11000 else (floor, 65000 - top)
+
+
 def _binds(port: int) -> bool:
     with socket.socket() as s:
         try:
@@ -82,9 +98,8 @@ def free_port_block(n: int, also: int = NATIVE_PORT_OFFSET) -> int:
     The ports come from below the kernel's ephemeral range: a port from that range, free when
     checked, can become the source port of any outgoing connection before the agent that was
     given it binds it (a CI run lost an agent that way)."""
-    floor = _ephemeral_floor()
     top = n + also
-    low, high = (10000, floor - top) if floor - top > 11000 else (floor, 65000 - top)
+    low, high = _port_range(top)
     for _ in range(500):
         base = random.randrange(low, high)
         wanted = [*range(base, base + n), *(range(base + also, base + also + n) if also else ())]

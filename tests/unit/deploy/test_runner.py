@@ -57,6 +57,20 @@ def test_a_port_handed_out_is_not_handed_out_again_before_it_is_bound(monkeypatc
     assert local.free_port() == free
 
 
+def test_free_ports_come_from_GAIAMESH_PORTS_where_it_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two commands side by side (the suite's two workers) each pick ports from a range of their own."""
+    from gaiamesh.deploy import local
+    from gaiamesh.errors import ConfigError
+
+    monkeypatch.setenv("GAIAMESH_PORTS", "15000-17500")
+    for _ in range(20):
+        base = local.free_port_block(4)
+        assert 15000 <= base and base + local.NATIVE_PORT_OFFSET + 4 <= 17500
+    monkeypatch.setenv("GAIAMESH_PORTS", "17500-15000")
+    with pytest.raises(ConfigError, match="GAIAMESH_PORTS='17500-15000': expected LOW-HIGH"):
+        local.free_port()
+
+
 def test_a_child_gets_each_secret_once_where_its_parent_read_it_from_a_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
