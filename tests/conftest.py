@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -99,8 +100,27 @@ def recorded(live_model_server: str) -> Path:
     """A live bench of :data:`RECORDED` under json with the real model, both strategies: the
     folder REPLAY_FROM reads (every model call of those runs is in their archives). On the
     server without a memo: a replay at the recorded pace takes each call's own time (the
-    bench's warm-up asks the same questions first). Made once for the whole run."""
-    return shared.made("recorded", lambda tmp: _record(tmp, live_model_server)) / "live"
+    bench's warm-up asks the same questions first). Made once for the whole run, begun as soon
+    as the tests are collected (:func:`pytest_collection_finish`)."""
+    return _RECORDING.result() if _RECORDING is not None else _recording()
+
+
+def _recording() -> Path:
+    return shared.made("recorded", lambda tmp: _record(tmp, _model_server("live-model-server", memo=False))) / "live"
+
+
+_RECORDING: Future[Path] | None = None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """When a collected test replays the live recording, begin it now, in a thread of its own:
+    the tests before the first that needs it (and the other worker's) run meanwhile. The
+    fixture waits for it; its error, if any, is that fixture's."""
+    global _RECORDING
+    if any("recorded" in getattr(item, "fixturenames", ()) for item in session.items):
+        pool = ThreadPoolExecutor(1, thread_name_prefix="recording")
+        _RECORDING = pool.submit(_recording)
+        pool.shutdown(wait=False)  # the thread ends with the recording; the fixture holds its result
 
 
 def _record(tmp: Path, model_server: str) -> None:

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,7 +75,10 @@ def test_a_task_folder_of_ones_own_runs_by_path_and_by_TASK(svc: Service, own_ta
 
 
 def test_every_option_submit_advertises_is_sent(svc: Service) -> None:
-    proc, m = submit(svc, "--task", "solar-farm", "--protocol", "binary", "--run-timeout", "0.5")
+    # a question the model has not answered before: the suite's model server answers a repeated
+    # one from memory, within the half second
+    fresh = f"What did the farm report say in section {uuid.uuid4().hex[:8]}?"
+    proc, m = submit(svc, "--task", "solar-farm", "--question", fresh, "--protocol", "binary", "--run-timeout", "0.5")
     assert proc.returncode == 1 and m["status"] == "timeout" and m["protocol"] == "binary", proc.stdout
     assert "RUN_TIMEOUT=0.5s" in str(m["error"])
     # the strategy reaches the service: its team is listed but not running, so it is refused

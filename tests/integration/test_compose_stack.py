@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from gaiamesh.mesh import admission
 from gaiamesh.tasks import load_task
 
 from ..conftest import ROOT, dev_task, llama_cpp_server, recorded_metrics
-from .conftest import CORE, KEY, MESH_TOKEN, ORCHESTRATED, STREAM, WIDE, Stack
+from .conftest import AGENTS, CORE, KEY, MESH_TOKEN, ORCHESTRATED, STREAM, WIDE, Stack
 
 pytestmark = pytest.mark.integration
 
@@ -246,13 +247,20 @@ def test_wide_profile_adds_agents_and_the_run_uses_them(stack: Stack) -> None:
     stack.compose("stop", *WIDE, profile="wide", timeout=120)
 
 
-def test_a_short_storm_on_the_stack_loses_nothing_and_killed_agents_come_back(stack: Stack, tmp_path: Path) -> None:
-    up = stack.compose("up", "-d", "--wait", *WIDE, profile="wide", timeout=300)
+def test_a_short_storm_on_the_stack_loses_nothing_and_killed_agents_come_back(
+    stack: Stack, tmp_path: Path, recorded: Path
+) -> None:
+    # The eight agents replay the suite's live recording at its recorded pace: what the storm
+    # tests is the restart policy and the relay in the container, and a run must last as long as
+    # the model made it (the stack's model server answers a repeated request from memory).
+    replay = {"LLM_BACKEND": "replay", "REPLAY_FROM": str(recorded), "REPLAY_PACE": "recorded"}
+    up = stack.compose("up", "-d", "--wait", *AGENTS, *WIDE, profile="wide", env=replay, timeout=300)
     assert up.returncode == 0, up.stderr
     try:
         storm_on_the_stack(stack, tmp_path)
-    finally:  # the tests after this one use the four default agents
+    finally:  # the tests after this one use the four default agents, on the stack's model
         stack.compose("stop", *WIDE, profile="wide", timeout=120)
+        stack.compose("up", "-d", "--wait", "--no-deps", *AGENTS, timeout=300)
 
 
 def storm_on_the_stack(stack: Stack, tmp_path: Path) -> None:
@@ -342,8 +350,10 @@ def test_the_stream_profile_streams_through_scaled_answerers_with_the_model(stac
 def test_stopping_an_agent_mid_run_ends_with_a_clear_status(stack: Stack) -> None:
     runs_dir = stack.results / "runs"
     before = set(runs_dir.iterdir()) if runs_dir.exists() else set()
-    proc = subprocess.Popen(stack.submit_cmd("killed"), cwd=ROOT, env=stack.env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    # a question the model has not answered before: the run is still going when reason is killed
+    fresh = f"What did the farm report say in section {uuid.uuid4().hex[:8]}?"
+    proc = subprocess.Popen(stack.submit_cmd("killed", "--question", fresh), cwd=ROOT, env=stack.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     try:
         deadline = time.monotonic() + 120
         while True:

@@ -39,7 +39,8 @@ def free_prefix() -> str:
 
 
 def bench_env(tmp: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COMPOSE_FILE", "COMPOSE_PROFILES")}
+    # (not the compose suite's MODEL_MEMO: `make bench` as a user runs it)
+    env = {k: v for k, v in os.environ.items() if k not in ("COMPOSE_FILE", "COMPOSE_PROFILES", "MODEL_MEMO")}
     return {**env, "COMPOSE_PROJECT_NAME": f"gaiamesh-bench-it-{uuid.uuid4().hex[:6]}", "OUT": str(tmp / "bench"),
             "BENCH_SERVICE_PORT": str(free_port()), "BENCH_HOST_PORT_PREFIX": free_prefix(), "PROTOCOLS": "json",
             "LIMIT": "1", "REPEAT": "1", **extra}  # fmt: skip

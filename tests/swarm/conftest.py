@@ -13,7 +13,7 @@ import os
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,14 +128,19 @@ class Swarm:
         return int(line.split("/")[0]) if line.strip() else 0
 
 
-def bring_up(spec: cluster.ClusterSpec, recorded: Path, swarm: bool = True) -> Swarm:
+def bring_up(spec: cluster.ClusterSpec, recorded: Callable[[], Path], swarm: bool = True) -> Swarm:
     """The engines of ``spec`` (and their swarm, unless ``swarm`` is False), our images on the
-    manager, the recorded runs on every node, and the environment swarm-up is run with."""
+    manager, the recorded runs on every node (asked for once the engines are up: the recording
+    may still be under way in another worker), and the environment swarm-up is run with."""
     results = ROOT / "build" / "swarm-test" / spec.name
     results.mkdir(parents=True)
     subprocess.run([str(ROOT / "scripts" / "owner.sh"), str(results)], check=True)  # the service's uid writes there
     cluster.up(spec, swarm=swarm)
     cluster.load_images(spec, 1, IMAGES)
+    return _with_recording(spec, recorded(), results)
+
+
+def _with_recording(spec: cluster.ClusterSpec, recorded: Path, results: Path) -> Swarm:
     for node in range(1, spec.nodes + 1):  # a replay's folder must be on every agent node, at the same path
         subprocess.run(["docker", "exec", spec.node(node), "mkdir", "-p", str(recorded.parent)], check=True)
         subprocess.run(["docker", "cp", str(recorded), f"{spec.node(node)}:{recorded}"], check=True)
@@ -173,7 +178,7 @@ class FirstDeploy:
 
 
 @pytest.fixture(scope="package")
-def engines(recorded: Path) -> Iterator[Swarm]:
+def engines(request: pytest.FixtureRequest) -> Iterator[Swarm]:
     """Three engines and no swarm (what swarm-up finds on new machines), our images on node 1,
     the ``recorded`` live runs on each. Removed, and the host checked as it was, at the end."""
     before = host_swarm()
@@ -181,7 +186,7 @@ def engines(recorded: Path) -> Iterator[Swarm]:
     spec = cluster.ClusterSpec(name=f"gmtest-{uuid.uuid4().hex[:6]}", nodes=3, subnet=SUBNET, checkout=str(ROOT))
     deployed = Swarm(spec, {}, ROOT / "build" / "swarm-test" / spec.name)
     try:
-        deployed = bring_up(spec, recorded, swarm=False)
+        deployed = bring_up(spec, lambda: request.getfixturevalue("recorded"), swarm=False)
         yield deployed
     finally:
         take_down(deployed)

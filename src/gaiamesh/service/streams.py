@@ -44,6 +44,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _ID = re.compile(r"[0-9a-f]{16}")
 ERROR_CHARS = 4000  # of the child's standard error kept in error.txt (its last words say why)
 STOPPED = "the service stopped while this stream was running"
+KILLED_WITHIN_S = 5.0  # the longest the killed processes of a stream's group are waited for
 
 
 # --- pure parts: names, folders, states ----------------------------------------------------------
@@ -257,6 +258,12 @@ class StreamManager:
             await asyncio.sleep(0.1)
         _signal_group(proc.pid, signal.SIGKILL)
         await proc.wait()
+        # a SIGKILL is sent at once but acted on when the process next runs: on a busy machine
+        # the group's last processes end a moment after the command does
+        for _ in range(int(KILLED_WITHIN_S / 0.1)):
+            if not _group_alive(proc.pid):
+                break
+            await asyncio.sleep(0.1)
 
     async def stop(self) -> None:
         """The service is stopping: the stream in flight is stopped and ends ``interrupted``."""
