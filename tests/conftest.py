@@ -97,8 +97,8 @@ RECORDED_STREAM = 6  # the first queries of STREAM_QUERIES the ``recorded`` fold
 
 @pytest.fixture(scope="session")
 def recorded(live_model_server: str) -> Path:
-    """A live bench of :data:`RECORDED` under json with the real model, both strategies: the
-    folder REPLAY_FROM reads (every model call of those runs is in their archives). On the
+    """A live bench of :data:`RECORDED` under json with the real model (the pipeline; the
+    orchestrated team on solar-farm, in ``orchestrated/``): the folder REPLAY_FROM reads (every model call of those runs is in their archives). On the
     server without a memo: a replay at the recorded pace takes each call's own time (the
     bench's warm-up asks the same questions first). Made once for the whole run, begun as soon
     as the tests are collected (:func:`pytest_collection_finish`)."""
@@ -127,11 +127,16 @@ def _record(tmp: Path, model_server: str) -> None:
     (tmp / "tasks").mkdir(parents=True)
     for name in RECORDED:
         (tmp / "tasks" / name).symlink_to(TASKS / name)
-    argv = [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tmp / "tasks"), "--protocols", "json",
-            "--strategies", "pipeline,orchestrated", "--repeat", "1", "--out", str(tmp / "live"),
-            "--workspaces", str(tmp / "ws"), "--ollama-host", model_server]  # fmt: skip
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (tmp / "solar-farm").mkdir()
+    (tmp / "solar-farm" / "solar-farm").symlink_to(TASKS / "solar-farm")
+    # every task through the pipeline; the orchestrated team on the one task the tests replay it on
+    for tasks, strategy, out in ((tmp / "tasks", "pipeline", tmp / "live"),
+                                 (tmp / "solar-farm", "orchestrated", tmp / "live" / "orchestrated")):  # fmt: skip
+        argv = [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tasks), "--protocols", "json",
+                "--strategies", strategy, "--repeat", "1", "--out", str(out),
+                "--workspaces", str(tmp / "ws" / strategy), "--ollama-host", model_server]  # fmt: skip
+        proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
     # and a short live stream of ProtocolBench's first queries (RECORDED_STREAM), so that a
     # deployed stream team (the swarm suite's) can replay it
     argv = [sys.executable, "-m", "gaiamesh", "stream", "--tasks", str(STREAM_QUERIES), "--limit",
@@ -142,7 +147,7 @@ def _record(tmp: Path, model_server: str) -> None:
 
 def recorded_metrics(recorded: Path, task_id: str, strategy: str = "pipeline") -> dict[str, str]:
     """The live bench's row of ``task_id`` under ``strategy`` (see the ``recorded`` fixture)."""
-    rows = csv.DictReader((recorded / "results.csv").open())
+    rows = (r for path in sorted(recorded.rglob("results.csv")) for r in csv.DictReader(path.open()))
     return next(r for r in rows if r["task_id"] == task_id and (r["strategy"] or "pipeline") == strategy)
 
 

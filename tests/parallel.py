@@ -5,10 +5,10 @@ one worker waits on the other fills.
 - Work is handed out by module, so a module's fixtures are made once; the compose suite
   (tests/integration) and the swarm suite (tests/swarm) are each one unit, so each brings its
   stack up once, on one worker.
-- The compose suite is handed out first, then the end-to-end tests (whose first module makes the
-  live recording the compose and swarm suites hold their runs to), then the swarm suite: each
-  docker suite runs beside tests of the host, whose waits are of another kind. The unit tests,
-  many short modules, go last: they even out the two workers' ends.
+- The compose suite and the swarm suite are handed out first, one to each worker: each is one
+  long unit, and neither may be the last to start. The live recording, which both hold their
+  runs to, is begun at once in a thread (tests/conftest.py). The unit tests, many short
+  modules, go last: they even out the two workers' ends.
 - Each worker picks free ports from a range of its own (GAIAMESH_PORTS), inherited by every
   command it starts, so that two workers never hand out the same port.
 - The model servers and the live recording are shared by the workers (tests/shared.py)."""
@@ -24,7 +24,7 @@ from . import shared
 # The order in which phases are collected, and so handed out: alone, unit tests first (a broken
 # build fails in a minute); in parallel, as above.
 ORDER = ("unit", "model", "e2e", "api", "browser", "integration", "swarm")
-ORDER_PARALLEL = ("integration", "e2e", "swarm", "browser", "api", "model", "unit")
+ORDER_PARALLEL = ("integration", "swarm", "e2e", "browser", "api", "model", "unit")
 DOCKER_SUITES = ("integration", "swarm")
 PORTS = (10000, 32000)  # below the kernel's ephemeral range (32768 here and by default)
 

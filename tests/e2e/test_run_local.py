@@ -202,7 +202,7 @@ def sdk_reads_every_frame(protocol: str, out: Path, keys: Path) -> None:
 
 def test_both_strategies_under_every_protocol_answer_as_the_live_runs(every_protocol: Path, recorded: Path) -> None:
     rows = list(csv.DictReader((every_protocol / "results.csv").open()))
-    live = {r["strategy"]: r for r in csv.DictReader((recorded / "results.csv").open()) if r["task_id"] == "solar-farm"}
+    live = {s: recorded_metrics(recorded, "solar-farm", s) for s in ("pipeline", "orchestrated")}
     assert sorted((r["strategy"], r["protocol"]) for r in rows) == sorted(
         (s, p) for s in ("pipeline", "orchestrated") for p in PROTOCOLS
     )
