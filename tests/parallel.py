@@ -6,9 +6,10 @@ one worker waits on the other fills.
   (tests/integration) and the swarm suite (tests/swarm) are each one unit, so each brings its
   stack up once, on one worker.
 - The compose suite and the swarm suite are handed out first, one to each worker: each is one
-  long unit, and neither may be the last to start. The live recording, which both hold their
-  runs to, is begun at once in a thread (tests/conftest.py). The unit tests, many short
-  modules, go last: they even out the two workers' ends.
+  long unit, and neither may be the last to start (swarm after the end-to-end tests took 24 min
+  35 s in all, both first 22 min 38 s: docs/results/2026-12-04-test-times.md). The live
+  recording both hold their runs to is begun at once in a thread (tests/conftest.py). The unit
+  tests, many short modules, go last: they even out the two workers' ends.
 - Each worker picks free ports from a range of its own (GAIAMESH_PORTS), inherited by every
   command it starts, so that two workers never hand out the same port.
 - The model servers and the live recording are shared by the workers (tests/shared.py)."""
