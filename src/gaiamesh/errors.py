@@ -75,6 +75,11 @@ class SubmitError(GaiameshError, RuntimeError):
     """The network service refused a run or could not be reached (``gaiamesh submit``)."""
 
 
+class ServiceGone(SubmitError):
+    """The network service went away while a client followed a run, and did not come back in
+    time (``gaiamesh submit``: killed, or restarting for longer than the client waits)."""
+
+
 class DeployError(GaiameshError, RuntimeError):
     """A docker command of ``gaiamesh swarm-up`` / ``swarm-down`` failed, or the swarm did not
     reach the state asked for in time (the message names the command or the service, and why)."""
@@ -138,10 +143,17 @@ class NoSpace(Refused):
     status = 507
 
 
+class NoMemory(Refused):
+    """What was asked for would not fit in the memory this deployment may use (a stream's team
+    in the service's container): the message gives the figures."""
+
+    status = 507
+
+
 # The exit code of a command that ends with an error of each kind (the most specific kind wins):
 # 2 for what the user gave (fix the input and try again), 1 for every other kind (a run or a
 # service that failed).
-EXIT_CODES: dict[type[GaiameshError], int] = {ConfigError: 2, TaskError: 2, GaiameshError: 1}
+EXIT_CODES: dict[type[GaiameshError], int] = {ConfigError: 2, TaskError: 2, ServiceGone: 3, GaiameshError: 1}
 
 # The status a run ends with when an error of each kind ends it (the most specific kind wins), in
 # ``metrics.json``'s ``status``: the relay, a local run that could not start, the baseline and the

@@ -332,6 +332,9 @@ class ServiceSettings(BaseModel):
     max_doc_bytes: int = 262_144
     history_cap: int = 100  # messages kept per session (older ones dropped and counted)
     memory_turns: int = 10  # answered turns that travel with a session's next question
+    # MiB a stream's local team may take (0: what the container's memory limit, its cgroup's,
+    # leaves free; no limit there, no bound): a stream that would not fit is refused (507).
+    stream_memory_mib: int = Field(default=0, ge=0)
 
     @field_validator("max_concurrent_runs", "max_queued_runs", "max_doc_bytes")
     @classmethod

@@ -76,7 +76,7 @@ class Service:
 @pytest.fixture(scope="module")
 def service(model_server: str, agents: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     svc = Service(tmp_path_factory.mktemp("service") / "state", model_server, agents,
-                  MAX_QUEUED_RUNS="2", MAX_DOC_BYTES="4000")  # fmt: skip
+                  MAX_QUEUED_RUNS="2", MAX_DOC_BYTES="4000", STREAM_MEMORY_MIB="1000")  # fmt: skip
     svc.start()
     try:
         yield svc

@@ -1,9 +1,15 @@
 """The network service killed mid-run and started again: nothing finished is lost, the run in
-flight is ``interrupted`` with its frame log up to the kill, and new runs work at once."""
+flight is ``interrupted`` with its frame log up to the kill, a run still queued is queued again
+and runs, the ``gaiamesh submit`` client that waits for it says what happened and follows it to
+its end, and new runs work at once. A client whose service does not come back says so and
+exits 3."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +18,7 @@ from websockets.sync.client import connect
 from gaiamesh.evaluation.audit import audit
 from gaiamesh.evaluation.metrics import read_log
 
+from ..conftest import ROOT
 from .conftest import KEY, Service
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
@@ -31,7 +38,10 @@ def test_a_killed_service_restarts_with_nothing_lost(
             f"/api/sessions/{session['id']}/messages", json={"question": "Who discovered comet 118P/Kestrel?"},
             headers=as_session,
         ).json()
-        queued = svc.http.post("/api/runs", json={"task": "glass-museum"}).json()
+        queued = _client(svc, "glass-museum", back_within=120)  # gaiamesh submit, waiting in the queue
+        accepted = queued.stdout.readline() if queued.stdout else ""
+        assert " accepted (glass-museum), queue position 1" in accepted, accepted
+        queued_id = accepted.split()[1]
         url = svc.url.replace("http", "ws") + f"/api/runs/{in_flight['id']}/events?token={KEY}"
         with connect(url) as ws:  # kill it once frames of the run have gone through the relay
             while json.loads(ws.recv()).get("type") != "search_docs":
@@ -57,9 +67,15 @@ def test_a_killed_service_restarts_with_nothing_lost(
         replay = svc.events(in_flight["id"])  # its events replay from the log
         assert [e["type"] for e in replay if e["kind"] == "frame"] == [r.type for r in log]
         assert svc.http.get(f"/api/runs/{in_flight['id']}/artifacts").status_code == 200
-        # the run that was waiting is interrupted too, and says so
-        waiting = svc.http.get(f"/api/runs/{queued['id']}").json()
-        assert waiting["state"] == "interrupted" and "queued" in waiting["error"]
+        # the run that was waiting is queued again and runs; its client said what happened and followed it
+        said, _ = queued.communicate(timeout=300)
+        assert queued.returncode == 0, accepted + said
+        assert f"the service went away while run {queued_id} was under way" in said, said
+        assert f"the service is back: run {queued_id} is " in said, said  # queued, running or finished by then
+        notes = [e["text"] for e in svc.events(queued_id) if e["kind"] == "note"]
+        assert any("queued again: the service restarted" in n for n in notes), notes
+        resumed = svc.http.get(f"/api/runs/{queued_id}").json()
+        assert resumed["state"] == "finished" and resumed["metrics"]["status"] == "ok", resumed
         # and the service works at once, the cut-off session too
         fresh = svc.http.post("/api/runs", json={"task": "solar-farm"}).json()
         svc.events(fresh["id"])
@@ -67,5 +83,20 @@ def test_a_killed_service_restarts_with_nothing_lost(
         again = svc.http.post(f"/api/sessions/{session['id']}/messages", json={"question": "When?"}, headers=as_session)
         assert again.status_code == 202, again.text
         svc.events(again.json()["id"], session["token"])
+        # a service that does not come back: the client waits as long as it was told, says so, exits 3
+        gone = _client(svc, "solar-farm", back_within=2, question="Which town hosts the farm, in one word?")
+        assert gone.stdout is not None and " accepted (solar-farm)" in gone.stdout.readline()
+        svc.stop(kill=True)
+        said, _ = gone.communicate(timeout=60)
+        assert gone.returncode == 3, said
+        assert "went away during run" in said and "did not answer again within 2 s" in said, said
     finally:
         svc.stop()
+
+
+def _client(svc: Service, task: str, back_within: float, question: str | None = None) -> subprocess.Popen[str]:
+    """``gaiamesh submit`` of the bundled ``task`` to ``svc``, as a user runs it."""
+    argv = [sys.executable, "-m", "gaiamesh", "submit", "--task", task, "--url", svc.url,
+            "--back-within", str(back_within), *(["--question", question] if question else [])]  # fmt: skip
+    env = {**os.environ, "GAIAMESH_ACCESS_KEY": KEY, "COLUMNS": "200"}
+    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -59,8 +59,10 @@ def first(service: Service) -> Iterator[dict[str, Any]]:
     assert r.status_code == 202, r.text
     accepted = r.json()
     second = service.http.post("/api/streams", json=FIRST)  # the first takes tens of seconds
+    wrong = service.http.post("/api/streams", json={**FIRST, "team": "deployed", "replay_of": accepted["id"]})
     running = service.http.get(f"/api/streams/{accepted['id']}").json()["state"]
-    yield {"accepted": accepted, "second": second, "running": running, "view": ended(service, accepted["id"])}
+    yield {"accepted": accepted, "second": second, "wrong": wrong, "running": running,
+           "view": ended(service, accepted["id"])}  # fmt: skip
 
 
 def test_a_live_stream_answers_its_items_and_reports(service: Service, first: dict[str, Any]) -> None:
@@ -96,6 +98,8 @@ def test_one_stream_at_a_time(first: dict[str, Any]) -> None:
     assert second.status_code == 429, second.text
     assert f"stream {first['accepted']['id']} is" in second.json()["detail"]
     assert "one stream runs at a time" in second.json()["detail"]
+    # a request that could never run is told what is wrong with it, not to wait
+    assert first["wrong"].status_code == 422 and "replay_of: a deployed team" in first["wrong"].json()["detail"]
 
 
 def test_a_replay_of_the_stream_answers_the_same_items(service: Service, first: dict[str, Any]) -> None:
@@ -124,6 +128,11 @@ def test_a_replay_of_the_stream_answers_the_same_items(service: Service, first: 
             404,
             "no stream '0123456789abcdef' to replay",
         ),
+        # STREAM_MEMORY_MIB=1000: 330 MiB and 105 per worker, within 85 % of it
+        ({"tasks": "protocolbench-top1000", "workers": 16}, 507, "needs about 2010 MiB"),
+        ({"tasks": "protocolbench-top1000", "workers": 16}, 507, "at most 4 workers fit"),
+        # a deployed team where AGENTS names none: at once, not when the stream starts
+        ({"tasks": "protocolbench-top1000", "team": "deployed"}, 409, "no agents of a stream's team in AGENTS"),
     ],
 )
 def test_bad_input_is_refused_with_what_was_wrong(

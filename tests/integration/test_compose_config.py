@@ -84,7 +84,8 @@ def test_every_container_is_non_root_read_only_and_limited(tmp_path: Path) -> No
         assert svc["read_only"] is True and svc["cap_drop"] == ["ALL"], name
         assert "no-new-privileges:true" in svc["security_opt"], name
         limits = svc["deploy"]["resources"]["limits"]
-        assert float(limits["cpus"]) <= 2.0 and 0 < int(limits["memory"]) <= 2 * 1024**3, (name, limits)
+        most = 3 if name == "network" else 2  # GiB: a stream's local team runs in the network container
+        assert float(limits["cpus"]) <= 2.0 and 0 < int(limits["memory"]) <= most * 1024**3, (name, limits)
     # the images themselves default to a non-root user too (a plain `docker run`); not the test
     # swarm's node, whose job is to run a Docker engine (root), and which no stack runs
     for dockerfile in (ROOT / "services").glob("*/Dockerfile"):

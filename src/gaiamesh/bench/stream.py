@@ -226,7 +226,7 @@ def frame_bytes(out: Path, settings: Settings) -> tuple[dict[str, int], int]:
 
 def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics: RunMetrics, sent: list[str],
                   plan: StreamPlan, coordinator: str = "0", storm: StormReport | None = None,
-                  relay_cpu_s: float | None = None) -> StreamReport:  # fmt: skip
+                  relay_cpu_s: float | None = None, memory_peak_mib: float | None = None) -> StreamReport:  # fmt: skip
     """``items.csv`` and ``stream.json`` from the run's archive and frame log; ``sent``: the ids
     of the items the stream was given, each of which must have exactly one fate."""
     lines = fate_lines(out / "run_artifacts.tar.gz", coordinator)
@@ -261,7 +261,8 @@ def write_outputs(out: Path, settings: Settings, options: StreamOptions, metrics
         decode_us_p50=metrics.decode_us_p50, decode_us_p95=metrics.decode_us_p95,
         quality=statistics.fmean(scored) if scored else None, scored=len(scored), wall_ms=metrics.wall_ms,
         sent=len(sent), unaccounted=sum(told[i] == 0 for i in sent), told_twice=sum(n > 1 for n in told.values()),
-        storm=storm, relay_cpu_s=relay_cpu_s, frames=metrics.pkt_cnt, team=options.team, worker_ids=workers,
+        storm=storm, relay_cpu_s=relay_cpu_s, memory_peak_mib=memory_peak_mib, frames=metrics.pkt_cnt,
+        team=options.team, worker_ids=workers,
     )  # fmt: skip
     (out / "stream.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     return report
@@ -303,7 +304,7 @@ def _run_local(settings: Settings, options: StreamOptions, out: Path, items: lis
     storm = watch.report() if isinstance(watch, StreamStorm) else None
     return write_outputs(
         out, metrics_settings(run_settings, out), options, metrics, sent, plan, storm=storm,
-        relay_cpu_s=watch.relay_cpu_s,
+        relay_cpu_s=watch.relay_cpu_s, memory_peak_mib=watch.memory_peak_mib,
     )  # fmt: skip
 
 

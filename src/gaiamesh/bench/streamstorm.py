@@ -38,7 +38,8 @@ class StreamStorm(RelayWatch):
         self.kills: list[Kill] = []
 
     def __call__(self, group: ProcessGroup, settings: Settings, relay: subprocess.Popen[bytes]) -> None:
-        asyncio.run(self._blow(Workers(group, settings, self.down), relay))
+        with self.measured(group):
+            asyncio.run(self._blow(Workers(group, settings, self.down), relay))
 
     async def _blow(self, team: Workers, relay: subprocess.Popen[bytes]) -> None:
         tools = {node: spec.tool for node, spec in team.specs.items() if spec.tool != COORDINATOR}

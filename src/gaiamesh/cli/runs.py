@@ -99,7 +99,12 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     serve(
-        args.host, args.port, settings.model, settings.model_path, settings.model_ctx, settings.model_threads,
+        args.host,
+        args.port,
+        settings.model,
+        settings.model_path,
+        settings.model_ctx,
+        settings.model_threads,
         memo=settings.model_memo,
     )
     return 0
@@ -113,8 +118,14 @@ def _cmd_serve_web(args: argparse.Namespace) -> int:
     console.print(
         f"offline web on http://{args.host}:{args.port} (pages from {args.tasks_dir} and the bundled ones)"
     )
-    uvicorn.run(create_app(Path(args.tasks_dir)), host=args.host, port=args.port, log_level="warning",
-                loop="asyncio", http="h11")  # fmt: skip (named: acp-sdk brings uvloop and httptools)
+    uvicorn.run(
+        create_app(Path(args.tasks_dir)),
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        loop="asyncio",
+        http="h11",
+    )  # fmt: skip (named: acp-sdk brings uvloop and httptools)
     return 0
 
 
@@ -140,7 +151,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     options = {"question": args.question, "answer": args.answer, "protocol": args.protocol, "routing": args.routing,
                "transport": args.transport, "strategy": args.strategy, "run_timeout": args.run_timeout}  # fmt: skip
     request = RunRequest.model_validate(source | {k: v for k, v in options.items() if v is not None})
-    return submit_and_report(url, settings, request, Path(args.out) if args.out else None)
+    return submit_and_report(url, settings, request, Path(args.out) if args.out else None, args.back_within)
 
 
 def submit_task(url: str, settings: Settings, out: Path | None) -> int:
@@ -148,18 +159,21 @@ def submit_task(url: str, settings: Settings, out: Path | None) -> int:
     no options (``gaiamesh swarm-up`` ends with it)."""
     from ..service.models import RunRequest
 
-    request = RunRequest.model_validate(_submit_source(argparse.Namespace(document=None, task=None), settings))
+    request = RunRequest.model_validate(
+        _submit_source(argparse.Namespace(document=None, task=None), settings)
+    )
     return submit_and_report(url, settings, request, out)
 
 
-def submit_and_report(url: str, settings: Settings, request: RunRequest, out: Path | None) -> int:
+def submit_and_report(url: str, settings: Settings, request: RunRequest, out: Path | None,
+                      back_within: float | None = None) -> int:  # fmt: skip
     """Start ``request`` on the service at ``url`` and follow it live; save its
     archive and metrics.json into ``out``; print the summary; 0 when the run ended ok."""
-    from ..service.client import save_artifacts, submit
+    from ..service.client import BACK_WITHIN_S, save_artifacts, submit
 
     if not settings.access_key:
         raise ConfigError("GAIAMESH_ACCESS_KEY is not set (it is in .env after make setup)")
-    run, metrics = submit(url, settings.access_key, request, progress=console.print)
+    run, metrics = submit(url, settings.access_key, request, console.print, back_within or BACK_WITHIN_S)
     if out and metrics is not None:
         path = save_artifacts(url, settings.access_key, run.id, out)
         metrics.write(out / "metrics.json")
@@ -168,6 +182,8 @@ def submit_and_report(url: str, settings: Settings, request: RunRequest, out: Pa
         errors.print(f"[red]run {run.id} ended {run.state.value} without metrics: {run.error}[/red]")
         return 1
     console.print(summary_table(metrics, "gaiamesh submit"))
+    if run.state.value != "finished":  # interrupted by a restart of the service, or cancelled
+        errors.print(f"[red]run {run.id} ended {run.state.value}: {run.error}[/red]")
     console.print(
         f"run {run.id}: metrics.json and run_artifacts.tar.gz in runs/{run.id}/ under the service's OUT_DIR; "
         f"API {url}/openapi.json"
@@ -293,6 +309,9 @@ def add_commands(sub: Subparsers) -> None:
         type=float,
         help="seconds the run may take (default: RUN_TIMEOUT)",
     )
+    sb.add_argument("--back-within", dest="back_within", type=float,
+                    help="seconds to wait for a service that went away during the run to answer again "
+                    "(a restart); then exit 3 (default 120)")  # fmt: skip
     sb.set_defaults(func=_cmd_submit)
 
     srv = sub.add_parser("serve-model", help="serve the bundled model over the Ollama API")

@@ -15,7 +15,7 @@ from .common import Subparsers, console, errors, settings_from
 COLUMNS = ("protocol", "workers", "status", "items", "answered", "failed", "retries", "duplicates", "items_per_min",
            "latency_p50_s", "latency_p95_s", "latency_p99_s", "latency_mean_s", "service_p50_s", "service_mean_s",
            "model_p50_s", "wire_p50_s",
-           "bytes_per_item", "worker_variance", "quality", "frames", "relay_cpu_s", "out")  # fmt: skip
+           "bytes_per_item", "worker_variance", "quality", "frames", "relay_cpu_s", "memory_peak_mib", "out")  # fmt: skip
 
 
 def _list(text: str, what: str) -> list[str]:
@@ -83,6 +83,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
                 "bytes_per_item": _r(report.bytes.mean if report.bytes else None, 1),
                 "worker_variance": round(s.worker_variance, 2), "quality": _r(report.quality),
                 "frames": report.frames, "relay_cpu_s": _r(report.relay_cpu_s),
+                "memory_peak_mib": _r(report.memory_peak_mib),
                 "out": str(where),
             })  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)

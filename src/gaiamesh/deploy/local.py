@@ -26,6 +26,7 @@ from ..mesh.protocols import KEYED, generate_keys
 from ..ports import holder, taken
 from ..settings import SECRET_VARIABLES, AgentSpec, MeshSettings, Settings
 from ..tasks import Task
+from .memory import PeakMemory
 
 console = Console(stderr=True)
 
@@ -292,12 +293,27 @@ def reap(proc: subprocess.Popen[bytes]) -> float:
 
 
 class RelayWatch:
-    """A ``watch`` for :func:`run_local` that keeps the relay's CPU seconds (its start-up too)."""
+    """A ``watch`` for :func:`run_local` that keeps the relay's CPU seconds (its start-up too)
+    and the peak memory of the run's processes (the group's and this one's, PSS)."""
 
     relay_cpu_s: float | None = None
+    memory_peak_mib: float | None = None
 
     def __call__(self, group: ProcessGroup, settings: Settings, relay: subprocess.Popen[bytes]) -> None:
-        self.relay_cpu_s = reap(relay)
+        with self.measured(group):
+            self.relay_cpu_s = reap(relay)
+
+    @contextlib.contextmanager
+    def measured(self, group: ProcessGroup) -> Iterator[None]:
+        def pids() -> list[int]:  # never poll(): that could reap the relay before reap() does
+            try:
+                return [os.getpid(), *(p.pid for p in tuple(group.procs.values()))]
+            except RuntimeError:  # a process started meanwhile (a storm's restart): the next sample
+                return []
+
+        with PeakMemory(pids) as peak:
+            yield
+        self.memory_peak_mib = round(peak.peak_mib, 1)
 
 
 def run_local(settings: Settings, task: Task, out: Path, base_port: int, watch: Watch = _wait) -> RunMetrics:

@@ -351,7 +351,8 @@ class StreamSummary(BaseModel):
     items: int
     answered: int
     failed: int
-    success_rate: float
+    success_rate: float  # answered (with text) of items
+    empty: int = 0  # items a worker answered with no text: told, timed, not answered
     retries: int  # sends beyond each item's first
     duplicates: int  # answers after an item's answer: counted, never taken
     lost_sends: int  # sends whose worker was lost

@@ -79,6 +79,8 @@ class StreamReport(BaseModel):
     # the frames it carried
     relay_cpu_s: float | None = None
     frames: int = 0
+    # the peak memory of a local team, its relay and the stream command together (PSS, MiB)
+    memory_peak_mib: float | None = None
     # local: the team started for the stream beside the relay; deployed: the agents AGENTS names
     # (a compose or swarm stack's), with the answerers it found (``worker_ids``)
     team: str = "local"

@@ -125,7 +125,7 @@ async def history(session_id: str, who: Who, svc: Svc) -> History:
 
 @router.post("/api/streams", status_code=202)
 async def submit_stream(body: StreamRequest, who: Who, svc: Svc) -> StreamView:
-    return svc.submit_stream(who, body)
+    return await svc.submit_stream(who, body)
 
 
 @router.get("/api/streams")

@@ -13,12 +13,23 @@ from pydantic import TypeAdapter
 from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
-from ..errors import SubmitError
+from ..errors import ServiceGone, SubmitError
 from ..evaluation.metrics import RunMetrics
-from .models import FrameEvent, JournalEvent, NoteEvent, RunEvent, RunRequest, RunView, StateEvent, TeamEvent
+from .models import (
+    FrameEvent,
+    JournalEvent,
+    NoteEvent,
+    RunEvent,
+    RunRequest,
+    RunState,
+    RunView,
+    StateEvent,
+    TeamEvent,
+)
 
 EVENT: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
-
+BACK_WITHIN_S = 120.0  # how long a client waits for a service that went away (a restart policy's time)
+FINAL = (RunState.FINISHED, RunState.CANCELLED, RunState.INTERRUPTED)
 
 
 def describe(event: FrameEvent | StateEvent | NoteEvent | TeamEvent | JournalEvent) -> str:
@@ -40,9 +51,16 @@ def describe(event: FrameEvent | StateEvent | NoteEvent | TeamEvent | JournalEve
 
 
 def submit(
-    url: str, key: str, request: RunRequest, progress: Callable[[str], None] = print
+    url: str,
+    key: str,
+    request: RunRequest,
+    progress: Callable[[str], None] = print,
+    back_within: float = BACK_WITHIN_S,
 ) -> tuple[RunView, RunMetrics | None]:
-    """Start ``request`` on the service at ``url``, report each event, return the finished run."""
+    """Start ``request`` on the service at ``url``, report each event, return the finished run.
+    When the service goes away meanwhile (killed, restarted), wait up to ``back_within`` seconds
+    for it to answer again and report what became of the run; raises :class:`ServiceGone` when it
+    does not come back."""
     headers = {"Authorization": f"Bearer {key}"}
     with httpx.Client(base_url=url, headers=headers, timeout=30) as http:
         try:
@@ -53,8 +71,20 @@ def submit(
             raise SubmitError(f"the service refused the run ({r.status_code}): {_detail(r)}")
         run = RunView.model_validate(r.json())
         progress(f"run {run.id} accepted ({run.task_id}), queue position {run.queue_position or 0}")
-        ws_url = url.replace("http://", "ws://", 1).replace("https://", "wss://", 1) + f"/api/runs/{run.id}/events"
-        metrics: RunMetrics | None = None
+        metrics = _follow(http, url, headers, run.id, progress, back_within)
+        view = _view(http, run.id)
+        return view, metrics or view.metrics
+
+
+def _follow(http: httpx.Client, url: str, headers: dict[str, str], run_id: str, progress: Callable[[str], None],
+            back_within: float) -> RunMetrics | None:  # fmt: skip
+    """Print the run's events until the service closes their stream at the run's end; across a
+    restart of the service, its events again when it queued the run again."""
+    ws_url = (
+        url.replace("http://", "ws://", 1).replace("https://", "wss://", 1) + f"/api/runs/{run_id}/events"
+    )
+    metrics: RunMetrics | None = None
+    while True:
         try:
             with connect(ws_url, additional_headers=headers, open_timeout=30) as ws:
                 for message in ws:  # until the service closes the stream at the run's end
@@ -63,9 +93,30 @@ def submit(
                         metrics = event.metrics
                     else:
                         progress(describe(event))
+            return metrics
         except (OSError, WebSocketException) as exc:
-            raise SubmitError(f"lost the event stream of run {run.id}: {exc}") from exc
-        return RunView.model_validate(http.get(f"/api/runs/{run.id}").json()), metrics
+            progress(f"the service went away while run {run_id} was under way ({exc or type(exc).__name__}); "
+                     f"waiting up to {back_within:.0f} s for it to come back")  # fmt: skip
+        if not answers(url, back_within):
+            raise ServiceGone(f"the service at {url} went away during run {run_id} and did not answer again within "
+                              f"{back_within:.0f} s: what became of the run is GET /api/runs/{run_id} once it is back")  # fmt: skip
+        view = _view(http, run_id)
+        progress(
+            f"the service is back: run {run_id} is {view.state.value}"
+            + (f": {view.error}" if view.error else "")
+        )
+        if view.state in FINAL:
+            return view.metrics
+
+
+def _view(http: httpx.Client, run_id: str) -> RunView:
+    try:
+        r = http.get(f"/api/runs/{run_id}")
+    except httpx.HTTPError as exc:
+        raise ServiceGone(f"the service did not answer for run {run_id}: {exc}") from exc
+    if r.status_code != 200:
+        raise SubmitError(f"the service has no run {run_id} ({r.status_code}): {_detail(r)}")
+    return RunView.model_validate(r.json())
 
 
 def save_artifacts(url: str, key: str, run_id: str, out: Path) -> Path:

@@ -16,11 +16,13 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from ..agents.teams import lineup, settled, team_specs
-from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping, StorageError, TooLarge
+from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Refused, Stopping, StorageError, TooLarge
 from ..evaluation.metrics import FrameRecord, RunMetrics, read_log
 from ..evaluation.outcome import Ending, finish_run
 from ..mesh import native
@@ -31,6 +33,7 @@ from ..mesh.relay import MeshNetwork
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
 from .journals import follow, read_all
+from .live import LiveRun, Recovered, Subscriber
 from .models import (
     FrameEvent,
     JournalEvent,
@@ -47,60 +50,8 @@ from .models import (
 from .store import Store
 
 log = logging.getLogger("gaiamesh.service")
-EVENT_BACKLOG = 1000  # events a subscriber may fall behind by before it is dropped
+RESUMED = "queued again: the service restarted before this run started"
 _TASK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
-
-
-class Subscriber:
-    """One live reader of a run's events: the backlog first, then new events as they come.
-    A reader that falls ``EVENT_BACKLOG`` events behind is dropped, never the run."""
-
-    def __init__(self, backlog: list[RunEvent], closed: bool) -> None:
-        self.queue: asyncio.Queue[RunEvent | None] = asyncio.Queue(maxsize=EVENT_BACKLOG + len(backlog) + 1)
-        self.dropped = False
-        for event in backlog:
-            self.queue.put_nowait(event)
-        if closed:
-            self.queue.put_nowait(None)
-
-    def push(self, event: RunEvent | None) -> bool:
-        try:
-            self.queue.put_nowait(event)
-        except asyncio.QueueFull:
-            self.dropped = True
-            return False
-        return True
-
-
-@dataclass
-class LiveRun:
-    """A run this process knows in memory: its request, its events, its relay while it runs."""
-
-    id: str
-    session_id: str | None
-    task: Task
-    settings: Settings
-    out: Path
-    events: list[RunEvent] = field(default_factory=list)
-    subscribers: set[Subscriber] = field(default_factory=set)
-    closed: bool = False
-    net: MeshNetwork | None = None
-    cancelled: bool = False
-    ended: asyncio.Event = field(default_factory=asyncio.Event)
-    answered: str | None = None  # the question as the mesh answered it (a follow-up, resolved)
-
-    def publish(self, make: Callable[[int], RunEvent]) -> None:
-        event = make(len(self.events))
-        self.events.append(event)
-        for sub in list(self.subscribers):
-            if not sub.push(event):
-                self.subscribers.discard(sub)
-
-    def close(self) -> None:
-        self.closed = True
-        for sub in self.subscribers:
-            sub.push(None)
-        self.subscribers.clear()
 
 
 Finished = Callable[[LiveRun, RunMetrics | None], None]
@@ -126,7 +77,9 @@ class RunManager:
         if request.protocol is not None:
             check(request.protocol)
         if (request.transport or self.settings.transport) == "native":
-            native.check(request.protocol or self.settings.protocol, request.strategy or self.settings.strategy)
+            native.check(
+                request.protocol or self.settings.protocol, request.strategy or self.settings.strategy
+            )
         if request.task is not None:
             if not _TASK_NAME.match(request.task) or ".." in request.task:
                 raise NotFound(f"no bundled task named {request.task!r}")
@@ -138,7 +91,9 @@ class RunManager:
             except TaskError as exc:
                 raise Invalid(f"bundled task {request.task!r} is broken: {exc}") from exc
             if request.question and request.question != task.question:
-                task = Task(task.task_id, task.doc, request.question, "", task.path)  # the task's gold is not this one's
+                task = Task(
+                    task.task_id, task.doc, request.question, "", task.path
+                )  # the task's gold is not this one's
             if request.answer is not None or request.answers:
                 answer, answers = _golds(request)
                 task = replace(task, answer=answer, answers=answers)
@@ -156,8 +111,12 @@ class RunManager:
     async def check_team(self, options: RunOptions) -> None:
         """Refuse now (409) a run whose strategy's agents are listed in AGENTS but not running
         (their compose profile is off), instead of a run that waits for nobody until RUN_TIMEOUT."""
-        if (options.transport or self.settings.transport) == "native":  # the wire first: a 422 is about the request
-            native.check(options.protocol or self.settings.protocol, options.strategy or self.settings.strategy)
+        if (
+            options.transport or self.settings.transport
+        ) == "native":  # the wire first: a 422 is about the request
+            native.check(
+                options.protocol or self.settings.protocol, options.strategy or self.settings.strategy
+            )
         settings = self.settings.model_copy(update={"strategy": options.strategy or self.settings.strategy})
         team = lineup(settings)
         if team.agents and (why := missing_team(team, await present(list(team.agents)))):
@@ -175,7 +134,8 @@ class RunManager:
                 f"MIN_FREE_BYTES={self.settings.min_free_bytes} (full or unwritable?)",
             )  # fmt: skip
         if len(self._waiting) >= self.settings.max_queued_runs:
-            raise Busy(f"the run queue is full ({self.settings.max_queued_runs} waiting, MAX_QUEUED_RUNS); try again later"
+            raise Busy(
+                f"the run queue is full ({self.settings.max_queued_runs} waiting, MAX_QUEUED_RUNS); try again later"
             )
         run_id = uuid.uuid4().hex[:16]
         settings = self._settings_for(request)
@@ -185,9 +145,13 @@ class RunManager:
             )  # fmt: skip
         out = self.runs_dir / run_id
         try:
-            self.store.add_run(run_id, session_id, request.model_dump(exclude_none=True), task.task_id, task.question)
+            self.store.add_run(
+                run_id, session_id, request.model_dump(exclude_none=True), task.task_id, task.question
+            )
         except sqlite3.Error as exc:
-            raise NoSpace(f"the run cannot be recorded: {exc} (is {self.settings.out_dir} full or unwritable?)") from exc
+            raise NoSpace(
+                f"the run cannot be recorded: {exc} (is {self.settings.out_dir} full or unwritable?)"
+            ) from exc
         live = self.live[run_id] = LiveRun(run_id, session_id, task, settings, out)
         live.publish(lambda seq: StateEvent(seq=seq, state=RunState.QUEUED))
         self._waiting.append(run_id)
@@ -300,7 +264,8 @@ class RunManager:
 
     async def stop(self, grace: float = 15.0) -> None:
         """The service is stopping: runs in flight end ``interrupted`` and write what they have
-        (up to ``grace`` seconds); queued runs are left for :meth:`recover` at the next start."""
+        (up to ``grace`` seconds); queued runs stay queued in the store, and :meth:`recover`
+        queues them again at the next start."""
         self._stopping = True
         running = [live for live in self.live.values() if live.net is not None]
         for live in running:
@@ -364,35 +329,68 @@ class RunManager:
         return path
 
     # --- after a restart -------------------------------------------------------------------
-    def recover(self) -> list[str]:
-        """Runs left queued or running by a stopped service end ``interrupted``; one that was in
-        flight keeps its frame log and is finished from it (``evaluation/outcome.py``):
-        ``metrics.json`` counted from the log, and an archive."""
-        recovered = []
+    def recover(self) -> Recovered:
+        """Runs a stopped service left unfinished. One in flight ends ``interrupted`` and keeps
+        its frame log, from which it is finished (``evaluation/outcome.py``: ``metrics.json``
+        counted from the log, and an archive). One still queued had not started: its request is
+        in the store, so it is queued again, in its turn, and runs (``interrupted`` only when it
+        can no longer be run, e.g. its bundled task is gone)."""
+        recovered = Recovered()
         for row in self.store.unfinished_runs():
-            out = self.runs_dir / row["id"]
-            where = "in flight" if row["state"] == "running" else "queued"
-            error = f"the service stopped while this run was {where}"
-            if (out / "frames.jsonl").is_file():
-                request = RunRequest.model_validate_json(row["request"])
-                answer, answers = _golds(request)
-                task = Task(row["task_id"], "", row["question"], answer, out, (), answers)
-                finish_run(out, self._settings_for(request), task, Ending("interrupted", error), run_id=row["id"])
+            if row["state"] == RunState.QUEUED.value:
+                why = self._requeue(row)
+                if why is None:
+                    recovered.resumed.append((row["id"], row["session_id"]))
+                    continue
+                error = (
+                    f"the service stopped while this run was queued, and it could not be queued again: {why}"
+                )
+            else:
+                error = "the service stopped while this run was in flight"
+                self._finish_cut(row, error)
             self.store.set_run(row["id"], state=RunState.INTERRUPTED.value, finished=_now(), error=error)
-            recovered.append(row["id"])
+            recovered.interrupted.append(row["id"])
         return recovered
+
+    def _requeue(self, row: sqlite3.Row) -> str | None:
+        """Queue the stored run ``row`` again; None, or why it cannot be."""
+        try:
+            request = RunRequest.model_validate_json(row["request"])
+            task = self.resolve(request)
+        except (ValidationError, Refused) as exc:
+            return str(exc)
+        live = self.live[row["id"]] = LiveRun(row["id"], row["session_id"], task, self._settings_for(request),
+                                              self.runs_dir / row["id"])  # fmt: skip
+        live.publish(lambda seq: StateEvent(seq=seq, state=RunState.QUEUED))
+        live.publish(lambda seq: NoteEvent(seq=seq, text=RESUMED))
+        self._waiting.append(row["id"])
+        self._queue.put_nowait(row["id"])
+        return None
+
+    def _finish_cut(self, row: sqlite3.Row, error: str) -> None:
+        """A run cut off in flight: its metrics and archive from the frame log it left."""
+        out = self.runs_dir / row["id"]
+        if (out / "frames.jsonl").is_file():
+            request = RunRequest.model_validate_json(row["request"])
+            answer, answers = _golds(request)
+            task = Task(row["task_id"], "", row["question"], answer, out, (), answers)
+            finish_run(out, self._settings_for(request), task, Ending("interrupted", error), run_id=row["id"])
 
     def _settings_for(self, request: RunRequest) -> Settings:
         """The service's settings with what ``request`` chose for its run."""
         options = {"protocol": request.protocol, "transport": request.transport, "routing": request.routing, "strategy": request.strategy,
                    "rejoin_grace": request.rejoin_grace, "run_timeout": request.run_timeout}  # fmt: skip
-        return self.settings.model_copy(update={k: v for k, v in options.items() if v is not None and v != ""})
+        return self.settings.model_copy(
+            update={k: v for k, v in options.items() if v is not None and v != ""}
+        )
 
 
 def _golds(request: RunRequest) -> tuple[str, tuple[str, ...]]:
     """A request's gold answers as :class:`Task`'s ``answer`` and ``answers`` (none: the run
     is not scored)."""
-    golds = tuple(dict.fromkeys(a.strip() for a in [request.answer or "", *(request.answers or [])] if a.strip()))
+    golds = tuple(
+        dict.fromkeys(a.strip() for a in [request.answer or "", *(request.answers or [])] if a.strip())
+    )
     return (golds[0] if golds else ""), (golds if len(golds) > 1 else ())
 
 

@@ -17,6 +17,7 @@ from ..mesh.frames import Turn
 from ..settings import Settings
 from ..tasks import bundled_names
 from .auth import Authority, Principal
+from .live import LiveRun, Subscriber
 from .models import (
     Ask,
     AutoChat,
@@ -33,7 +34,7 @@ from .models import (
     StreamRequest,
     StreamView,
 )
-from .runs import LiveRun, RunManager, Subscriber
+from .runs import RunManager
 from .sessions import IllegalTransition, transition
 from .store import Store
 from .streams import StreamManager
@@ -49,8 +50,9 @@ class MeshService:
         self.runs = RunManager(settings, self.store, on_finished=self._run_finished)
         self.streams = StreamManager(settings)
         self.recovered = self.runs.recover()
+        waiting = {session for _, session in self.recovered.resumed}  # sessions whose queued run was queued again
         for row in self.store.sessions():  # a session whose run was cut off by a restart can go on
-            if row["state"] == SessionState.RUNNING.value:
+            if row["state"] == SessionState.RUNNING.value and row["id"] not in waiting:
                 self.store.set_session_state(row["id"], SessionState.STOP.value)
                 self._say(row["id"], MessageType.SYSTEM, {"text": "the service restarted; the run in flight was interrupted"})
 
@@ -92,8 +94,10 @@ class MeshService:
 
     # --- streams ---------------------------------------------------------------------------
     # The access key's only: a stream is the machine's work for many minutes, not a session's.
-    def submit_stream(self, who: Principal, request: StreamRequest) -> StreamView:
+    async def submit_stream(self, who: Principal, request: StreamRequest) -> StreamView:
         _key_only(who)
+        if self.streams.current is None:  # busy: submit says so (after what is wrong with the request)
+            await self.streams.check_team(request)
         return self.streams.submit(request)
 
     def list_streams(self, who: Principal) -> list[StreamView]:

@@ -28,10 +28,13 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..agents.teams import lineup
 from ..deploy.local import child_env
-from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping
+from ..deploy.memory import room_for
+from ..errors import Busy, Conflict, Invalid, NoMemory, NoSpace, NotFound, Stopping
 from ..evaluation.streams import StreamReport
 from ..mesh import native
+from ..mesh.discovery import missing_team, present
 from ..mesh.protocols import check
 from ..settings import PathSettings, Settings
 from .models import StreamRecord, StreamRequest, StreamState, StreamView
@@ -159,13 +162,12 @@ class StreamManager:
 
     # --- accepting -------------------------------------------------------------------------
     def submit(self, request: StreamRequest) -> StreamView:
-        """Accept ``request``; raises :class:`~gaiamesh.errors.Refused` (Busy while a stream
-        runs, Invalid or NotFound for what it names, Conflict for a replay of an unfinished one)."""
+        """Accept ``request``; raises :class:`~gaiamesh.errors.Refused`: Invalid or NotFound for
+        what it names, Conflict for a replay of an unfinished one (whatever else runs: a request
+        that cannot run is told so first), Busy while a stream runs, NoMemory when its local team
+        would not fit in this container's memory."""
         if self._stopping:
             raise Stopping("the service is stopping")
-        if self.current is not None:
-            raise Busy(f"stream {self.current.id} is {self.current.state.value}: one stream runs at a time; "
-                       "start this one when it has ended")  # fmt: skip
         if request.team == "local" and request.workers == 0:
             raise Invalid("workers: at least 1 for a local team (0, every answerer, is for team deployed)")
         if request.team == "deployed" and request.replay_of is not None:
@@ -175,6 +177,11 @@ class StreamManager:
         if (request.transport or self.settings.transport) == "native":
             native.check(protocol, "stream")
         replay = self._replayable(request.replay_of) if request.replay_of is not None else None
+        if self.current is not None:
+            raise Busy(f"stream {self.current.id} is {self.current.state.value}: one stream runs at a time; "
+                       "start this one when it has ended")  # fmt: skip
+        if request.team == "local" and not (room := room_for(request.workers, self.settings.stream_memory_mib)).fits:
+            raise NoMemory(room.refusal())
         stream_id = uuid.uuid4().hex[:16]
         folder = self.root / stream_id
         record = StreamRecord(id=stream_id, created=time.time(), request=request)
@@ -190,6 +197,19 @@ class StreamManager:
         )
         self._next.put_nowait(self.current)
         return self.view(stream_id)
+
+    async def check_team(self, request: StreamRequest) -> None:
+        """Refuse now (409) a deployed-team stream whose coordinator or answerers are listed in
+        AGENTS but not running (the compose profile ``stream`` is off), instead of a stream that
+        fails once started."""
+        if request.team != "deployed":
+            return
+        team = lineup(self.settings.model_copy(update={"strategy": "stream"}))
+        if not team.agents:
+            raise Conflict(f"no agents of a stream's team in AGENTS ({self.settings.agents}): a deployed stream needs "
+                           "a coordinator and answerers (the compose profile 'stream')")  # fmt: skip
+        if why := missing_team(team, await present(list(team.agents))):
+            raise Conflict(why)
 
     def _replayable(self, stream_id: str) -> Path:
         """The folder of the finished stream ``stream_id`` (its archive holds its model calls)."""

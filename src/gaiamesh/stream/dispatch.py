@@ -26,6 +26,7 @@ from .items import StreamItem
 
 Policy = Literal["dynamic", "round-robin"]
 POLICIES: tuple[Policy, ...] = ("dynamic", "round-robin")
+TOLD = ("answered", "empty", "failed")  # an item's fate once it has one
 
 
 @dataclass
@@ -47,7 +48,8 @@ class Fate:
     item: StreamItem
     queued_s: float
     attempts: list[Attempt] = field(default_factory=list)
-    status: Literal["queued", "in_flight", "answered", "failed"] = "queued"
+    # ``empty``: a worker answered with no text; told like an answer, counted apart from one
+    status: Literal["queued", "in_flight", "answered", "empty", "failed"] = "queued"
     prediction: str | None = None
     answered_by: str | None = None
     answered_s: float | None = None
@@ -104,11 +106,12 @@ class Dispatcher:
     def answered(self, item_id: str, worker: str, now: float, prediction: str) -> bool:
         """A worker's answer; True when it is the item's answer, False for a duplicate."""
         fate, attempt = self._ended(item_id, worker, now)
-        if fate.status in ("answered", "failed"):  # its fate is told: a later answer is not taken
+        if fate.status in TOLD:  # its fate is told: a later answer is not taken
             attempt.outcome = "duplicate"
             return False
         attempt.outcome = "answered"
-        fate.status, fate.prediction, fate.answered_by, fate.answered_s = "answered", prediction, worker, now
+        status: Literal["answered", "empty"] = "answered" if prediction.strip() else "empty"
+        fate.status, fate.prediction, fate.answered_by, fate.answered_s = status, prediction, worker, now
         if item_id in self.queue:  # answered by a worker given up on, before another took it
             self.queue.remove(item_id)
         return True
@@ -222,7 +225,7 @@ class Dispatcher:
         return fate, attempt
 
     def _again(self, fate: Fate, why: str) -> None:
-        if fate.status == "answered":
+        if fate.status in ("answered", "empty"):
             return
         if len(fate.sends) >= self.max_attempts:
             fate.status, fate.why = "failed", f"{why} (send {len(fate.sends)} of {self.max_attempts})"

@@ -59,20 +59,24 @@ def latency(values: Iterable[float]) -> Latency | None:
 
 
 def summarize(fates: Sequence[Told], workers: Sequence[str]) -> StreamSummary:
-    answered = [f for f in fates if f.status == "answered" and f.answered_s is not None]
+    """An empty answer is a worker's reply, in the time and load figures, but not an answer: it
+    is counted apart (``empty``), outside ``answered`` and ``success_rate``."""
+    replied = [f for f in fates if f.status in ("answered", "empty") and f.answered_s is not None]
+    answered = [f for f in replied if f.status == "answered"]
     counts = Counter({w: 0 for w in workers})
-    counts.update(f.answered_by for f in answered if f.answered_by is not None)
+    counts.update(f.answered_by for f in replied if f.answered_by is not None)
     starts = [f.queued_s for f in fates]
-    ends = [f.answered_s for f in answered if f.answered_s is not None]
+    ends = [f.answered_s for f in replied if f.answered_s is not None]
     wall = (max(ends) - min(starts)) if ends and starts else 0.0
     sends = [a for f in fates for a in f.sends]
     return StreamSummary(
-        items=len(fates), answered=len(answered), failed=sum(f.status == "failed" for f in fates),
+        items=len(fates), answered=len(answered), empty=len(replied) - len(answered),
+        failed=sum(f.status == "failed" for f in fates),
         success_rate=len(answered) / len(fates) if fates else 0.0,
         retries=sum(max(0, len(f.sends) - 1) for f in fates),
         duplicates=sum(f.duplicates for f in fates), lost_sends=sum(a.outcome == "lost" for a in sends),
-        wall_s=wall, items_per_min=len(answered) / wall * 60 if wall > 0 else 0.0,
-        latency=latency(f.answered_s - f.queued_s for f in answered if f.answered_s is not None),
+        wall_s=wall, items_per_min=len(replied) / wall * 60 if wall > 0 else 0.0,
+        latency=latency(f.answered_s - f.queued_s for f in replied if f.answered_s is not None),
         queue_wait=latency(f.sends[0].sent_s - f.queued_s for f in fates if f.sends),
         per_worker=dict(counts), worker_variance=statistics.pvariance(list(counts.values())) if counts else 0.0,
     )  # fmt: skip

@@ -37,7 +37,7 @@ from ..orchestrated.catalog import AnswerQuestion
 from ..orchestrated.workers import answer_question
 from ..settings import ToolSettings
 from ..tools.tool import Tool, ToolContext
-from .dispatch import Dispatcher, Fate
+from .dispatch import TOLD, Dispatcher, Fate
 from .items import BOM, StreamItem, items_of
 from .plan import StreamPlan
 from .records import FateLine
@@ -149,7 +149,7 @@ class Coordination:
                         item, worker = pending.pop(finished)
                         self._apply(item, worker, finished.result())
                         fate = d.fates[item.id]
-                        if fate.status in ("answered", "failed") and item.id not in told:
+                        if fate.status in TOLD and item.id not in told:
                             told.add(item.id)
                             log.write(fate, self.reports.get(item.id, {}))
         finally:
@@ -177,7 +177,7 @@ async def coordinate(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
     summary = summarize(fates, coordination.workers)
     ctx.memory["stream"] = summary.model_dump(mode="json")
     return FinalAnswer(
-        answer=f"{summary.answered} of {summary.items} items answered", question=packet.question, reading="",
+        answer=f"{summary.answered} of {summary.items} items answered" + (f", {summary.empty} empty" if summary.empty else ""), question=packet.question, reading="",
         method=f"stream ({plan.policy}, {len(plan.workers)} workers, {plan.per_worker} in flight each)",
         candidates=[], facts_used=0, triples_seen=0, made_by={"answers": "model", "dispatch": "tool"},
     )  # fmt: skip

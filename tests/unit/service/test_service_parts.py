@@ -77,8 +77,8 @@ def test_history_is_capped_and_counts_what_it_dropped(tmp_path: Path) -> None:
 
 
 async def test_a_subscriber_that_falls_behind_is_dropped_never_the_run(tmp_path: Path) -> None:
+    from gaiamesh.service.live import EVENT_BACKLOG, LiveRun, Subscriber
     from gaiamesh.service.models import NoteEvent
-    from gaiamesh.service.runs import EVENT_BACKLOG, LiveRun, Subscriber
     from gaiamesh.settings import load_settings
     from gaiamesh.tasks import Task
 

@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
-from gaiamesh.errors import Invalid, NotFound
+from gaiamesh.errors import Conflict, Invalid, NotFound
 from gaiamesh.service import create_app
 from gaiamesh.service.models import StreamRecord, StreamRequest, StreamState
 from gaiamesh.service.streams import (
@@ -304,7 +304,7 @@ def test_the_streams_page_lists_each_stream_and_shows_one(client: TestClient) ->
     assert re.search(rf'<tr data-stream="{FAILED}" data-state="failed">', page.text)
     one = client.get(f"/streams/{DONE}")
     assert one.status_code == 200 and f'href="/api/streams/{DONE}/items.csv"' in one.text
-    assert "4 answered of 4 (0 failed)" in one.text and "<tr><td>1</td><td>2</td></tr>" in one.text
+    assert "4 answered of 4 (0 empty, 0 failed)" in one.text and "<tr><td>1</td><td>2</td></tr>" in one.text
     assert '<th scope="row">team</th><td>local</td>' in one.text  # which team answered
     assert '<select name="team"><option value="local" selected>local</option><option value="deployed">' in page.text
     assert (
@@ -339,3 +339,14 @@ def _state(pid: int) -> str | None:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return None
+
+
+async def test_a_deployed_stream_whose_team_is_not_running_is_refused_at_once(tmp_path: Path) -> None:
+    # compose's AGENTS lists the stream's team as optional agents; with the `stream` profile off
+    # their names do not resolve, and the stream is refused before it starts, naming the profile
+    agents = "0=search@127.0.0.1:9000,11=coordinator@agent-coordinator.invalid:9011?,12=answerer@dns:agent-answerer.invalid:9012?"
+    manager = StreamManager(load_settings(out_dir=tmp_path, agents=agents, access_key=KEY, session_secret="s" * 40))
+    request = StreamRequest(tasks="protocolbench-top1000", team="deployed")
+    with pytest.raises(Conflict, match="compose profile 'stream'"):
+        await manager.check_team(request)
+    await manager.check_team(StreamRequest(tasks="protocolbench-top1000", team="local"))  # a local team is its own

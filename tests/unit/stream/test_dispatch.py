@@ -177,3 +177,17 @@ def test_an_item_sent_again_waits_for_a_worker_that_has_not_had_it() -> None:
     d.answered("1", "b", 2.0, "one")
     assert [(i.id, w) for i, w in d.assign(2.0)] == [("0", "b")]
     assert d.answered("0", "b", 3.0, "zero") and [a.worker for a in d.fates["0"].sends] == ["a", "b"]
+
+
+def test_an_empty_answer_is_told_and_counted_apart_from_an_answer() -> None:
+    d = Dispatcher(["a", "b"], "dynamic")
+    fill(d, items(2))
+    d.assign(0.0)
+    assert d.answered("0", "a", 1.0, "  \n")  # the worker's reply, with no text
+    assert d.answered("1", "b", 2.0, "Paris")
+    assert [d.fates[i].status for i in ("0", "1")] == ["empty", "answered"]
+    d.lost("a", 2.5)  # nothing in flight on a: its empty item is told, not sent again
+    assert d.fates["0"].status == "empty" and len(d.fates["0"].sends) == 1
+    s = summarize(list(d.fates.values()), ["a", "b"])
+    assert (s.items, s.answered, s.empty, s.failed, s.success_rate) == (2, 1, 1, 0, 0.5)
+    assert s.latency is not None and s.latency.n == 2 and s.per_worker == {"a": 1, "b": 1}  # both replied

@@ -317,7 +317,7 @@ async def streams_table(request: Request, who: Who, svc: Svc) -> Response:
 
 @router.post("/ui/streams", response_class=HTMLResponse)
 async def start_stream(request: Request, body: StreamRequest, who: Who, svc: Svc) -> Response:
-    svc.submit_stream(who, body)
+    await svc.submit_stream(who, body)
     return streams_fragment(svc, request, who)
 
 
@@ -332,7 +332,7 @@ def figures(stream: StreamView) -> list[tuple[str, str]]:
         return "–" if v is None else f"{v:.2f} s"
 
     rows = [
-        ("status", r.status), ("items", f"{s.answered} answered of {s.items} ({s.failed} failed)"),
+        ("status", r.status), ("items", f"{s.answered} answered of {s.items} ({s.empty} empty, {s.failed} failed)"),
         ("protocol · transport", f"{r.protocol} · {r.transport}"), ("workers", str(r.workers)), ("team", r.team),
         ("items per minute", f"{s.items_per_min:.1f}"), ("wall time", secs(s.wall_s)),
         ("latency p50 / p95", f"{secs(s.latency.p50 if s.latency else None)} / {secs(s.latency.p95 if s.latency else None)}"),
