@@ -61,7 +61,13 @@ def first(service: Service) -> Iterator[dict[str, Any]]:
     second = service.http.post("/api/streams", json=FIRST)  # the first takes tens of seconds
     wrong = service.http.post("/api/streams", json={**FIRST, "team": "deployed", "replay_of": accepted["id"]})
     running = service.http.get(f"/api/streams/{accepted['id']}").json()["state"]
-    yield {"accepted": accepted, "second": second, "wrong": wrong, "running": running,
+
+    def told() -> dict[str, Any] | None:  # the figures so far, once the first item is told
+        view = service.http.get(f"/api/streams/{accepted['id']}").json()
+        return view["progress"] if view["progress"] and view["progress"]["told"] else None
+
+    so_far = wait_for("the first item told while the stream runs", told)
+    yield {"accepted": accepted, "second": second, "wrong": wrong, "running": running, "so_far": so_far,
            "view": ended(service, accepted["id"])}  # fmt: skip
 
 
@@ -71,6 +77,11 @@ def test_a_live_stream_answers_its_items_and_reports(service: Service, first: di
         accepted["state"] in ("queued", "running") and accepted["request"]["tasks"] == "protocolbench-top1000"
     )
     assert view["state"] == "done", view
+    so_far = first["so_far"]  # while it ran: what its coordinator had told, live
+    assert so_far["total"] == 4 and 1 <= so_far["told"] <= 4, so_far
+    assert so_far["answered"] + so_far["empty"] + so_far["failed"] == so_far["told"]
+    assert so_far["latency_p50_s"] is None or so_far["latency_p50_s"] > 0
+    assert view["progress"] is None  # done: the report says it all
     report = view["report"]
     assert (report["status"], report["items"], report["workers"], report["protocol"]) == ("ok", 4, 2, "json")
     summary = report["summary"]

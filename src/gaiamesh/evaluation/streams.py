@@ -1,11 +1,80 @@
-"""``stream.json``'s schema (``gaiamesh stream``'s report, docs/stream.md), written once: the
-bench room writes it, the service reads it back for ``GET /api/streams/{id}``."""
+"""``stream.json``'s schema (``gaiamesh stream``'s report, docs/stream.md) and the lines of a
+coordinator's ``items.jsonl`` (each item's fate as it ends), written once: the stream's team and
+the bench room write them, the service reads them back for ``GET /api/streams/{id}`` (the
+figures of a running stream so far, :func:`progress_of`, from the lines told until then)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
 from .metrics import Latency, StreamSummary
+
+
+class AttemptLine(BaseModel):
+    """One send of an item (``late``: an answer from a worker given up on)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    worker: str
+    sent_s: float
+    ended_s: float | None
+    outcome: str | None
+    why: str = ""
+    late: bool = False
+    sub_task_id: str | None = None
+
+
+class FateLine(BaseModel):
+    """One line of ``items.jsonl``: an item's fate, written by the coordinator when it ends."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    status: str
+    prediction: str | None
+    answered_by: str | None
+    queued_s: float
+    answered_s: float | None
+    why: str = ""
+    answers: list[str] = []
+    attempts: list[AttemptLine] = []
+    model_ms: float | None = None  # the answering worker's time inside model calls
+    tokens: int | None = None
+
+    @property
+    def sends(self) -> list[AttemptLine]:
+        return [a for a in self.attempts if not a.late]
+
+    @property
+    def duplicates(self) -> int:
+        return sum(a.outcome == "duplicate" for a in self.attempts)
+
+
+class StreamProgress(BaseModel):
+    """A running stream's figures so far, from the items its coordinator has told (``items.jsonl``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    total: int | None  # the items the stream will send (None: not known yet)
+    told: int  # items with a fate
+    answered: int
+    empty: int
+    failed: int
+    lost_sends: int  # sends whose worker was lost
+    latency_p50_s: float | None  # queued to answered, over the items a worker replied to
+    latency_max_s: float | None
+
+
+def progress_of(lines: list[FateLine], total: int | None) -> StreamProgress:
+    """The figures so far of a stream whose coordinator has told ``lines`` (pure)."""
+    replied = sorted(ln.answered_s - ln.queued_s for ln in lines
+                     if ln.status in ("answered", "empty") and ln.answered_s is not None)  # fmt: skip
+    return StreamProgress(
+        total=total, told=len(lines), answered=sum(ln.status == "answered" for ln in lines),
+        empty=sum(ln.status == "empty" for ln in lines), failed=sum(ln.status == "failed" for ln in lines),
+        lost_sends=sum(a.outcome == "lost" for ln in lines for a in ln.attempts),
+        latency_p50_s=replied[(len(replied) - 1) // 2] if replied else None, latency_max_s=replied[-1] if replied else None,
+    )  # fmt: skip
 
 
 class StormKill(BaseModel):

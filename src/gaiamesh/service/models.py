@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..evaluation.metrics import FrameRecord, RunMetrics
-from ..evaluation.streams import StreamReport
+from ..evaluation.streams import StreamProgress, StreamReport
 from ..mesh.frames import Turn
 from ..mesh.outcome import AgentStatus
 from ..mesh.routing import RoutingMode
@@ -345,3 +345,4 @@ class StreamView(BaseModel):
     ended: float | None = None
     error: str | None = None
     report: StreamReport | None = None  # stream.json, when done
+    progress: StreamProgress | None = None  # while it runs: the items told so far (local team)

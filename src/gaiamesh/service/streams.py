@@ -32,7 +32,7 @@ from ..agents.teams import lineup
 from ..deploy.local import child_env
 from ..deploy.memory import room_for
 from ..errors import Busy, Conflict, Invalid, NoMemory, NoSpace, NotFound, Stopping
-from ..evaluation.streams import StreamReport
+from ..evaluation.streams import FateLine, StreamReport, progress_of
 from ..mesh import native
 from ..mesh.discovery import missing_team, present
 from ..mesh.protocols import check
@@ -42,6 +42,7 @@ from .models import StreamRecord, StreamRequest, StreamState, StreamView
 log = logging.getLogger("gaiamesh.service")
 
 REQUEST, REPORT, ERROR, ITEMS = "request.json", "stream.json", "error.txt", "items.csv"
+ITEMS_JSONL = "items.jsonl"  # the coordinator's, in its workspace: each item's fate as it ends
 OUTPUT, ERRORS = "stream.log", "stream.err"  # the child's standard output and error
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _ID = re.compile(r"[0-9a-f]{16}")
@@ -130,6 +131,27 @@ def stream_argv(
     return argv
 
 
+def items_in(source: Path, limit: int) -> int | None:
+    """How many items a stream of ``source`` sends (``limit``: the first so many; 0 all), when it
+    is a stream set (one item a line); None for a task folder or set, counted as it is read."""
+    if source.suffix != ".jsonl" or not source.is_file():
+        return None
+    with source.open("rb") as f:
+        count = sum(1 for line in f if line.strip())
+    return min(count, limit) if limit else count
+
+
+def told_so_far(folder: Path) -> list[FateLine]:
+    """The items a running stream's coordinator has told so far: its ``items.jsonl``, in the
+    stream's workspaces (a local team's); a line still being written is left for the next read."""
+    lines: list[FateLine] = []
+    for path in folder.glob(f"workspaces/*/*/{ITEMS_JSONL}"):
+        for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            with contextlib.suppress(ValueError):  # pydantic's ValidationError is a ValueError
+                lines.append(FateLine.model_validate_json(text))
+    return lines
+
+
 def write_atomic(path: Path, text: str) -> None:
     """``path`` whole or not at all: a reader never sees half a state file."""
     part = path.with_name(path.name + ".part")
@@ -147,6 +169,7 @@ class Job:
     argv: list[str]
     state: StreamState = StreamState.QUEUED
     proc: asyncio.subprocess.Process | None = None
+    total: int | None = None  # the items it will send, when its source says
 
 
 class StreamManager:
@@ -193,7 +216,8 @@ class StreamManager:
                 f"the stream cannot be recorded in {self.root}: {exc} (full or unwritable?)"
             ) from exc
         self.current = Job(
-            stream_id, folder, stream_argv(request, source, folder.resolve(), protocol, replay)
+            stream_id, folder, stream_argv(request, source, folder.resolve(), protocol, replay),
+            total=items_in(source, request.limit),
         )
         self._next.put_nowait(self.current)
         return self.view(stream_id)
@@ -306,7 +330,12 @@ class StreamManager:
     def view(self, stream_id: str) -> StreamView:
         folder = self._folder(stream_id)
         job = self.current
-        return read_view(folder, job.state if job is not None and job.id == stream_id else None)
+        if job is None or job.id != stream_id:
+            return read_view(folder)
+        view = read_view(folder, job.state)
+        if job.state is StreamState.RUNNING:
+            view.progress = progress_of(told_so_far(folder), job.total)
+        return view
 
     def views(self) -> list[StreamView]:
         """Every stream of this service, newest first."""

@@ -12,67 +12,29 @@ from typing import IO
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import RunError
+from ..evaluation.streams import AttemptLine, FateLine
 from .dispatch import Fate
 
 COLUMNS = ("item_id", "worker", "status", "prediction", "queued_s", "sent_s", "answered_s", "queue_wait_s",
            "latency_s", "model_s", "wire_s", "sends", "retries", "duplicates", "why", "bytes", "quality")  # fmt: skip
 
 
-class AttemptLine(BaseModel):
-    """One send of an item (``late``: an answer from a worker given up on)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    worker: str
-    sent_s: float
-    ended_s: float | None
-    outcome: str | None
-    why: str = ""
-    late: bool = False
-    sub_task_id: str | None = None
-
-
-class FateLine(BaseModel):
-    """One line of ``items.jsonl``: an item's fate, written by the coordinator when it ends."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    status: str
-    prediction: str | None
-    answered_by: str | None
-    queued_s: float
-    answered_s: float | None
-    why: str = ""
-    answers: list[str] = []
-    attempts: list[AttemptLine] = []
-    model_ms: float | None = None  # the answering worker's time inside model calls
-    tokens: int | None = None
-
-    @classmethod
-    def of(cls, fate: Fate, started_s: float, ids: dict[int, str] | None = None, model_ms: float | None = None,
-           tokens: int | None = None) -> FateLine:  # fmt: skip
-        """``fate`` with its times from ``started_s``; ``ids``: the sub-task id of each attempt."""
-        return cls(
-            id=fate.item.id, status=fate.status, prediction=fate.prediction, answered_by=fate.answered_by,
-            queued_s=fate.queued_s - started_s, why=fate.why, answers=list(fate.item.answers),
-            answered_s=None if fate.answered_s is None else fate.answered_s - started_s,
-            attempts=[
-                AttemptLine(worker=a.worker, sent_s=a.sent_s - started_s, outcome=a.outcome, why=a.why, late=a.late,
-                            ended_s=None if a.ended_s is None else a.ended_s - started_s,
-                            sub_task_id=(ids or {}).get(i))
-                for i, a in enumerate(fate.attempts)
-            ],
-            model_ms=model_ms, tokens=tokens,
-        )  # fmt: skip
-
-    @property
-    def sends(self) -> list[AttemptLine]:
-        return [a for a in self.attempts if not a.late]
-
-    @property
-    def duplicates(self) -> int:
-        return sum(a.outcome == "duplicate" for a in self.attempts)
+def fate_line(fate: Fate, started_s: float, ids: dict[int, str] | None = None, model_ms: float | None = None,
+              tokens: int | None = None) -> FateLine:  # fmt: skip
+    """``fate`` as a line of ``items.jsonl``, with its times from ``started_s``; ``ids``: the
+    sub-task id of each attempt."""
+    return FateLine(
+        id=fate.item.id, status=fate.status, prediction=fate.prediction, answered_by=fate.answered_by,
+        queued_s=fate.queued_s - started_s, why=fate.why, answers=list(fate.item.answers),
+        answered_s=None if fate.answered_s is None else fate.answered_s - started_s,
+        attempts=[
+            AttemptLine(worker=a.worker, sent_s=a.sent_s - started_s, outcome=a.outcome, why=a.why, late=a.late,
+                        ended_s=None if a.ended_s is None else a.ended_s - started_s,
+                        sub_task_id=(ids or {}).get(i))
+            for i, a in enumerate(fate.attempts)
+        ],
+        model_ms=model_ms, tokens=tokens,
+    )  # fmt: skip
 
 
 class ItemRow(BaseModel):
@@ -102,7 +64,7 @@ class ItemRow(BaseModel):
 
     @classmethod
     def of(cls, fate: Fate, started_s: float, wire_bytes: int = 0) -> ItemRow:
-        return cls.of_line(FateLine.of(fate, started_s), wire_bytes)
+        return cls.of_line(fate_line(fate, started_s), wire_bytes)
 
     @classmethod
     def of_line(

@@ -25,7 +25,7 @@ class Send(Protocol):
 
 class Told(Protocol):
     """An item's fate as the summary reads it: a dispatcher's :class:`~.dispatch.Fate`, or a
-    line of the coordinator's ``items.jsonl`` (:class:`~.records.FateLine`)."""
+    line of the coordinator's ``items.jsonl`` (:class:`~gaiamesh.evaluation.streams.FateLine`)."""
 
     @property
     def status(self) -> str: ...

@@ -40,7 +40,7 @@ from ..tools.tool import Tool, ToolContext
 from .dispatch import TOLD, Dispatcher, Fate
 from .items import BOM, StreamItem, items_of
 from .plan import StreamPlan
-from .records import FateLine
+from .records import fate_line
 from .summary import summarize
 
 COORDINATOR, ANSWERER = "coordinator", "answerer"
@@ -59,7 +59,7 @@ def _settings(ctx: ToolContext) -> ToolSettings:
 
 
 class FateLog:
-    """``items.jsonl``: each item's fate (:class:`~.records.FateLine`), appended and flushed as
+    """``items.jsonl``: each item's fate (:class:`~gaiamesh.evaluation.streams.FateLine`), appended and flushed as
     the item ends, so that a stream cut short keeps what it finished."""
 
     def __init__(self, path: Path, started: float) -> None:
@@ -67,7 +67,7 @@ class FateLog:
         self._file: IO[str] = path.open("a", encoding="utf-8")
 
     def write(self, fate: Fate, report: dict[str, Any]) -> None:
-        line = FateLine.of(
+        line = fate_line(
             fate, self.started, report.get("ids"), report.get("model_ms"), report.get("tokens")
         )
         self._file.write(line.model_dump_json() + "\n")

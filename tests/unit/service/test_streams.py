@@ -350,3 +350,24 @@ async def test_a_deployed_stream_whose_team_is_not_running_is_refused_at_once(tm
     with pytest.raises(Conflict, match="compose profile 'stream'"):
         await manager.check_team(request)
     await manager.check_team(StreamRequest(tasks="protocolbench-top1000", team="local"))  # a local team is its own
+
+
+def test_a_running_stream_s_figures_so_far_come_from_its_coordinator_s_lines(tmp_path: Path) -> None:
+    from gaiamesh.evaluation.streams import AttemptLine, FateLine, progress_of
+    from gaiamesh.service.streams import items_in, told_so_far
+
+    def line(i: int, status: str, took: float | None, outcome: str = "answered") -> str:
+        attempts = [AttemptLine(worker="1", sent_s=0.0, ended_s=took, outcome=outcome)]
+        return FateLine(id=str(i), status=status, prediction="x" if status == "answered" else "", answered_by="1",
+                        queued_s=0.0, answered_s=took, attempts=attempts).model_dump_json()  # fmt: skip
+
+    log = tmp_path / "workspaces" / "0" / "run-1" / "items.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text("\n".join([line(1, "answered", 2.0), line(2, "empty", 4.0), line(3, "failed", None, "lost"),
+                              line(4, "answered", 1.0)]) + '\n{"id": "5", "sta')  # fmt: skip  (a line being written)
+    p = progress_of(told_so_far(tmp_path), items_in(ROOT / "tasks-stream" / "protocolbench-top1000.jsonl", 20))
+    assert (p.total, p.told, p.answered, p.empty, p.failed, p.lost_sends) == (20, 4, 2, 1, 1, 1)
+    assert (p.latency_p50_s, p.latency_max_s) == (2.0, 4.0)  # over the three a worker replied to
+    assert items_in(ROOT / "tasks-stream" / "protocolbench-top1000.jsonl", 0) == 1000
+    assert items_in(ROOT / "tasks" / "solar-farm", 5) is None  # a task folder: counted as it is read
+    assert progress_of([], None).latency_p50_s is None
