@@ -427,3 +427,4 @@ def test_the_agents_reach_an_openai_compatible_server_on_the_host(stack: Stack, 
             stack.compose("up", "-d", "--wait", "--no-deps", *agents, timeout=240)
     _, _, plain, _ = stack.run("bundled-again")
     assert plain["backend"] == "ollama" and plain["status"] == "ok"
+
