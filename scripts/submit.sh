@@ -5,7 +5,7 @@
 #   make submit TASK=path/to/folder               a task folder (doc.txt + ground_truth.json)
 #   make submit DOC=file.txt QUESTION="..."       a text file and a question (ANSWER=... scores it)
 #   make submit TASK=glass-museum                 a bundled task, by name
-# PROTOCOL, STRATEGY, ROUTING and NAME (the run's name) are passed on when set. The run's
+# PROTOCOL, TRANSPORT (relay | native), STRATEGY, ROUTING and NAME (the run's name) are passed on when set. The run's
 # metrics.json and archive land in RESULTS_DIR/NAME (./results/<name> by default).
 set -euo pipefail
 val() { grep -E "^$1=" .env 2>/dev/null | tail -1 | cut -d= -f2- || true; }
@@ -13,7 +13,7 @@ die() { echo "make submit: $*" >&2; exit 2; }
 results="${RESULTS_DIR:-$(val RESULTS_DIR)}"; results="${results:-./results}"
 
 opts=() rc=0
-for flag in question answer protocol strategy routing; do
+for flag in question answer protocol transport strategy routing; do
   var="${flag^^}"
   if [ -n "${!var:-}" ]; then opts+=("--$flag" "${!var}"); fi
 done

@@ -20,8 +20,8 @@ The stack keeps running. More runs: a bundled task by name (/results/NAME in the
   docker compose exec -T network gaiamesh submit --task $other --protocol a2a --out /results/$other
 A task folder or a text file of yours (paths of this machine, sent to the container on standard input):
   make submit TASK=tasks/$other PROTOCOL=a2a
-  tar -C tasks/$other -c . | docker compose exec -T network gaiamesh submit --task - --out /results/my-task
-  docker compose exec -T network gaiamesh submit --document - --question $question --out /results/my-document < tasks/$other/doc.txt
+  tar -C tasks/$other -c . | docker compose exec -T network gaiamesh submit --task - --name my-task --out /results/my-task
+  docker compose exec -T network gaiamesh submit --document - --name my-document --question $question --out /results/my-document < tasks/$other/doc.txt
 Stop everything:
   make down
 EOT

@@ -165,6 +165,7 @@ def test_host_files_reach_the_network_container_on_standard_input(stack: Stack, 
         assert ran.returncode == 0, pasted + "\n" + ran.stdout + ran.stderr
         m = json.loads((stack.results / out / "metrics.json").read_text())
         assert m["status"] == "ok" and m["prediction"], m
+        assert m["task_id"] == out, m["task_id"]  # the run named as it is saved
     # a folder and a file of the user's own, outside the repository, by make submit
     folder = tmp_path / "harbour-ferry"
     folder.mkdir()
@@ -174,7 +175,8 @@ def test_host_files_reach_the_network_container_on_standard_input(stack: Stack, 
                                                           "answer": "Eilean Dubh"}))  # fmt: skip
     (tmp_path / "ferry notes.txt").write_text((folder / "doc.txt").read_text())
     for args, name in (([f"TASK={folder}"], "harbour-ferry"),
-                       ([f"DOC={tmp_path / 'ferry notes.txt'}", "QUESTION=When was the last crossing?"], "ferry-notes")):  # fmt: skip
+                       ([f"DOC={tmp_path / 'ferry notes.txt'}", "QUESTION=When was the last crossing?",
+                         "TRANSPORT=native"], "ferry-notes")):  # fmt: skip
         ran = subprocess.run(["make", "-s", "submit", *args], cwd=ROOT, env=stack.env, capture_output=True, text=True,
                              stdin=subprocess.DEVNULL, timeout=600)  # fmt: skip
         assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -182,6 +184,7 @@ def test_host_files_reach_the_network_container_on_standard_input(stack: Stack, 
         assert m["status"] == "ok" and m["task_id"] == name and m["prediction"], m
         assert f"{stack.results}/{name}/metrics.json" in ran.stdout  # where it is on the host
     assert m["quality_score"] is None  # the file came with no right answer
+    assert m["transport"] == "native"  # TRANSPORT passed on: the protocol's own wire
     assert json.loads((stack.results / "harbour-ferry" / "metrics.json").read_text())["answer"] == "Eilean Dubh"
     # a host path given to the container: refused, naming the route that works
     ran = subprocess.run(stack.submit_cmd("nowhere", "--task", str(folder)), cwd=ROOT, env=stack.env,
