@@ -126,6 +126,8 @@ def test_at_390_px_frames_keep_their_words_and_labels_are_legible(
     try:
         page = v.page
         page.goto(f"{page_service.url}/runs/{answered['id']}")
+        # the title says how the run ran: its team, its protocol and its wire
+        expect(page.locator("#run-title")).to_contain_text(" · pipeline · json on the relay")
         rows = page.locator(".mesh-frames tbody tr")
         expect(rows).to_have_count(answered["metrics"]["frames"])
         table = page.locator("table.frames")

@@ -183,12 +183,16 @@ def test_a_batch_of_two_tasks_runs_one_after_the_other_and_is_compared(visit: Vi
     assert sorted(m["task_id"] for m in runs) == ["glass-museum", "solar-farm"]
     assert all(m["protocol"] == "binary" and m["status"] == "ok" for m in runs)
     expect(page.locator("#compare-note")).to_contain_text("pipeline · binary")
+    expect(page.locator("#start-note")).to_contain_text("Started a batch of 2 tasks")  # the page says what it did
     visit.shot("page-results")
     # a run cancelled from the table ends `cancelled`
     page.get_by_label("glass-museum").uncheck()
     page.get_by_role("button", name="Start", exact=True).click()
     row = page.locator("#runs-table tbody tr").first
     expect(row).to_have_attribute("data-state", re.compile("queued|running"))
+    expect(page.locator("#start-note")).to_contain_text("Started run ")
+    expect(page.locator("#start-note")).to_contain_text("solar-farm, pipeline · binary")
+    expect(row.locator('[data-label="strategy · protocol"]')).to_have_text("pipeline · binary")  # before it ends
     row.get_by_role("button", name="Cancel").click()
     expect(page.locator("#runs-table tbody tr").first).to_have_attribute("data-state", "cancelled", timeout=RUN)
 

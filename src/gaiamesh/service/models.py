@@ -98,6 +98,10 @@ class RunView(BaseModel):
     started: float | None = None
     finished: float | None = None
     error: str | None = None
+    # what the run runs with (the request's choice, else the service's default), from the start
+    strategy: str | None = None
+    protocol: str | None = None
+    transport: str | None = None
     metrics: RunMetrics | None = None
 
 

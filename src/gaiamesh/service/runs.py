@@ -282,10 +282,12 @@ class RunManager:
         if row is None:
             raise NotFound(f"no run {run_id}")
         position = self._waiting.index(run_id) + 1 if run_id in self._waiting else None
+        ran = self._settings_for(RunRequest.model_validate_json(row["request"]))
         return RunView(
             id=row["id"], state=RunState(row["state"]), session_id=row["session_id"], task_id=row["task_id"],
             question=row["question"], queue_position=position, created=row["created"], started=row["started"],
-            finished=row["finished"], error=row["error"], metrics=self._metrics(run_id),
+            finished=row["finished"], error=row["error"], strategy=ran.strategy, protocol=ran.protocol,
+            transport=ran.transport, metrics=self._metrics(run_id),
         )  # fmt: skip
 
     def _metrics(self, run_id: str) -> RunMetrics | None:

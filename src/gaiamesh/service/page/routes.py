@@ -287,11 +287,15 @@ async def runs_table(request: Request, who: Who, svc: Svc) -> Response:
 async def start(request: Request, body: Batch, who: Who, svc: Svc) -> Response:
     options = body.model_dump(exclude={"tasks"}, exclude_none=True)
     if len(body.tasks) == 1:
-        await svc.submit(who, RunRequest(task=body.tasks[0], **options))
+        run = await svc.submit(who, RunRequest(task=body.tasks[0], **options))
+        where = f"queue position {run.queue_position}" if run.queue_position else "starting"
+        note = f"Started run {run.id[:8]}: {run.task_id}, {run.strategy} · {run.protocol} ({where})."
     else:  # a batch: one session whose AutoChat sends each task in turn
         autochat = AutoChat(queue=[Queued(task=t) for t in body.tasks], max_turns=len(body.tasks))
         await svc.create_session(who, SessionRequest(task=body.tasks[0], autochat=autochat, **options))
-    return templates.TemplateResponse(request, "_runs.html", {"request": request, "runs": recent(svc, who)})
+        note = f"Started a batch of {len(body.tasks)} tasks, run one after another: {', '.join(body.tasks)}."
+    context = {"request": request, "runs": recent(svc, who), "note": note}
+    return templates.TemplateResponse(request, "_runs.html", context)
 
 
 @router.post("/ui/runs/{run_id}/cancel", response_class=HTMLResponse)
