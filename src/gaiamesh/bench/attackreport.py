@@ -9,19 +9,25 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..settings import MeshSettings
 from .attacks import ATTACKS, AttackRow
+
+DEFAULT_WINDOW_S = MeshSettings.model_fields["replay_window_s"].default
 
 COLORS = {"blocked": "#2e7d32", "detected": "#f9a825", "succeeded": "#c62828", "n/a": "#bdbdbd"}
 
 
 def summary(rows: list[AttackRow]) -> dict[str, Any]:
     """Outcomes counted, and the checks every cell must pass (no lost frame, no silent change of
-    answer, every audit agreeing)."""
+    answer, every audit agreeing). ``answers_changed`` counts runs that ended ok with another
+    answer than the calm run's (a change nobody saw); a run the attack broke (a flipped frame
+    its receiver could not read, ``agent_error``) ends otherwise, and ``runs_broken`` counts those."""
     return {
         "cells": len(rows),
         "outcomes": dict(Counter(r.outcome for r in rows)),
         "frames_lost": sum(r.frames_lost for r in rows),
         "answers_changed": sum(r.answer_changed for r in rows),
+        "runs_broken": sum(r.status not in ("", "ok") for r in rows),
         "audits_failed": sum(r.audit_ok is False for r in rows),
         "calm_not_ok": sorted({r.column for r in rows if r.calm_status != "ok"}),
     }
@@ -31,15 +37,22 @@ def markdown(rows: list[AttackRow], config: dict[str, Any]) -> str:
     protocols = list(dict.fromkeys(r.column for r in rows))
     attacks = [a.name for a in ATTACKS if any(r.attack == a.name for r in rows)]
     at = {(r.column, r.attack): r.outcome for r in rows}
+    window = config.get("window_s")
     lines = [f"# Attacks ({config.get('task', '')}, {config.get('backend', '')}, transport relay; "
              "+tls, +mtls: under WIRE_TLS)", "",
+             *([f"The replay window of these runs is {window:g} s (`--window`, so that `late` need not wait out "
+                f"REPLAY_WINDOW_S's default of {DEFAULT_WINDOW_S:g} s): `late` holds a frame {window:g} s and one more.", ""]
+               if window else []),
              "| attack | " + " | ".join(protocols) + " |", "|---|" + "---|" * len(protocols)]  # fmt: skip
     lines += [f"| {a} | " + " | ".join(at.get((p, a), "") for p in protocols) + " |" for a in attacks]
     s = summary(rows)
     lines += ["", f"{s['cells']} cells: " + ", ".join(f"{k} {v}" for k, v in sorted(s["outcomes"].items()))
-              + f"; frames lost {s['frames_lost']}, answers changed {s['answers_changed']}, audits failed "
-              f"{s['audits_failed']}.", "", "## Evidence", "", "| protocol | attack | outcome | evidence |", "|---|---|---|---|"]  # fmt: skip
-    lines += [f"| {r.column} | {r.attack} | {r.outcome} | {r.evidence.replace('|', '/')[:300]} |" for r in rows]
+              + f"; frames lost {s['frames_lost']}, answers changed silently {s['answers_changed']} (runs that "
+              f"ended ok with another answer), runs the attack broke {s['runs_broken']} (ended otherwise: the status "
+              f"below), audits failed {s['audits_failed']}.", "", "## Evidence", "",
+              "| protocol | attack | outcome | run ended | evidence |", "|---|---|---|---|---|"]  # fmt: skip
+    lines += [f"| {r.column} | {r.attack} | {r.outcome} | {r.status or '–'} | {r.evidence.replace('|', '/')[:300]} |"
+              for r in rows]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

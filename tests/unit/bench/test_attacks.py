@@ -228,3 +228,21 @@ def test_a_crossed_proof_is_asked_for_under_one_protocol_and_handed_back_under_t
     assert outcome == "blocked" and "made for another protocol" in evidence
     assert judge_crossproof(True, 4, "error", None)[0] == "succeeded"
     assert judge_crossproof(False, 0, "ok", None)[0] == "n/a"
+
+
+def test_the_summary_tells_a_broken_run_from_a_silently_changed_answer() -> None:
+    from gaiamesh.bench.attackreport import markdown, summary
+    from gaiamesh.bench.attacks import AttackRow
+
+    def row(attack: str, outcome: str, status: str, changed: bool = False) -> AttackRow:
+        return AttackRow(protocol="json", transport="relay", security="none", attack=attack, outcome=outcome,  # type: ignore[arg-type]
+                         evidence="e", frames_lost=0, answer_changed=changed, status=status, calm_status="ok",
+                         bytes_delta=0, audit_ok=True)  # fmt: skip
+
+    rows = [row("flip", "succeeded", "agent_error"), row("tap", "succeeded", "ok"), row("poison", "n/a", "")]
+    s = summary(rows)
+    assert (s["answers_changed"], s["runs_broken"]) == (0, 1)  # a flip that broke its run is not silent
+    md = markdown(rows, {"window_s": 3.0})
+    assert "answers changed silently 0" in md and "runs the attack broke 1" in md
+    assert "replay window of these runs is 3 s" in md and "default of 60 s" in md  # not the docs' 60 s unsaid
+    assert "| json | flip | succeeded | agent_error | e |" in md
