@@ -78,9 +78,10 @@ def plot(rows: list[AttackRow], path: Path) -> None:
     ax.invert_yaxis()
     ax.legend(handles=[Patch(color=c, label=k) for k, c in COLORS.items()], loc="upper center",
               bbox_to_anchor=(0.5, -0.18), ncol=4, frameon=False)  # fmt: skip
-    ax.set_title("What each attack got, per protocol (relay's WebSocket; +tls, +mtls: under WIRE_TLS)")
+    ax.set_title("What each attack got, per protocol\n(relay's WebSocket; /native: its own wire; +tls, +mtls: under WIRE_TLS)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    # tight: the image grows to hold the title and the legend below the axes, however few the columns
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -246,3 +246,19 @@ def test_the_summary_tells_a_broken_run_from_a_silently_changed_answer() -> None
     assert "answers changed silently 0" in md and "runs the attack broke 1" in md
     assert "replay window of these runs is 3 s" in md and "default of 60 s" in md  # not the docs' 60 s unsaid
     assert "| json | flip | succeeded | agent_error | e |" in md
+
+
+def test_the_matrix_png_holds_its_title_and_legend_with_few_columns(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from gaiamesh.bench.attackreport import plot
+    from gaiamesh.bench.attacks import AttackRow
+
+    rows = [AttackRow(protocol="json", transport="relay", security="none", attack=a, outcome=o,  # type: ignore[arg-type]
+                      evidence="e", frames_lost=0, answer_changed=False, status="ok", calm_status="ok", bytes_delta=0,
+                      audit_ok=True) for a, o in (("tap", "succeeded"), ("flip", "n/a"))]  # fmt: skip
+    plot(rows, tmp_path / "attacks.png")
+    width, _ = Image.open(tmp_path / "attacks.png").size
+    # the title's longest line at 110 dpi, about 6 px a character: a figure cut to the axes is narrower
+    longest = max(len(line) for line in "(relay's WebSocket; /native: its own wire; +tls, +mtls: under WIRE_TLS)".splitlines())
+    assert width >= longest * 6, width
