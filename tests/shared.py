@@ -48,6 +48,15 @@ def _locked(name: str) -> Iterator[Path]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def make(root: Path, *targets: str) -> None:
+    """``make TARGETS`` in ``root``, one process of the run at a time: the compose and swarm suites
+    both build the images as they start, and two builds at once race (``make dist`` removes and
+    rewrites build/dist while the other's image build reads it: a stack that failed to start
+    in one run of issue 59's work)."""
+    with _locked("make"):
+        subprocess.run(["make", *targets], cwd=root, check=True)
+
+
 def server(name: str, argv: list[str], url: str, ready: str, **env: str) -> str:
     """The URL of the shared server ``name``: started by the first caller with ``argv`` (in a
     session of its own, so that the worker that started it may end before the others do) and

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from testcontainers.compose import DockerCompose
 
+from .. import shared
 from ..conftest import ROOT, free_port, require_docker
 
 AGENTS = ["agent-search", "agent-extract", "agent-triple", "agent-reason"]
@@ -74,7 +75,7 @@ class Stack:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Images and keys from `make images keys` (built here if missing); default services up and
     healthy. One stack for the whole suite, removed when its last test ends."""
-    subprocess.run(["make", "images", "keys"], cwd=ROOT, check=True)
+    shared.make(ROOT, "images", "keys")
     tmp = tmp_path_factory.mktemp("compose")
     workspaces = tmp / "workspaces"
     for n in range(13):

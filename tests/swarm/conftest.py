@@ -26,6 +26,7 @@ from gaiamesh.evaluation.metrics import MemberEvent, outages_ms
 from gaiamesh.service.client import answers, submit
 from gaiamesh.service.models import RunRequest
 
+from .. import shared
 from ..conftest import ROOT, require_docker
 
 IMAGES = ["gaiamesh-agent:0.1.0", "gaiamesh-network:0.1.0", "gaiamesh-ollama:0.1.0", "gaiamesh-registry:0.1.0"]
@@ -163,7 +164,7 @@ def take_down(deployed: Swarm) -> None:
 
 
 def images() -> None:
-    subprocess.run(["make", "images", "registry-image", "swarm-node-image", "keys"], cwd=ROOT, check=True)
+    shared.make(ROOT, "images", "registry-image", "swarm-node-image", "keys")
 
 
 @dataclass

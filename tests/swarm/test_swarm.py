@@ -99,7 +99,7 @@ def test_a_stream_runs_through_answerer_replicas_on_two_engines_as_it_ran_on_one
     here = {row["item_id"]: row for row in csv.DictReader((recorded / "stream" / "items.csv").open())}
     there = {row["item_id"]: row for row in csv.DictReader((folder / "items.csv").open())}
     assert {i: r["prediction"] for i, r in there.items()} == {i: r["prediction"] for i, r in here.items()}
-    assert all(r["status"] == "answered" for r in there.values())
+    assert all(r["status"] in ("answered", "empty") for r in there.values())
     agreed(folder)
     print(f"stream across engines: {len(there)} items over {workers}; service p50 "
           f"{report['service']['p50']:.2f} s (one engine: {json.loads((recorded / 'stream' / 'stream.json').read_text())['service']['p50']:.2f} s)")
