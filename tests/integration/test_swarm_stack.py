@@ -217,7 +217,7 @@ def test_replicas_and_placement_as_asked(wide: dict[str, Any]) -> None:
             assert constraints == [ON_NETWORK_NODE], name
         else:
             assert constraints is None and "replicas" not in svc["deploy"], name
-    assert services["network"]["deploy"]["resources"]["limits"] == {"cpus": "1", "memory": "1073741824"}
+    assert services["network"]["deploy"]["resources"]["limits"] == {"cpus": "1", "memory": str(3 * 1024**3)}  # NETWORK_MEMORY: a stream runs in it
     assert doc["networks"] == {"mesh": {"driver": "overlay", "attachable": True}}
     with pytest.raises(ConfigError, match="no agent service runs: serch"):
         stack(wide, replicas={"serch": 2})
