@@ -138,14 +138,9 @@ class Stopping(Refused):
 
 
 class NoSpace(Refused):
-    """The results folder is full or unwritable."""
-
-    status = 507
-
-
-class NoMemory(Refused):
-    """What was asked for would not fit in the memory this deployment may use (a stream's team
-    in the service's container): the message gives the figures."""
+    """Not enough room for what was asked: the results folder is full or unwritable, or a
+    stream's team would not fit in the memory the service's container may use (the message
+    gives the figures)."""
 
     status = 507
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from ..agents.teams import lineup
 from ..deploy.local import child_env
 from ..deploy.memory import room_for
-from ..errors import Busy, Conflict, Invalid, NoMemory, NoSpace, NotFound, Stopping
+from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Stopping
 from ..evaluation.streams import FateLine, StreamReport, progress_of
 from ..mesh import native
 from ..mesh.discovery import missing_team, present
@@ -187,8 +187,8 @@ class StreamManager:
     def submit(self, request: StreamRequest) -> StreamView:
         """Accept ``request``; raises :class:`~gaiamesh.errors.Refused`: Invalid or NotFound for
         what it names, Conflict for a replay of an unfinished one (whatever else runs: a request
-        that cannot run is told so first), Busy while a stream runs, NoMemory when its local team
-        would not fit in this container's memory."""
+        that cannot run is told so first), Busy while a stream runs, NoSpace when its local team
+        would not fit in this container's memory (NoSpace, 507)."""
         if self._stopping:
             raise Stopping("the service is stopping")
         if request.team == "local" and request.workers == 0:
@@ -204,7 +204,7 @@ class StreamManager:
             raise Busy(f"stream {self.current.id} is {self.current.state.value}: one stream runs at a time; "
                        "start this one when it has ended")  # fmt: skip
         if request.team == "local" and not (room := room_for(request.workers, self.settings.stream_memory_mib)).fits:
-            raise NoMemory(room.refusal())
+            raise NoSpace(room.refusal())
         stream_id = uuid.uuid4().hex[:16]
         folder = self.root / stream_id
         record = StreamRecord(id=stream_id, created=time.time(), request=request)
