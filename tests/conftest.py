@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -34,6 +35,23 @@ os.environ["GAIAMESH_ENV_FILE"] = ""
 os.environ["MODEL_THREADS"] = "1"
 TASKS = ROOT / "tasks"
 DEV = ROOT / "tasks-dev"
+
+
+def small_task(root: Path) -> Path:
+    """A task folder of three short lines under ``root``, for tests whose subject is how a backend
+    is reached, chosen and recorded: a bundled task's longer document only multiplies the
+    model's calls (half the tokens of solar-farm's run), and llama-cpp-python's server computes
+    every one (it has no memo)."""
+    task = root / "kestrel-point"
+    task.mkdir(parents=True)
+    (task / "doc.txt").write_text(
+        "Kestrel Point lighthouse stands on the northern cliffs of Arden Isle. It was first lit in 1887.\n"
+        "Its lamp can be seen from 22 nautical miles away on a clear night.\n"
+        "The keepers left in 1961, when the light was made automatic.\n"
+    )
+    (task / "ground_truth.json").write_text(json.dumps({"question": "When was Kestrel Point lighthouse first lit?",
+                                                        "answer": "1887"}))  # fmt: skip
+    return task
 
 
 def dev_task(ref: str, task_id: str) -> Task:
@@ -98,10 +116,11 @@ RECORDED_STREAM = 6  # the first queries of STREAM_QUERIES the ``recorded`` fold
 @pytest.fixture(scope="session")
 def recorded(live_model_server: str) -> Path:
     """A live bench of :data:`RECORDED` under json with the real model (the pipeline; the
-    orchestrated team on solar-farm, in ``orchestrated/``): the folder REPLAY_FROM reads (every model call of those runs is in their archives). On the
-    server without a memo: a replay at the recorded pace takes each call's own time (the
-    bench's warm-up asks the same questions first). Made once for the whole run, begun as soon
-    as the tests are collected (:func:`pytest_collection_finish`)."""
+    orchestrated team on solar-farm, in ``orchestrated/``): the folder REPLAY_FROM reads (every
+    model call of those runs is in their archives). On the server without a memo: a replay at
+    the recorded pace takes each call's own time. No warm-up run (``--no-warm-up``): its answers
+    would be the same, and no time of the recording is compared with another. Made once for the
+    whole run, begun as soon as the tests are collected (:func:`pytest_collection_finish`)."""
     return _RECORDING.result() if _RECORDING is not None else _recording()
 
 
@@ -133,10 +152,11 @@ def _record(tmp: Path, model_server: str) -> None:
     for tasks, strategy, out in ((tmp / "tasks", "pipeline", tmp / "live"),
                                  (tmp / "solar-farm", "orchestrated", tmp / "live" / "orchestrated")):  # fmt: skip
         argv = [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tasks), "--protocols", "json",
-                "--strategies", strategy, "--repeat", "1", "--out", str(out),
+                "--strategies", strategy, "--repeat", "1", "--no-warm-up", "--out", str(out),
                 "--workspaces", str(tmp / "ws" / strategy), "--ollama-host", model_server]  # fmt: skip
         proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert not (out / "warm-up").exists()  # --no-warm-up: each task's questions asked once
     # and a short live stream of ProtocolBench's first queries (RECORDED_STREAM), so that a
     # deployed stream team (the swarm suite's) can replay it
     argv = [sys.executable, "-m", "gaiamesh", "stream", "--tasks", str(STREAM_QUERIES), "--limit",

@@ -19,7 +19,7 @@ from gaiamesh.models.llm import LLMClient, LLMUsage
 from gaiamesh.models.prompts import Prompt
 from gaiamesh.settings import load_settings
 
-from ..conftest import ROOT, TASKS, dev_task, free_port_block
+from ..conftest import ROOT, dev_task, free_port_block, small_task
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
@@ -59,7 +59,8 @@ def test_each_strategy_and_model_kind_through_a_server_nobody_here_wrote(tmp_pat
     # probe at start-up, find it over SCORE_BUDGET_MS and choose weights; the run ends ok well
     # within RUN_TIMEOUT, and metrics.json and the run's output say which choice and why.
     auto = {**openai_env(openai_server, "base"), "ANSWER_CHOICE": "auto", "RUN_TIMEOUT": "150"}
-    base, printed = run_printing(TASKS / "solar-farm", tmp_path / "base", **auto)
+    small = small_task(tmp_path / "tasks")
+    base, printed = run_printing(small, tmp_path / "base", **auto)
     assert (base["backend"], base["model_kind"], base["status"]) == ("openai", "base", "ok")
     assert base["token_sum"] > 0 and base["prediction"]
     assert base["schemas"] == []  # a base model: SCHEMAS=auto reads free text (and /v1/completions takes none)
@@ -69,7 +70,7 @@ def test_each_strategy_and_model_kind_through_a_server_nobody_here_wrote(tmp_pat
         assert "over SCORE_BUDGET_MS=5000" in made["why"] and openai_server in made["why"]
     assert "reason chooses answers by weights (ANSWER_CHOICE=auto: a scored passage" in printed
     assert base["made_by"]["answer"] == "tool"  # the hand-set weights chose, not the model's likelihood
-    chat = run(TASKS / "solar-farm", tmp_path / "chat", **openai_env(openai_server, "chat"))
+    chat = run(small, tmp_path / "chat", **openai_env(openai_server, "chat"))
     assert (chat["backend"], chat["model_kind"]) == ("openai", "chat") and chat["token_sum"] > 0
     assert chat["schemas"] == ["extract", "reason", "triple"]  # response_format, found at start-up
     task = dev_task("arithmetic.jsonl#arithmetic", "lighthouse-keepers").path
@@ -85,9 +86,10 @@ def test_each_strategy_and_model_kind_through_a_server_nobody_here_wrote(tmp_pat
 
 
 def test_our_server_in_chat_mode_through_the_ollama_client(tmp_path: Path, model_server: str) -> None:
-    m = run(TASKS / "solar-farm", tmp_path / "chat", OLLAMA_HOST=model_server, MODEL_KIND="chat")
+    small = small_task(tmp_path / "tasks")
+    m = run(small, tmp_path / "chat", OLLAMA_HOST=model_server, MODEL_KIND="chat")
     assert (m["backend"], m["model_kind"], m["status"]) == ("ollama", "chat", "ok") and m["token_sum"] > 0
-    plain = run(TASKS / "solar-farm", tmp_path / "base", OLLAMA_HOST=model_server)
+    plain = run(small, tmp_path / "base", OLLAMA_HOST=model_server)
     assert plain["model_kind"] == "base"  # decided from /api/show's template: our server's is raw
     # ANSWER_CHOICE=auto on our /api/score (one pass over the text): likelihood, its probe's time recorded
     assert plain["answer_choice"] == "likelihood" and plain["made_by"]["answer"] == "model"
@@ -95,7 +97,7 @@ def test_our_server_in_chat_mode_through_the_ollama_client(tmp_path: Path, model
     # SCHEMAS=auto holds triples and typed answers to schemas on a chat model, not on a base model
     # (its few-shot pattern fixes their form); SCHEMAS=on holds them on both (our server's grammar)
     assert m["schemas"] == ["extract", "reason", "triple"] and plain["schemas"] == []
-    held = run(TASKS / "solar-farm", tmp_path / "held", OLLAMA_HOST=model_server, SCHEMAS="on")
+    held = run(small, tmp_path / "held", OLLAMA_HOST=model_server, SCHEMAS="on")
     assert held["schemas"] == ["extract", "reason", "triple"] and held["status"] == "ok" and held["prediction"]
 
 

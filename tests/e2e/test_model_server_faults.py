@@ -19,7 +19,7 @@ from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
 
-from ..conftest import TASKS
+from ..conftest import small_task
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
@@ -76,9 +76,10 @@ def team(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Team]:
 
 
 def run(team: Team, out: Path, on_first_frame: object = None) -> RunMetrics:
-    """One run of a bundled task through the relay in this process; ``on_first_frame`` (a
-    coroutine function) is started when doc_init has been delivered, and awaited before returning."""
-    task = load_task(TASKS / "solar-farm")
+    """One run of a short task through the relay in this process (the team's own model server
+    has no memo: a bundled task's document would only double the model's work); ``on_first_frame``
+    (a coroutine function) is started when doc_init has been delivered, and awaited before returning."""
+    task = load_task(small_task(out.parent / f"task-{out.name}"))
 
     async def go() -> RunMetrics:
         started: list[asyncio.Task[None]] = []

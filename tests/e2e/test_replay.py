@@ -41,31 +41,29 @@ def test_a_replayed_run_answers_and_counts_as_the_live_one(tmp_path: Path, model
     assert other["bytes_tx"] != live["bytes_tx"]
 
 
-def test_a_replayed_bench_reproduces_every_run_to_the_byte(tmp_path: Path, live_model_server: str) -> None:
-    # The live bench runs two protocols, each with the model's own times (a server that computes
-    # every request: no memo); the replay answers both from the first record of each call. Bytes
-    # must not depend on which time came back. A third protocol, which the live bench did not run,
-    # gets the recorded answers and bytes of its own.
+def test_a_replayed_bench_reproduces_every_run_to_the_byte(tmp_path: Path, recorded: Path) -> None:
+    # The suite's live recording is a bench of the RECORDED tasks under json, each with the
+    # model's own times (a server that computes every request: no memo). Its replay answers every
+    # run from the record: under json the same runs to the byte (bytes must not depend on which
+    # time came back); under a protocol the live bench did not run, the recorded answers with
+    # bytes of their own.
+    live = {r["task_id"]: r for r in csv.DictReader((recorded / "results.csv").open())}
     (tmp_path / "tasks").mkdir()
-    (tmp_path / "tasks" / "mountain-observatory").symlink_to(TASKS / "mountain-observatory")
-
-    def bench(out: str, *args: str) -> dict[str, dict[str, str]]:
-        proc = subprocess.run(
-            [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tmp_path / "tasks"), "--repeat", "1",
-             "--out", str(tmp_path / out), "--workspaces", str(tmp_path / f"ws-{out}"), *args],
-            cwd=ROOT, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        return {r["protocol"]: r for r in csv.DictReader((tmp_path / out / "results.csv").open())}
-
-    live = bench("live", "--protocols", "json,a2a", "--ollama-host", live_model_server)
-    again = bench("again", "--protocols", "json,a2a,binary", "--replay", str(tmp_path / "live"),
-                  "--ollama-host", f"http://127.0.0.1:{free_port()}")  # fmt: skip
-    for protocol in ("json", "a2a"):
-        assert again[protocol]["backend"] == "replay" and live[protocol]["backend"] == "ollama"
+    for task_id in live:
+        (tmp_path / "tasks" / task_id).symlink_to(TASKS / task_id)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gaiamesh", "bench", "--tasks", str(tmp_path / "tasks"), "--repeat", "1",
+         "--out", str(tmp_path / "again"), "--workspaces", str(tmp_path / "ws"), "--protocols", "json,a2a",
+         "--replay", str(recorded), "--ollama-host", f"http://127.0.0.1:{free_port()}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    again = {(r["protocol"], r["task_id"]): r for r in csv.DictReader((tmp_path / "again" / "results.csv").open())}
+    assert len(live) == 3 and len(again) == 2 * len(live)
+    for task_id, was in live.items():
+        same, other = again[("json", task_id)], again[("a2a", task_id)]
+        assert was["backend"] == "ollama" and same["backend"] == other["backend"] == "replay"
         for field in ("prediction", "token_sum", "bytes_tx", "bytes_rx", "pkt_cnt", "header_overhead"):
-            assert again[protocol][field] == live[protocol][field], (protocol, field)
-        assert float(live[protocol]["llm_ms"]) > 0 and float(again[protocol]["llm_ms"]) > 0
-    other = again["binary"]
-    assert other["backend"] == "replay" and other["prediction"] == live["json"]["prediction"]
-    assert other["bytes_tx"] != live["json"]["bytes_tx"]
+            assert same[field] == was[field], (task_id, field)
+        assert float(was["llm_ms"]) > 0 and float(same["llm_ms"]) > 0
+        assert other["prediction"] == was["prediction"] and other["bytes_tx"] != was["bytes_tx"]

@@ -61,10 +61,11 @@ class Stack:
         return ["docker", "compose", "-p", self.project, "--env-file", str(self.env_file), "exec", "-T", "network",
                 "gaiamesh", "submit", "--url", "http://127.0.0.1:8080", "--out", f"/results/{out}", *args]  # fmt: skip
 
-    def run(self, name: str, *args: str) -> tuple[int, str, dict[str, Any], Path]:
-        """One run through the API; returns (exit code, output, metrics, the folder it saved to)."""
+    def run(self, name: str, *args: str, stdin: str | None = None) -> tuple[int, str, dict[str, Any], Path]:
+        """One run through the API (``stdin``: what `submit` reads for ``-``); returns (exit code,
+        output, metrics, the folder it saved to)."""
         proc = subprocess.run(self.submit_cmd(name, *args), cwd=ROOT, env=self.env, capture_output=True,
-                              text=True, timeout=600)  # fmt: skip
+                              text=True, timeout=600, input=stdin)  # fmt: skip
         folder = self.results / name
         metrics_path = folder / "metrics.json"
         metrics = json.loads(metrics_path.read_text()) if metrics_path.exists() else {}

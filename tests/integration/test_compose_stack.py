@@ -26,7 +26,7 @@ from gaiamesh.bench.failstorm import Storm
 from gaiamesh.mesh import admission
 from gaiamesh.tasks import load_task
 
-from ..conftest import ROOT, dev_task, llama_cpp_server, recorded_metrics
+from ..conftest import ROOT, dev_task, llama_cpp_server, recorded_metrics, small_task
 from .conftest import AGENTS, CORE, KEY, MESH_TOKEN, ORCHESTRATED, STREAM, WIDE, Stack
 
 pytestmark = pytest.mark.integration
@@ -422,7 +422,11 @@ def test_the_agents_reach_an_openai_compatible_server_on_the_host(stack: Stack, 
         try:
             up = stack.compose("up", "-d", "--wait", "--no-deps", *agents, env=env, timeout=240)
             assert up.returncode == 0, up.stderr
-            code, output, m, folder = stack.run("openai-backend")
+            # a short document: the stack's wiring is the subject, and this server computes every call
+            small = small_task(tmp_path / "tasks")
+            question = json.loads((small / "ground_truth.json").read_text())["question"]
+            code, output, m, folder = stack.run("openai-backend", "--document", "-", "--question", question,
+                                                stdin=(small / "doc.txt").read_text())  # fmt: skip
             assert code == 0, output
             assert (m["backend"], m["model_kind"], m["status"]) == ("openai", "base", "ok") and m["token_sum"] > 0
             assert all(b"sk-compose-test" not in p.read_bytes() for p in folder.rglob("*") if p.is_file())

@@ -147,7 +147,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(TASK_STRATEGIES)}")
     rows = run_bench(
         settings, tasks, protocols, args.repeat, Path(args.out), args.base_port, args.baseline, strategies,
-        ablations, args.seed, transports(args.transports, protocols, strategies or [settings.strategy]),
+        ablations, args.seed, transports(args.transports, protocols, strategies or [settings.strategy]), args.warm_up,
     )  # fmt: skip
     console.print(f"wrote {args.out}/results.csv, summary.md, comparison.png ({len(rows)} runs)")
     return 0
@@ -353,6 +353,10 @@ def _add_bench(sub: Subparsers) -> None:
     bench.add_argument("--out", default="bench")
     bench.add_argument("--base-port", type=int, default=0, help="first agent port (default: free ports)")
     bench.add_argument("--baseline", action="store_true", help="also score one direct model call per task")
+    bench.add_argument(
+        "--no-warm-up", dest="warm_up", action="store_false",
+        help="no untimed warm-up run first: for a recording made to be replayed, whose times no row is compared by",
+    )  # fmt: skip
     bench.add_argument(
         "--replay", metavar="FROM",
         help="answer every model call from the runs under FROM (an earlier bench's --out): no model server",
