@@ -96,6 +96,9 @@ class MeshNetwork:
         self._timers: list[asyncio.TimerHandle] = []
         self.storage_error: str | None = None  # the frame log could not be written: the run ends
         self.reached: set[str] = set()  # native: the agents admitted and whose client is open
+        # What ended the run while connecting, with its parts (``reason``, ``hint``): the caller
+        # that holds the network reads them; metrics.json has the whole message.
+        self.connect_error: ConnectError | None = None
 
     # --- connecting ------------------------------------------------------------------------
     async def _connect(self, core: RelayCore) -> None:
@@ -364,6 +367,7 @@ class MeshNetwork:
                     raise ConnectError(absent)
                 await self._connect(core)
             except ConnectError as exc:
+                self.connect_error = exc
                 self._apply(core.fail(run_status(exc), str(exc), time.monotonic()))
             if core.end is not None:
                 await self._close_all()  # failed to connect, or cancelled while connecting
