@@ -399,7 +399,10 @@ class MeshNetwork:
             self.framelog.close()
         key = collect.relay_key(self.settings.keys_dir)
         sent = {node for node, agent in core.agents.items() if agent.pkts_sent > 0}
-        folders, missing = await collect.gather(self.specs, Path(self.settings.workspace_root), self.run_id,
+        # Only an agent this relay admitted can hold a workspace of this run: what it never
+        # reached, or refused (a process at an agent's address that proved nothing), is not asked.
+        admitted = [s for s in self.specs if s.node_id in core.agents and core.agents[s.node_id].status != "registered"]
+        folders, missing = await collect.gather(admitted, Path(self.settings.workspace_root), self.run_id,
                                                 self.staging, key, set(self._left), sent,
                                                 relay_tls(self.settings))  # fmt: skip
         try:
