@@ -42,12 +42,18 @@ class RunError(GaiameshError, RuntimeError):
 
 class ConnectError(RunError):
     """An agent did not accept the relay's connection before the deadline, or is not the agent
-    the configuration names."""
+    the configuration names. The message is ``reason``, then ``hint`` where there is advice for
+    the likeliest cause in a user's run, kept apart so that a caller who reports what happened
+    rather than what to do (bench-attacks' evidence of a rogue it put there) takes ``reason``."""
+
+    def __init__(self, reason: str, hint: str = "") -> None:
+        super().__init__(f"{reason}. {hint}" if hint else reason)
+        self.reason, self.hint = reason, hint
 
 
 class ForeignAgent(ConnectError):
     """What answers at an agent's address is not one of this run's agents: it did not prove the
-    run's mesh token, or refused the relay's (another stack or bench holds the port)."""
+    run's mesh token, or refused the relay's (its ``hint``: another stack or bench holds the port?)."""
 
 
 class PortTaken(RunError):

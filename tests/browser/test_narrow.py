@@ -2,7 +2,8 @@
 and model (issue 44): every column of the runs table can be reached (and stays reached while the
 table refreshes), the frames table breaks lines between words only and its box shows the newest
 frame and scrolls back to the first, the mesh drawing's labels are at least 9 px tall on a phone
-and lie inside their circles (the orchestrated team's long names too)."""
+and lie inside their circles (the orchestrated team's long names too); a native run's `layers`
+reads as a table of its own inside a phone's screen (issue 60)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ from playwright.sync_api import Browser, Page, expect
 from ..api.conftest import KEY, Service
 from .conftest import Visit
 from .test_first_hour import finished
-from .test_page import orchestrated  # noqa: F401  (the fixture: the orchestrated team and its service)
+from .test_page import (
+    READ_CELL,
+    orchestrated,  # noqa: F401  (the fixture: the orchestrated team and its service)
+    same,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
@@ -92,6 +97,32 @@ def test_at_390_px_every_column_of_the_runs_table_is_in_the_screen(
         expect(cells.last.get_by_role("link", name="archive")).to_be_visible()
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         v.shot("page-phone-runs")
+        assert v.outside() == []
+    finally:
+        v.close()
+
+
+def test_at_390_px_a_native_runs_layers_read_down_the_screen(browser: Browser, page_service: Service) -> None:
+    """``layers`` (a native run's wire below the packet) is a table of its own in the run's
+    metrics, a row a count, every row inside a phone's screen: it was one line of "key: value"
+    pairs that ran far past it (issue 60)."""
+    run = finished(page_service, {"task": "solar-farm", "protocol": "json", "transport": "native", "run_timeout": 900})
+    metrics: dict[str, Any] = run["metrics"]  # type: ignore[assignment]
+    assert metrics["status"] == "ok" and metrics["layers"], run
+    v = phone(browser, page_service)
+    try:
+        page = v.page
+        page.goto(f"{page_service.url}/runs/{run['id']}")
+        cell = page.locator("#metrics-table tr[data-key='layers'] > td")
+        rows = cell.locator("table.nested tr")
+        expect(rows).to_have_count(len(metrics["layers"]), timeout=30_000)
+        assert same(cell.evaluate(READ_CELL), metrics["layers"])
+        width = page.evaluate("window.innerWidth")
+        for i in range(rows.count()):  # each count and its name on the screen as it is
+            box = rows.nth(i).bounding_box()
+            assert box and box["x"] >= 0 and box["x"] + box["width"] <= width, (i, box)
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        v.shot("page-phone-layers")
         assert v.outside() == []
     finally:
         v.close()

@@ -67,10 +67,29 @@ def as_shown(value: object, nested: bool = False) -> str:
     return str(value)
 
 
-def same(shown: str, value: object) -> bool:
-    """A value of metrics.json as the page prints it."""
+# A metrics table's cell as data: a table of its own as {field: cell}, a list of such tables as a
+# list, any other cell as its text.
+READ_CELL = """cell => {
+  const read = c => {
+    const table = c.querySelector(":scope > table.nested");
+    if (table) return Object.fromEntries(Array.from(table.tBodies[0].rows).map(r => [r.dataset.field, read(r.cells[1])]));
+    const list = c.querySelector(":scope > ol.nested");
+    return list ? Array.from(list.children).map(read) : c.innerText;
+  };
+  return read(cell);
+}"""
+
+
+def same(shown: object, value: object) -> bool:
+    """A value of metrics.json as the page shows it (read by READ_CELL): a mapping as a table of
+    its own, a row a key in order, a list of mappings as a list of such tables, anything else as
+    text (a list joined with commas, a number as JavaScript writes it)."""
+    if isinstance(value, dict) and value:
+        return isinstance(shown, dict) and list(shown) == list(value) and all(same(shown[k], v) for k, v in value.items())
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return isinstance(shown, list) and len(shown) == len(value) and all(map(same, shown, value))
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(shown) == float(value)
+        return isinstance(shown, str) and float(shown) == float(value)
     return shown == as_shown(value)
 
 
@@ -146,7 +165,7 @@ def test_ask_watch_the_frames_read_the_metrics_and_follow_up(visit: Visit) -> No
     expect(page.locator("#metrics-table")).to_be_visible(timeout=RUN)
     for key, value in metrics.items():
         if key != "agents":
-            shown = page.locator(f"#metrics-table tr[data-key='{key}'] td").inner_text()
+            shown = page.locator(f"#metrics-table tr[data-key='{key}'] > td").evaluate(READ_CELL)
             assert same(shown, value), (key, shown, value)
     expect(page.locator("#agents-table tbody tr")).to_have_count(len(metrics["agents"]))
     archive = page.request.get(f"{service.url}/api/runs/{run_id}/artifacts")

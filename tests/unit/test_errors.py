@@ -8,6 +8,8 @@ import pytest
 from gaiamesh import errors
 from gaiamesh.errors import (
     ConfigError,
+    ConnectError,
+    ForeignAgent,
     GaiameshError,
     ModelUnreachable,
     Refused,
@@ -26,6 +28,14 @@ from gaiamesh.service.sessions import IllegalTransition
 def test_every_kind_the_project_raises_is_one_of_ours() -> None:
     for kind in (CalculatorError, ProtocolError, AuthError, IllegalTransition, StorageError, TaskError):
         assert issubclass(kind, GaiameshError), kind
+
+
+def test_an_errors_reason_stands_apart_from_the_advice_its_message_ends_with() -> None:
+    exc = ForeignAgent("what answers at :1 is not ours", "Another stack holds port 1? Stop it (make down)")
+    assert str(exc) == "what answers at :1 is not ours. Another stack holds port 1? Stop it (make down)"
+    assert exc.reason == "what answers at :1 is not ours" and exc.hint == "Another stack holds port 1? Stop it (make down)"
+    plain = ConnectError("agent 0 not reachable")
+    assert plain.reason == str(plain) == "agent 0 not reachable" and plain.hint == ""
 
 
 def test_each_refusal_has_its_own_http_status() -> None:

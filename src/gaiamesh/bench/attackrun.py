@@ -81,8 +81,9 @@ def _crossed(rewrite: CrossProof) -> Tamper:
 
 
 async def through_attacker(settings: Settings, task: Task, target: AgentSpec, tamper: Tamper | None,
-                           run_dir: Path, seen: Seen | None = None) -> tuple[RunMetrics, Seen]:  # fmt: skip
-    """One run with the attacker in front of ``target`` (AGENTS names the attacker's port)."""
+                           run_dir: Path, seen: Seen | None = None) -> tuple[RunMetrics, Seen, str]:  # fmt: skip
+    """One run with the attacker in front of ``target`` (AGENTS names the attacker's port): its
+    metrics, what the attacker saw, and why the run ended (``relayed``)."""
     seen, ready, stop = seen or Seen(), asyncio.Event(), asyncio.Event()
     port = free_port()
     s = settings.model_copy(update={"agents": _agents(settings, target, port)})
@@ -92,10 +93,20 @@ async def through_attacker(settings: Settings, task: Task, target: AgentSpec, ta
         tasks.create_task(intercept(port, target.port, splice, ready, stop))
         await ready.wait()
         try:
-            metrics = await MeshNetwork(s, task, run_dir, quiet=True, lineup=lineup(s)).run()
+            metrics, why = await relayed(s, task, run_dir)
         finally:
             stop.set()
-    return metrics, seen
+    return metrics, seen, why
+
+
+async def relayed(settings: Settings, task: Task, run_dir: Path) -> tuple[RunMetrics, str]:
+    """A run, and why it ended as the relay said it: a refused connection's reason without the
+    advice its message adds for a user's run (a rogue the bench put at an agent's address is no
+    port clash, and the evidence states the refusal)."""
+    network = MeshNetwork(settings, task, run_dir, quiet=True, lineup=lineup(settings))
+    metrics = await network.run()
+    refused = network.connect_error
+    return metrics, refused.reason if refused is not None else metrics.error or ""
 
 
 def _agents(settings: Settings, target: AgentSpec, port: int) -> str:
@@ -104,9 +115,9 @@ def _agents(settings: Settings, target: AgentSpec, port: int) -> str:
 
 
 async def rogue_run(settings: Settings, task: Task, target: AgentSpec, proof: str | None,
-                    run_dir: Path) -> RunMetrics:  # fmt: skip
+                    run_dir: Path) -> tuple[RunMetrics, str]:  # fmt: skip
     """A run whose AGENTS lead to a rogue claiming ``target``'s node and tool (with a captured
-    ``proof`` of the real agent, or none)."""
+    ``proof`` of the real agent, or none); its metrics and why it ended (``relayed``)."""
     said = Announcement(node_id=target.node_id, tool=target.tool, consumes=frozenset({"search_docs"}))
     headers = {**said.headers(), **({admission.HEADER_AGENT_PROOF: proof} if proof else {})}
 
@@ -127,8 +138,7 @@ async def rogue_run(settings: Settings, task: Task, target: AgentSpec, proof: st
     async with serve(listen, "127.0.0.1", at, subprotocols=[subprotocol(settings.protocol)],
                      process_request=hello, process_response=lambda conn, req, resp: resp.headers.update(headers),
                      ssl=_rogue_tls(settings, target, run_dir)):  # fmt: skip
-        s = settings.model_copy(update={"agents": _agents(settings, target, port)})
-        return await MeshNetwork(s, task, run_dir, quiet=True, lineup=lineup(s)).run()
+        return await relayed(settings.model_copy(update={"agents": _agents(settings, target, port)}), task, run_dir)
 
 
 def _rogue_tls(settings: Settings, target: AgentSpec, run_dir: Path) -> ssl.SSLContext | None:
@@ -202,7 +212,7 @@ def frames_lost(seen: Seen, tamper: Tamper | None, target: str, lines: list[Line
 
 def wire_cell(cells: Cells, attack: str, base: Settings, task: Task, target: AgentSpec, run_dir: Path) -> Seen:
     tamper = tamper_for(attack, base.replay_window_s)
-    m, seen = asyncio.run(through_attacker(base, task, target, tamper, run_dir))
+    m, seen, why = asyncio.run(through_attacker(base, task, target, tamper, run_dir))
     lines = lines_of(run_dir)
     lost = frames_lost(seen, tamper, target.node_id, lines) if base.wire_tls == "off" else 0
     if attack != "tap" and base.wire_tls != "off":
@@ -237,10 +247,10 @@ def wire_cell(cells: Cells, attack: str, base: Settings, task: Task, target: Age
     elif attack == "fallback":
         fired, after = (tamper.fired, tamper.after) if tamper is not None else (False, 0)
         said = tamper.answer if tamper is not None else b""
-        cells.add(attack, *judge_fallback(fired, after, said, m.status, m.error), (m, run_dir), lost)
+        cells.add(attack, *judge_fallback(fired, after, said, m.status, why), (m, run_dir), lost)
     elif attack == "crossproof":
         fired, after = (tamper.fired, tamper.after) if tamper is not None else (False, 0)
-        cells.add(attack, *judge_crossproof(fired, after, m.status, m.error), (m, run_dir), lost)
+        cells.add(attack, *judge_crossproof(fired, after, m.status, why), (m, run_dir), lost)
     elif attack == "downgrade" and base.protocol == "json":
         cells.add(attack, "n/a", "json carries no envelope or proof to strip", (m, run_dir), lost)
     else:
@@ -256,13 +266,7 @@ def admission_cells(cells: Cells, base: Settings, task: Task, target: AgentSpec,
     for attack in [a.name for a in ATTACKS if a.where == "admission" and a.name in attacks]:
         advance(f"{cells.protocol:<10} {cells.transport:<6} {cells.security:<4} {attack}")
         if attack in ("impersonate", "reuse"):
-            m = asyncio.run(rogue_run(base, task, target, proof if attack == "reuse" else None, out / attack))
-            unseen = "the tap captured no proof to reuse (the handshake is encrypted); " if attack == "reuse" and not proof else ""
-            if m.status == "connect_failed":
-                cells.add(attack, "blocked", f"{unseen}the relay refused the rogue: {m.error}", (m, out / attack))
-            else:
-                cells.add(attack, "succeeded", f"the relay took the rogue as agent {target.node_id}: run {m.status}",
-                          (m, out / attack))  # fmt: skip
+            asyncio.run(rogue_cell(cells, attack, base, task, target, proof if attack == "reuse" else None, out / attack))
         elif attack == "handshake_replay":
             m, answer = asyncio.run(handshake_replayed(base, task, target, out / attack))
             cells.add(attack, *judge_handshake(answer), (m, out / attack))
@@ -270,6 +274,17 @@ def admission_cells(cells: Cells, base: Settings, task: Task, target: AgentSpec,
             port = _port(base, target)
             asked = observer_request(port, base.protocol, base.transport == "native")
             cells.add(attack, *judge_handshake(asyncio.run(send_raw(port, asked, tls=base.wire_tls != "off"))))
+
+
+async def rogue_cell(cells: Cells, attack: str, base: Settings, task: Task, target: AgentSpec, proof: str | None,
+                     run_dir: Path) -> AttackRow:  # fmt: skip
+    """``impersonate`` (``proof`` None) or ``reuse``: a rogue at ``target``'s address, judged by
+    whether the relay refused it, and why."""
+    m, why = await rogue_run(base, task, target, proof, run_dir)
+    unseen = "the tap captured no proof to reuse (the handshake is encrypted); " if attack == "reuse" and not proof else ""
+    if m.status == "connect_failed":
+        return cells.add(attack, "blocked", f"{unseen}the relay refused the rogue: {why}", (m, run_dir))
+    return cells.add(attack, "succeeded", f"the relay took the rogue as agent {target.node_id}: run {m.status}", (m, run_dir))
 
 
 async def handshake_replayed(settings: Settings, task: Task, target: AgentSpec, run_dir: Path) -> tuple[RunMetrics, bytes]:
@@ -390,7 +405,7 @@ def native_wire_cell(cells: Cells, attack: str, base: Settings, task: Task, targ
 
 
 def _run(settings: Settings, task: Task, run_dir: Path) -> RunMetrics:
-    return asyncio.run(MeshNetwork(settings, task, run_dir, quiet=True, lineup=lineup(settings)).run())
+    return asyncio.run(relayed(settings, task, run_dir))[0]
 
 
 def columns_of(protocols: list[str], transports: tuple[str, ...], securities: tuple[str, ...]) -> list[Column]:

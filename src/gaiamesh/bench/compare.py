@@ -33,6 +33,7 @@ from .baseline import run_baseline
 from .load import LoadProbe
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 # one CSV column per field of metrics.json, and the share of the answer's decisions the model made
@@ -382,6 +383,7 @@ DIFFERENCES_NOTE = (
 )
 
 
+HEADROOM = 1.25  # a legend's panel reaches this many times its tallest bar: the legend's row lies above
 NO_PLOT = "no plot: matplotlib is not installed here, so {name} was not written (the tables were)"
 
 
@@ -411,6 +413,14 @@ def quality_title(groups: list[str]) -> str:
     return title + ("\nbaseline: one direct model call" if BASELINE in groups else "")
 
 
+def _legend_above(ax: Axes, tallest: float) -> None:
+    """The legend in one row above the tallest bar: the axis reaches ``HEADROOM`` times that bar,
+    so the legend neither hides a bar's top (matplotlib's 5 % margin left it under the legend,
+    as if cut) nor runs off the axis."""
+    ax.set_ylim(0, max(tallest, 1.0) * HEADROOM)
+    ax.legend(loc="upper center", ncols=2, frameon=False)
+
+
 def figure(
     summary: dict[str, dict[str, float]], means: dict[str, dict[str, ci.Interval]] | None = None
 ) -> Figure:
@@ -427,7 +437,7 @@ def figure(
     ax.bar(names, header, bottom=[w - h for w, h in zip(wire, header, strict=True)], label="protocol header",
            color="#DD8452", hatch="//")  # fmt: skip
     ax.set_title("bytes on the wire per run (tx + rx, median)")
-    ax.legend()
+    _legend_above(ax, max(wire, default=0))
     ax = axes[0][1]
     ax.bar(names, [mesh[p].get("elapsed_ms", 0) for p in names], label="elapsed", color="#55A868")
     ax.bar(
@@ -438,7 +448,8 @@ def figure(
         width=0.5,
     )
     ax.set_title("time per run, ms (median)")
-    ax.legend()
+    # the model's time is summed over agents that may wait on it side by side: it can pass elapsed
+    _legend_above(ax, max((mesh[p].get(k, 0) for p in names for k in ("elapsed_ms", "llm_ms")), default=0))
     ax = axes[1][0]
     ax.bar(names, [100 * mesh[p].get("network_share", 0) for p in names], color="#C44E52")
     ax.set_title("network share of wall time, % (median)")
@@ -452,7 +463,7 @@ def figure(
         ax.errorbar(xs, [sp.mean for sp in spans if sp],
                     yerr=[[sp.mean - sp.low for sp in spans if sp], [sp.high - sp.mean for sp in spans if sp]],
                     fmt="none", ecolor="black", capsize=4)  # fmt: skip
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.08)  # a perfect score's bar and its interval's cap stay inside the axis
     ax.set_title(quality_title(qual_names))
     for a in axes.flat:
         a.tick_params(axis="x", rotation=20)

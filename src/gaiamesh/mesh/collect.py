@@ -86,6 +86,10 @@ async def _fetch(
         return f"unreachable at {spec.host}:{spec.port} ({type(exc).__name__})"
     if response.status_code == 404:
         return None  # the agent kept nothing for this run (a replica that was handed no work)
+    if response.status_code == 426:
+        # A plain WebSocket server (a bench's stand-in, not our agent) asks for an upgrade; its
+        # library's words about browsers would say nothing here.
+        return f"what answers at {spec.host}:{spec.port} serves only WebSocket there: it is not a Gaia Mesh agent"
     if response.status_code != 200:
         return f"the agent answered {response.status_code}: {response.text.strip()[:200]}"
     try:

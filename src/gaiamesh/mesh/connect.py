@@ -52,11 +52,11 @@ async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) ->
         except InvalidStatus as exc:
             if exc.response.status_code == 403 and (token or tls):
                 what = f"refused this relay: {_body(exc)}" if tls else "refused this run's mesh token"
-                raise ForeignAgent(_foreign(spec, what, url)) from exc
+                raise _foreign(spec, what, url) from exc
             last = exc
         except ssl.SSLCertVerificationError as exc:
             what = f"showed no certificate of this mesh's CA ({exc.verify_message})"
-            raise ForeignAgent(_foreign(spec, what, url)) from exc
+            raise _foreign(spec, what, url) from exc
         except (OSError, InvalidHandshake, TimeoutError) as exc:
             last = exc
         await asyncio.sleep(0.25)  # retry back-off while the agent starts
@@ -68,7 +68,7 @@ async def connect_agent(spec: AgentSpec, settings: Settings, deadline: float) ->
     try:
         if tls is not None and (named := wiretls.peer_node(ws.transport)) != spec.announces:
             what = f"showed the certificate of node {named!r}, not of node {spec.announces!r}"
-            raise ForeignAgent(_foreign(spec, what, url))
+            raise _foreign(spec, what, url)
         headers = ws.response.headers if ws.response else None
         said = admitted(spec, settings, asked, headers, spec.url, subprotocol(settings.protocol))
     except ConnectError:
@@ -99,11 +99,11 @@ def admitted(
         said = Announcement.from_headers(headers) if headers is not None else None
     except FrameError as exc:
         if token and not proof:  # not one of ours: what it says is not ours to read
-            raise ForeignAgent(_foreign(spec, "did not prove this run's mesh token")) from exc
+            raise _foreign(spec, "did not prove this run's mesh token") from exc
         raise ConnectError(f"agent {spec.node_id} ({spec.tool}) at {where}: {exc}") from exc
     if token and not (said and admission.agent_admitted(
             token, asked[admission.HEADER_CHALLENGE], proof, said.node_id, said.tool, speaks)):  # fmt: skip
-        raise ForeignAgent(_foreign(spec, "did not prove this run's mesh token"))
+        raise _foreign(spec, "did not prove this run's mesh token")
     # A replica found through a dns: entry announces the entry's node id (its NODE_ID,
     # shared with the other replicas); the relay knows it as the replica's own id.
     if said is not None and (said.tool != spec.tool or said.node_id not in ("", spec.announces)):
@@ -127,11 +127,14 @@ def _body(exc: InvalidStatus) -> str:
     return exc.response.body.decode("utf-8", "replace").strip()[:200] if exc.response.body else "403"
 
 
-def _foreign(spec: AgentSpec, what: str, url: str = "") -> str:
-    return (
+def _foreign(spec: AgentSpec, what: str, url: str = "") -> ForeignAgent:
+    """What answers at ``spec``'s address ``what`` (refused the relay, proved nothing, ...); the
+    advice about a port clash is the error's ``hint``, apart from what happened."""
+    return ForeignAgent(
         f"what answers at {url or spec.url} (agent {spec.node_id}, {spec.tool}) {what}: it is not one of "
-        f"this run's agents. Another stack or bench holds port {spec.port}? Start this run's agents "
-        "on other ports (--base-port), or stop the other (make down)"
+        "this run's agents",
+        f"Another stack or bench holds port {spec.port}? Start this run's agents on other ports (--base-port), "
+        "or stop the other (make down)",
     )
 
 

@@ -96,6 +96,9 @@ class MeshNetwork:
         self._timers: list[asyncio.TimerHandle] = []
         self.storage_error: str | None = None  # the frame log could not be written: the run ends
         self.reached: set[str] = set()  # native: the agents admitted and whose client is open
+        # What ended the run while connecting, with its parts (``reason``, ``hint``): the caller
+        # that holds the network reads them; metrics.json has the whole message.
+        self.connect_error: ConnectError | None = None
 
     # --- connecting ------------------------------------------------------------------------
     async def _connect(self, core: RelayCore) -> None:
@@ -364,6 +367,7 @@ class MeshNetwork:
                     raise ConnectError(absent)
                 await self._connect(core)
             except ConnectError as exc:
+                self.connect_error = exc
                 self._apply(core.fail(run_status(exc), str(exc), time.monotonic()))
             if core.end is not None:
                 await self._close_all()  # failed to connect, or cancelled while connecting
@@ -395,7 +399,10 @@ class MeshNetwork:
             self.framelog.close()
         key = collect.relay_key(self.settings.keys_dir)
         sent = {node for node, agent in core.agents.items() if agent.pkts_sent > 0}
-        folders, missing = await collect.gather(self.specs, Path(self.settings.workspace_root), self.run_id,
+        # Only an agent this relay admitted can hold a workspace of this run: what it never
+        # reached, or refused (a process at an agent's address that proved nothing), is not asked.
+        admitted = [s for s in self.specs if s.node_id in core.agents and core.agents[s.node_id].status != "registered"]
+        folders, missing = await collect.gather(admitted, Path(self.settings.workspace_root), self.run_id,
                                                 self.staging, key, set(self._left), sent,
                                                 relay_tls(self.settings))  # fmt: skip
         try:

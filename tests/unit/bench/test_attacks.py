@@ -1,5 +1,6 @@
 """The attack bench's pure parts (bench/attacks.py) by plain calls on every protocol's real
-frames, and the attacker on the wire (bench/wiretap.py) between a real WebSocket client and server."""
+frames, the attacker on the wire (bench/wiretap.py) between a real WebSocket client and server,
+and a rogue at an agent's address before a real relay and real agents (fast fake model)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,19 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
 
-from gaiamesh.bench.attackrun import judge_handshake
+from gaiamesh.agents.teams import agent_specs, lineup
+from gaiamesh.bench.attackcells import Cells
+from gaiamesh.bench.attackrun import judge_handshake, rogue_cell
 from gaiamesh.bench.attacks import Line, downgrade, flip, judge_wire, packet_in, read_by_tap, truncate
 from gaiamesh.bench.wiretap import Seen, Splice, Tamper, Way, intercept
 from gaiamesh.deploy.local import free_port
 from gaiamesh.mesh.frames import PacketType, make_packet
 from gaiamesh.mesh.protocols import available, canonical_json, generate_keys, get_adapter
+from gaiamesh.mesh.relay import MeshNetwork
+from gaiamesh.tasks import load_task
+
+from ...conftest import TASKS, free_port_block
+from ..mesh.test_relay import TOOLS, mesh, settings_for
 
 TEXT = "The farm's output is 148 megawatts."
 
@@ -262,3 +270,21 @@ def test_the_matrix_png_holds_its_title_and_legend_with_few_columns(tmp_path: Pa
     # the title's longest line at 110 dpi, about 6 px a character: a figure cut to the axes is narrower
     longest = max(len(line) for line in "(relay's WebSocket; /native: its own wire; +tls, +mtls: under WIRE_TLS)".splitlines())
     assert width >= longest * 6, width
+
+
+async def test_a_refused_rogues_evidence_is_the_relays_refusal_not_advice_about_a_port_clash(tmp_path: Path) -> None:
+    """The bench put the rogue there: the evidence says why the relay refused it, and leaves out
+    the advice a user's run gets for the same refusal (another stack on the port? make down)."""
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, mesh_token="tok")
+    target = next(a for a in agent_specs(s) if a.tool == "extract")
+    task = load_task(TASKS / "solar-farm")
+    async with mesh(s):
+        calm = await MeshNetwork(s, task, tmp_path / "calm", quiet=True, lineup=lineup(s)).run()
+        cells = Cells("json", "relay", "none", calm)
+        row = await rogue_cell(cells, "impersonate", s, task, target, None, tmp_path / "impersonate")
+    assert calm.status == "ok" and (row.outcome, row.status) == ("blocked", "connect_failed")
+    assert row.evidence.startswith("the relay refused the rogue: what answers at ")
+    assert row.evidence.endswith("did not prove this run's mesh token: it is not one of this run's agents")
+    assert "holds port" not in row.evidence and "make down" not in row.evidence
+    kept = json.loads((tmp_path / "impersonate" / "metrics.json").read_text())["error"]
+    assert "--base-port" in kept and "make down" in kept  # metrics.json keeps the whole message

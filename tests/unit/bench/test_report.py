@@ -109,6 +109,29 @@ def test_the_quality_title_names_the_baseline_only_when_one_ran_and_every_title_
             plt.close(fig)
 
 
+def test_the_tallest_bar_stands_below_its_axis_top_and_clear_of_the_legend() -> None:
+    """comparison.png: the json bytes bar, the tallest, ran up under the legend at the axis' top."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = (("json", 90_000, 9_000.0), ("binary", 30_000, 8_000.0), ("a2a", 60_000, 8_500.0))
+    rows = [compare._row(1, metrics(f"r{p}", p, bytes_tx=b, header_overhead=b // 10, elapsed_ms=ms, llm_ms=ms * 0.8))
+            for p, b, ms in runs]  # fmt: skip
+    fig = compare.figure(compare.summarize(rows))
+    try:
+        fig.canvas.draw()
+        for ax in fig.axes[:2]:  # bytes on the wire, time per run: the panels with a legend
+            tallest = max(bar.get_y() + bar.get_height() for bar in ax.patches)
+            assert ax.get_ylim()[1] >= 1.1 * tallest, (ax.get_title(), ax.get_ylim(), tallest)
+            legend, box = ax.get_legend().get_window_extent(), ax.get_window_extent()
+            assert not [bar for bar in ax.patches if legend.overlaps(bar.get_window_extent())], ax.get_title()
+            assert box.x0 <= legend.x0 and legend.x1 <= box.x1 and legend.y1 <= box.y1, ax.get_title()
+    finally:
+        plt.close(fig)
+
+
 def test_report_without_matplotlib_writes_its_tables_and_says_the_plot_is_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

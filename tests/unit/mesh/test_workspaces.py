@@ -12,15 +12,17 @@ from pathlib import Path
 import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from websockets.asyncio.server import Request, ServerConnection, serve
 
 from gaiamesh.agents.teams import agent_specs, lineup
 from gaiamesh.errors import Invalid, NotFound, TooLarge, Unauthorized
 from gaiamesh.mesh import collect, workspaces
+from gaiamesh.mesh.frames import Announcement
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import AgentSpec
 from gaiamesh.tasks import load_task
 
-from ...conftest import TASKS, free_port_block
+from ...conftest import TASKS, free_port, free_port_block
 from .test_relay import TOOLS, assert_consistent, mesh, settings_for
 
 NOW = 1_800_000_000.0
@@ -148,3 +150,45 @@ async def test_only_an_agent_that_sent_frames_can_be_missing(tmp_path: Path) -> 
                                           sent={"0", "1"})  # fmt: skip
     assert found == {"0": tmp_path / "ws" / "0" / "run1"}
     assert list(missing) == ["1"]  # "2" left, but sent nothing: it had nothing to lose
+
+
+async def test_the_relay_asks_no_workspace_of_what_it_did_not_admit(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A process at agent 1's address that proves nothing (bench-attacks' rogue) is refused; the
+    run's end then asks it for nothing: no signed request to a stranger, no warning about it."""
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, mesh_token="tok")
+    rogue = agent_specs(s)[1]
+    asked: list[str] = []
+
+    def record(conn: ServerConnection, request: Request) -> None:
+        asked.append(request.path)
+
+    async def take(ws: ServerConnection) -> None:
+        await ws.wait_closed()
+
+    said = Announcement(node_id="1", tool=rogue.tool, consumes=frozenset({"search_docs"})).headers()
+    port = free_port()
+    async with serve(take, "127.0.0.1", port, process_request=record,
+                     process_response=lambda conn, req, resp: resp.headers.update(said)):  # fmt: skip
+        moved = ",".join(f"{a.node_id}={a.tool}@{a.host}:{port if a.node_id == rogue.node_id else a.port}" for a in agent_specs(s))
+        relay = s.model_copy(update={"agents": moved})
+        async with mesh(s):
+            m = await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out", quiet=True,
+                                  lineup=lineup(relay)).run()  # fmt: skip
+    assert m.status == "connect_failed" and "did not prove this run's mesh token" in (m.error or "")
+    assert asked == ["/ws"] and m.workspaces_missing == {}
+    assert "not archived" not in caplog.text
+
+
+async def test_a_plain_websocket_server_asked_for_a_workspace_is_named_in_our_words(tmp_path: Path) -> None:
+    """A bench's plain WebSocket server that the relay admitted (no mesh token, nothing announced)
+    answers a workspace request 426: said as what it is, not as its library's advice to browsers."""
+
+    async def take(ws: ServerConnection) -> None:
+        await ws.wait_closed()
+
+    port = free_port_block(1)
+    async with serve(take, "127.0.0.1", port):
+        spec = AgentSpec("0", "search", "127.0.0.1", port)
+        _, missing = await collect.gather([spec], tmp_path / "ws", "run1", tmp_path / "staging",
+                                          Ed25519PrivateKey.generate(), gone=set(), sent={"0"})  # fmt: skip
+    assert missing == {"0": f"what answers at 127.0.0.1:{port} serves only WebSocket there: it is not a Gaia Mesh agent"}

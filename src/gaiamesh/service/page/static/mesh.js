@@ -432,10 +432,8 @@
     }
   }
 
-  // A value of metrics.json as the table prints it: a list joined with commas, a mapping
-  // (made_by) as "key: value" pairs.
   // A value of metrics.json as text: a list joined with commas, a mapping as "key: value" pairs;
-  // nested ones in brackets and parentheses (a tool's scoring choice, a membership event).
+  // nested ones in brackets and parentheses (a list inside a list of values).
   function shownValue(v, nested = false) {
     if (v === null || v === undefined) return "–";
     if (Array.isArray(v)) {
@@ -449,17 +447,42 @@
     return String(v);
   }
 
+  // One row of the metrics table. A mapping (layers, made_by, scoring, a stream's figures) is a
+  // table of its own in the cell, one row a key, and a list of mappings (membership) one such
+  // table per item: on one line, the native wire's layers ran far past a phone's screen. A row of
+  // metrics.json names its key in data-key, a row of a nested table in data-field.
+  function metricRow(k, v, nested = false) {
+    const tr = html("tr");
+    tr.dataset[nested ? "field" : "key"] = k;
+    const td = html("td");
+    if (isMapping(v) && Object.keys(v).length) td.append(nestedTable(v));
+    else if (Array.isArray(v) && v.length && v.every(isMapping)) {
+      const list = html("ol", "", "nested");
+      for (const item of v) { const li = html("li"); li.append(nestedTable(item)); list.append(li); }
+      td.append(list);
+    } else td.textContent = shownValue(v);
+    tr.classList.toggle("nested", td.firstElementChild !== null);
+    tr.append(html("th", k), td);
+    return tr;
+  }
+
+  function isMapping(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
+
+  function nestedTable(obj) {
+    const table = html("table", "", "nested");
+    const body = html("tbody");
+    for (const [k, v] of Object.entries(obj)) body.append(metricRow(k, v, true));
+    table.append(body);
+    return table;
+  }
+
   function metricsTable(holder, m, runId) {
     holder.replaceChildren();
     const table = html("table", "", "metrics");
     table.id = "metrics-table";
     const body = html("tbody");
     for (const [k, v] of Object.entries(m)) {
-      if (k === "agents") continue;
-      const tr = html("tr");
-      tr.dataset.key = k;
-      tr.append(html("th", k), html("td", shownValue(v)));
-      body.append(tr);
+      if (k !== "agents") body.append(metricRow(k, v));
     }
     table.append(body);
     const agents = html("table", "", "metrics");
