@@ -238,6 +238,20 @@ def replayed_agents(recorded: Path, tmp_path_factory: pytest.TempPathFactory) ->
         yield team
 
 
+@pytest.fixture(scope="session")
+def paced_agents(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """Four agent processes like :func:`agents` replaying ``recorded`` at its recorded pace: a
+    run of a :data:`RECORDED` task lasts as long as the live model made it and is watched in
+    flight, with no model computing. A service they serve needs ``replayed(recorded, "recorded")``."""
+    with _team(tmp_path_factory.mktemp("paced-agents"), **paced(recorded)) as team:
+        yield team
+
+
+def paced(recorded: Path) -> dict[str, Any]:
+    """Settings (load_settings' names) that replay ``recorded`` at its recorded pace."""
+    return {"llm_backend": "replay", "replay_from": recorded, "replay_pace": "recorded"}
+
+
 def chromium_path() -> str:
     """Debian's Chromium binary (``make setup`` installs the package where it is missing)."""
     for candidate in (os.environ.get("CHROMIUM"), "/usr/lib/chromium/chromium", shutil.which("chromium")):

@@ -8,6 +8,7 @@ import re
 import signal
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 
 from ..api.conftest import KEY, Service
-from ..conftest import TASKS, dev_task, free_port_block
+from ..conftest import TASKS, dev_task, free_port_block, paced, replayed
 from .conftest import Visit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
@@ -268,18 +269,18 @@ def test_keyboard_alone_and_phone_width(browser: Browser, page_service: Service)
 
 
 @pytest.fixture(scope="module")
-def wide(
-    model_server: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[Service, ProcessGroup]]:
-    """The `wide` line-up (two agents per tool, work shared) and a service of its own."""
+def wide(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, ProcessGroup]]:
+    """The `wide` line-up (two agents per tool, work shared) and a service of its own, replaying
+    the recorded solar-farm run at its recorded pace: the run lasts as the live model made it, so
+    an agent can be killed in its middle, and no model computes."""
     tmp = tmp_path_factory.mktemp("wide")
     port = free_port_block(8)
     tools = ["search", "extract", "triple", "reason"] * 2
     line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(tools))
-    settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws")
+    settings = load_settings(agents=line, workspace_root=tmp / "ws", **paced(recorded))
     group = ProcessGroup(tmp / "logs")
     group.start_team(settings)
-    svc = Service(tmp / "state", model_server, (line, tmp / "ws"), ROUTING="share")
+    svc = Service(tmp / "state", "", (line, tmp / "ws"), ROUTING="share", **replayed(recorded, "recorded"))
     svc.start()
     try:
         yield svc, group

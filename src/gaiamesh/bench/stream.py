@@ -293,7 +293,7 @@ def _run_local(settings: Settings, options: StreamOptions, out: Path, items: lis
     task = stream_task(items, out / "task", options.tasks, plan)
     base = free_port_block(options.workers + 1)
     run_settings = stream_settings(settings, options, base, (out / "workspaces").resolve())
-    watch = _storm(options) or RelayWatch()
+    watch = _storm(options, out / "frames.jsonl") or RelayWatch()
     try:
         metrics = run_local(run_settings, task, out, 0, watch)  # 0: the AGENTS above, checked free
     except RunError:
@@ -332,11 +332,12 @@ def _run_deployed(settings: Settings, options: StreamOptions, out: Path, items: 
     return write_outputs(out, run_settings, options, metrics, sent, plan, coordinator, relay_cpu_s=cpu)
 
 
-def _storm(options: StreamOptions) -> StreamStorm | None:
+def _storm(options: StreamOptions, frames: Path) -> StreamStorm | None:
     if options.storm_every <= 0:
         return None
     o = options
-    return StreamStorm(Storm(kill=o.storm_kill, every=o.storm_every, seed=o.storm_seed, limit=o.storm_limit), o.storm_down)
+    storm = Storm(kill=o.storm_kill, every=o.storm_every, seed=o.storm_seed, limit=o.storm_limit)
+    return StreamStorm(storm, o.storm_down, frames)
 
 
 def metrics_settings(settings: Settings, out: Path) -> Settings:

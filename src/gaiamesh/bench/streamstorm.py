@@ -12,11 +12,14 @@ goes in ``stream.json`` under ``storm``: its settings and each kill with its tim
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import time
+from pathlib import Path
 
 from ..deploy.local import ProcessGroup, RelayWatch, reap
 from ..evaluation.streams import StormKill, StormReport
+from ..mesh.frames import PacketType
 from ..settings import Settings
 from ..stream.team import ANSWERER, COORDINATOR
 from .failstorm import Kill, LocalTeam, Storm, storm_loop
@@ -29,12 +32,32 @@ class Workers(LocalTeam):
         return [n for n in super().alive() if self.specs[n].tool == ANSWERER]
 
 
-class StreamStorm(RelayWatch):
-    """The storm of one stream, handed to ``run_local`` as its ``watch``: it blows until the
-    relay exits, then :meth:`report` says what it did."""
+FLOW_POLL_S = 0.2  # how often the frame log is read for the first item sent
 
-    def __init__(self, storm: Storm, down: float) -> None:
-        self.storm, self.down = storm, down
+
+def items_flow(frames: Path) -> bool:
+    """Whether the relay's frame log (``frames.jsonl``) holds a sub-task yet: an item on its way
+    to a worker."""
+    try:
+        lines = frames.read_bytes().splitlines()
+    except FileNotFoundError:
+        return False
+    for line in lines:
+        try:
+            if json.loads(line).get("type") == PacketType.SUBTASK:
+                return True
+        except ValueError:
+            continue  # a line the relay is still writing
+    return False
+
+
+class StreamStorm(RelayWatch):
+    """The storm of one stream, handed to ``run_local`` as its ``watch``: it blows from the first
+    item sent (``frames``: the run's frame log) until the relay exits, then :meth:`report` says
+    what it did."""
+
+    def __init__(self, storm: Storm, down: float, frames: Path) -> None:
+        self.storm, self.down, self.frames = storm, down, frames
         self.kills: list[Kill] = []
 
     def __call__(self, group: ProcessGroup, settings: Settings, relay: subprocess.Popen[bytes]) -> None:
@@ -44,9 +67,17 @@ class StreamStorm(RelayWatch):
     async def _blow(self, team: Workers, relay: subprocess.Popen[bytes]) -> None:
         tools = {node: spec.tool for node, spec in team.specs.items() if spec.tool != COORDINATOR}
         async with asyncio.TaskGroup() as group:
-            blowing = group.create_task(storm_loop(team, tools, self.kills, self.storm, time.monotonic()))
+            blowing = group.create_task(self._once_items_flow(team, tools))
             self.relay_cpu_s = await asyncio.to_thread(reap, relay)  # the run is over when the relay exits
             blowing.cancel()  # a restart still waiting is not made: the team is stopped next
+
+    async def _once_items_flow(self, team: Workers, tools: dict[str, str]) -> None:
+        # The storm's clock starts with the first item sent: the team's start-up (many seconds on
+        # a busy machine) is no part of the stream, and a kill before any item moves takes none
+        # down (a storm of three kills 3 s apart once ended before the first item was sent).
+        while not items_flow(self.frames):
+            await asyncio.sleep(FLOW_POLL_S)  # polling: the frame log is the relay's file, with no signal
+        await storm_loop(team, tools, self.kills, self.storm, time.monotonic())
 
     def report(self) -> StormReport:
         s = self.storm
