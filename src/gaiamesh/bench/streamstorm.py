@@ -75,9 +75,16 @@ class StreamStorm(RelayWatch):
         # The storm's clock starts with the first item sent: the team's start-up (many seconds on
         # a busy machine) is no part of the stream, and a kill before any item moves takes none
         # down (a storm of three kills 3 s apart once ended before the first item was sent).
-        while not items_flow(self.frames):
-            await asyncio.sleep(FLOW_POLL_S)  # polling: the frame log is the relay's file, with no signal
+        await self._first_item()
         await storm_loop(team, tools, self.kills, self.storm, time.monotonic())
+
+    async def _first_item(self) -> None:
+        """Returns once the frame log holds a sub-task. Polled: the log is the relay's file (another
+        process's), and nothing signals that it grew."""
+        while True:
+            if items_flow(self.frames):
+                return
+            await asyncio.sleep(FLOW_POLL_S)
 
     def report(self) -> StormReport:
         s = self.storm

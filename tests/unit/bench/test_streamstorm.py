@@ -14,7 +14,6 @@ from gaiamesh.bench.streamstorm import StreamStorm, items_flow
 from gaiamesh.deploy.local import ProcessGroup
 from gaiamesh.settings import Settings
 
-
 SUBTASK = '{"seq": 2, "status": "delivered", "type": "subtask", "src": "0", "dst": "1"}\n'
 
 
