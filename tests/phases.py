@@ -31,8 +31,10 @@ class Phases:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if log := os.environ.get("GAIAMESH_TEST_LOG"):  # each step's time as it ends, for a run being watched
-            with open(log, "a") as f:
-                f.write(f"{report.duration:9.2f} {report.when:<8} {report.outcome:<7} {report.nodeid}\n")
+            node = getattr(report, "node", None)  # xdist's worker that ran it (None: pytest alone)
+            worker = node.gateway.id if node is not None else "-"
+            with open(log, "a") as f:  # its start (epoch s) and worker: what ran beside it
+                f.write(f"{report.start:.1f} {worker} {report.duration:9.2f} {report.when:<8} {report.outcome:<7} {report.nodeid}\n")
         phase = phase_of(report.nodeid)
         self.last[phase] = time.monotonic()
         self.busy[phase] = self.busy.get(phase, 0.0) + report.duration
