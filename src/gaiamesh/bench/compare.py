@@ -148,7 +148,8 @@ def run_bench(
 ) -> list[dict[str, Any]]:
     """Run the matrix locally (model server, agents as processes, relay in-process): a warm-up
     run per team first (not counted; ``warm_up=False`` leaves it out), then every variant of
-    each task back to back in a seeded shuffled order (``schedule.py``), each run with the machine's load beside it (``load.py``).
+    each task back to back in a seeded shuffled order (``schedule.py``), each run with the
+    machine's load beside it (``load.py``).
     ``ablations``: ABLATE values to compare (``""`` is the full team); ``transports``: relay,
     native (default: TRANSPORT)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -171,8 +172,9 @@ def run_bench(
             for key, team in teams.items():
                 running.enter_context(web_server(team, group))
                 running.enter_context(agents_running(team, group, "-".join(key).rstrip("-")))
-            bar = progress.add_task("warm-up", total=len(slots) + len(teams) * len(transports) * warm_up)
-            for key, team in teams.items() if warm_up else ():  # untimed: cold processes and caches would pass for the first protocol's cost
+            warming = teams if warm_up else {}  # untimed: cold processes and caches would pass for the first protocol's cost
+            bar = progress.add_task("warm-up", total=len(slots) + len(warming) * len(transports))
+            for key, team in warming.items():
                 progress.update(bar, description=f"warm-up {'-'.join(key).rstrip('-')}")
                 for transport in transports:
                     _one(Variant(*key, protocols[0], transport), team, tasks[0],
