@@ -201,7 +201,7 @@ def openai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def _team(tmp: Path, **settings: Any) -> Iterator[tuple[str, Path]]:
+def agent_team(tmp: Path, **settings: Any) -> Iterator[tuple[str, Path]]:
     """Four agent processes on free ports with ``settings``: their ``AGENTS`` line and workspace root."""
     s = load_settings(agents=default_agents(free_port_block(4)), workspace_root=tmp / "ws", **settings)
     group = ProcessGroup(tmp / "logs")
@@ -216,7 +216,7 @@ def _team(tmp: Path, **settings: Any) -> Iterator[tuple[str, Path]]:
 def agents(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """Four long-lived agent processes (json by default; runs pick their protocol): their
     ``AGENTS`` line and their workspace root."""
-    with _team(tmp_path_factory.mktemp("agents"), ollama_host=model_server) as team:
+    with agent_team(tmp_path_factory.mktemp("agents"), ollama_host=model_server) as team:
         yield team
 
 
@@ -224,7 +224,7 @@ def agents(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
 def live_agents(live_model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """Four agent processes like :func:`agents` on :func:`live_model_server`: their runs take
     the model's time, for tests that watch a run while it is in flight."""
-    with _team(tmp_path_factory.mktemp("live-agents"), ollama_host=live_model_server) as team:
+    with agent_team(tmp_path_factory.mktemp("live-agents"), ollama_host=live_model_server) as team:
         yield team
 
 
@@ -234,7 +234,7 @@ def replayed_agents(recorded: Path, tmp_path_factory: pytest.TempPathFactory) ->
     ``recorded`` (the :data:`RECORDED` tasks only): for the service's tests of storage, where the
     model's time is not what is tested. A service they serve needs :func:`replayed` in its
     environment too (the relay reads how the answers were chosen)."""
-    with _team(tmp_path_factory.mktemp("replayed-agents"), llm_backend="replay", replay_from=recorded) as team:
+    with agent_team(tmp_path_factory.mktemp("replayed-agents"), llm_backend="replay", replay_from=recorded) as team:
         yield team
 
 
@@ -243,7 +243,7 @@ def paced_agents(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     """Four agent processes like :func:`agents` replaying ``recorded`` at its recorded pace: a
     run of a :data:`RECORDED` task lasts as long as the live model made it and is watched in
     flight, with no model computing. A service they serve needs ``replayed(recorded, "recorded")``."""
-    with _team(tmp_path_factory.mktemp("paced-agents"), **paced(recorded)) as team:
+    with agent_team(tmp_path_factory.mktemp("paced-agents"), **paced(recorded)) as team:
         yield team
 
 

@@ -6,13 +6,29 @@ from __future__ import annotations
 import io
 import json
 import tarfile
+from collections.abc import Iterator
 
 import pytest
 
-from ..conftest import TASKS
+from ..conftest import TASKS, agent_team
 from .conftest import Service
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
+
+
+@pytest.fixture(scope="module")
+def service(model_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """A team with the triple stage left out (ABLATE=triple: it passes its input on, with no
+    model call): what a conversation adds is the memory window and the follow-ups resolved in
+    search, and triples were half of the five turns' model calls (about 45 % of 280 s)."""
+    tmp = tmp_path_factory.mktemp("conversation")
+    with agent_team(tmp, ollama_host=model_server, ablate="triple") as team:
+        svc = Service(tmp / "state", model_server, team, ABLATE="triple")
+        svc.start()
+        try:
+            yield svc
+        finally:
+            svc.stop()
 
 
 def test_follow_up_questions_use_the_sessions_memory_window(service: Service) -> None:

@@ -17,29 +17,31 @@ from websockets.sync.client import connect
 
 from gaiamesh.evaluation.audit import audit
 from gaiamesh.evaluation.metrics import read_log
+from gaiamesh.tasks import load_task
 
-from ..conftest import ROOT
+from ..conftest import ROOT, TASKS, replayed
 from .conftest import KEY, Service
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
 
 def test_a_killed_service_restarts_with_nothing_lost(
-    model_server: str, agents: tuple[str, Path], tmp_path: Path
+    paced_agents: tuple[str, Path], recorded: Path, tmp_path: Path
 ) -> None:
-    # RUN_TIMEOUT as the compose suite's: the run queued again asks a task the memo may not hold
-    # yet, on the one shared model server, while the agents still finish the cut run's calls; on
-    # a slow day 120 s (the module's default) ended it `timeout` after its triples, and the
-    # restart, not the model's speed, is this test's subject
-    svc = Service(tmp_path / "state", model_server, agents, RUN_TIMEOUT="600")
+    # The restart is the subject, not the model: the agents replay the recorded runs at their
+    # recorded pace, so a run is in flight as long as the live model kept it, and no model
+    # computes (it took 215 s of the shared model server's time). RUN_TIMEOUT as the compose
+    # suite's: the run queued again waits behind the cut run's remaining calls.
+    svc = Service(tmp_path / "state", "", paced_agents, RUN_TIMEOUT="600", **replayed(recorded, "recorded"))
     svc.start()
+    question = load_task(TASKS / "mountain-observatory").question  # a recorded question, asked in a session
     try:
         done = svc.http.post("/api/runs", json={"task": "solar-farm"}).json()
         svc.events(done["id"])
         session = svc.http.post("/api/sessions", json={"task": "mountain-observatory"}).json()
         as_session = {"Authorization": f"Bearer {session['token']}"}
         in_flight = svc.http.post(  # the session's run is the one cut off
-            f"/api/sessions/{session['id']}/messages", json={"question": "Who discovered comet 118P/Kestrel?"},
+            f"/api/sessions/{session['id']}/messages", json={"question": question},
             headers=as_session,
         ).json()
         queued = _client(svc, "glass-museum", back_within=120)  # gaiamesh submit, waiting in the queue
@@ -84,11 +86,12 @@ def test_a_killed_service_restarts_with_nothing_lost(
         fresh = svc.http.post("/api/runs", json={"task": "solar-farm"}).json()
         svc.events(fresh["id"])
         assert svc.http.get(f"/api/runs/{fresh['id']}").json()["metrics"]["status"] == "ok"
-        again = svc.http.post(f"/api/sessions/{session['id']}/messages", json={"question": "When?"}, headers=as_session)
+        again = svc.http.post(f"/api/sessions/{session['id']}/messages", json={"question": question}, headers=as_session)
         assert again.status_code == 202, again.text
         svc.events(again.json()["id"], session["token"])
+        assert svc.http.get(f"/api/runs/{again.json()['id']}").json()["metrics"]["status"] == "ok"
         # a service that does not come back: the client waits as long as it was told, says so, exits 3
-        gone = _client(svc, "solar-farm", back_within=2, question="Which town hosts the farm, in one word?")
+        gone = _client(svc, "solar-farm", back_within=2)  # in flight: replayed at the recorded pace
         assert gone.stdout is not None and " accepted (solar-farm)" in gone.stdout.readline()
         svc.stop(kill=True)
         said, _ = gone.communicate(timeout=60)

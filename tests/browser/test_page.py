@@ -3,11 +3,12 @@ the frames travel, read the answer and the metrics, follow up, run a batch, lose
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from websockets.sync.server import ServerConnection, serve
 
 from gaiamesh.agents.teams import agent_specs
 from gaiamesh.deploy.local import ProcessGroup, child_env
+from gaiamesh.evaluation.metrics import read_log
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 
@@ -180,7 +182,33 @@ def test_ask_watch_the_frames_read_the_metrics_and_follow_up(visit: Visit) -> No
     expect(page.locator("#session-state")).to_have_text("STOP")
 
 
-def test_a_batch_of_two_tasks_runs_one_after_the_other_and_is_compared(visit: Visit) -> None:
+@pytest.fixture(scope="module")
+def paced_service(
+    paced_agents: tuple[str, Path], recorded: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Service]:
+    """A service of its own on agents replaying the recorded runs at their recorded pace: a batch
+    of bundled tasks lasts as the live model made it (a run can be cancelled while it runs), and
+    no model computes (the batch took 140 s of the live server's time: the page is the subject)."""
+    svc = Service(tmp_path_factory.mktemp("paced") / "state", "", paced_agents, **replayed(recorded, "recorded"))
+    svc.start()
+    try:
+        yield svc
+    finally:
+        svc.stop()
+
+
+def test_a_batch_of_two_tasks_runs_one_after_the_other_and_is_compared(
+    browser: Browser, paced_service: Service
+) -> None:
+    visit = Visit(browser, paced_service)
+    try:
+        _batch_and_cancel(visit)
+        assert visit.outside() == [], f"the page asked for outside addresses: {visit.outside()}"
+    finally:
+        visit.close()
+
+
+def _batch_and_cancel(visit: Visit) -> None:
     page, service = visit.page, visit.service
     log_in(page, service)
     page.get_by_role("link", name="Run & compare").click()
@@ -403,36 +431,53 @@ def test_a_pasted_document_with_the_orchestrated_plan_drawn_live(browser: Browse
         v.close()
 
 
-def naughty_search(ws: ServerConnection) -> None:
-    """A search agent that answers doc_init with six bad frames, then a good one (the whole
-    document as its passage), so the run goes on with the real agents after it."""
-    for message in ws:
-        doc = json.loads(message)
-        if doc.get("type") != "doc_init":
-            continue
-        good = {"type": "search_docs", "run_id": doc["run_id"], "src": "0", "seq": 1, "question": doc["question"],
-                "payload": {"passages": [{"chunk": 0, "score": 1.0, "text": "".join(doc["payload"]["chunks"])}],
-                            "n_chunks": 1}}  # fmt: skip
-        for bad in (b"{this is not json", json.dumps({**good, "type": "gossip"}).encode(),
-                    json.dumps({**good, "src": "3"}).encode(), json.dumps({**good, "run_id": "old-run"}).encode()):  # fmt: skip
-            ws.send(bad)
-        ws.send(json.dumps(good).encode())
+def recorded_passages(recorded: Path, task_id: str) -> dict[str, Any]:
+    """The search agent's payload in the recorded pipeline run of ``task_id`` (under json, its
+    bytes are the packet): passages the recorded extract, triple and reason calls were asked of."""
+    for log in sorted(recorded.rglob("frames.jsonl")):
+        metrics = log.parent / "metrics.json"
+        if log.parent.name.startswith(task_id) and metrics.is_file() and "orchestrated" not in log.parts:
+            first = next(r for r in read_log(log) if r.type == "search_docs")
+            return dict(json.loads(base64.b64decode(first.b64))["payload"])
+    raise AssertionError(f"no recorded pipeline run of {task_id} under {recorded}")
+
+
+def naughty_search(passages: dict[str, Any]) -> Callable[[ServerConnection], None]:
+    """A search agent that answers doc_init with four bad frames, then a good one (``passages``),
+    so the run goes on with the real agents after it."""
+
+    def handler(ws: ServerConnection) -> None:
+        for message in ws:
+            doc = json.loads(message)
+            if doc.get("type") != "doc_init":
+                continue
+            good = {"type": "search_docs", "run_id": doc["run_id"], "src": "0", "seq": 1, "question": doc["question"],
+                    "payload": passages}  # fmt: skip
+            for bad in (b"{this is not json", json.dumps({**good, "type": "gossip"}).encode(),
+                        json.dumps({**good, "src": "3"}).encode(), json.dumps({**good, "run_id": "old-run"}).encode()):  # fmt: skip
+                ws.send(bad)
+            ws.send(json.dumps(good).encode())
+
+    return handler
 
 
 def test_rejected_frames_are_marked_with_their_reason(
-    browser: Browser, model_server: str, tmp_path_factory: pytest.TempPathFactory
+    browser: Browser, recorded: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
+    # The real extract, triple and reason agents answer from the recording (the good frame
+    # carries the recorded search's passages, so every call they make was recorded): the page's
+    # marking of rejected frames is the subject, and no model computes.
     tmp = tmp_path_factory.mktemp("naughty")
     port = free_port_block(4)
     line = ",".join(f"{i}={t}@127.0.0.1:{port + i}" for i, t in enumerate(["search", "extract", "triple", "reason"]))
-    settings = load_settings(ollama_host=model_server, agents=line, workspace_root=tmp / "ws")
+    settings = load_settings(agents=line, workspace_root=tmp / "ws", llm_backend="replay", replay_from=recorded)
     group = ProcessGroup(tmp / "logs")
     for spec in agent_specs(settings)[1:]:  # the real extract, triple and reason
         group.start(f"agent-{spec.node_id}", ["agent"],
                     child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))  # fmt: skip
-    fake = serve(naughty_search, "127.0.0.1", port, max_size=None)
+    fake = serve(naughty_search(recorded_passages(recorded, "solar-farm")), "127.0.0.1", port, max_size=None)
     threading.Thread(target=fake.serve_forever, daemon=True).start()
-    svc = Service(tmp / "state", model_server, (line, tmp / "ws"))
+    svc = Service(tmp / "state", "", (line, tmp / "ws"), **replayed(recorded))
     v = Visit(browser, svc)
     try:
         svc.start()

@@ -68,9 +68,12 @@ def _draw_first(llm: llama_cpp.Llama, prompt: list[int], grammar: llama_cpp.Llam
     return out
 
 
-def run_grammar_bench(out: Path, repeat: int, progress: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """Each case ``repeat`` times each way (alternating); medians, and whether the outputs agree."""
-    llm = llama_cpp.Llama(model_path=str(bundled_model_path()), n_ctx=4096, n_threads=2, verbose=False)
+def run_grammar_bench(
+    out: Path, repeat: int, threads: int = 2, progress: Callable[[str], None] = print
+) -> list[dict[str, Any]]:
+    """Each case ``repeat`` times each way (alternating), on ``threads`` threads (MODEL_THREADS);
+    medians, and whether the outputs agree."""
+    llm = llama_cpp.Llama(model_path=str(bundled_model_path()), n_ctx=4096, n_threads=threads, verbose=False)
     rows = []
     for name, schema, text in cases():
         grammar = llama_cpp.LlamaGrammar.from_string(schema_grammar(schema), verbose=False)

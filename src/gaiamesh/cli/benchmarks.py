@@ -418,7 +418,10 @@ def _add_plans(sub: Subparsers) -> None:
 def _cmd_bench_grammar(args: argparse.Namespace) -> int:
     from ..bench.grammar import run_grammar_bench
 
-    rows = run_grammar_bench(Path(args.out), args.repeat, progress=console.print)
+    # MODEL_THREADS as serve-model takes it: two llama.cpp threads beside another server's spin
+    # against it at their barriers on a two-core machine
+    threads = settings_from(args).model_threads
+    rows = run_grammar_bench(Path(args.out), args.repeat, threads=threads, progress=console.print)
     table = Table(title="held output: llama-cpp-python's grammar in the chain against the bundled server's draw-first")
     for col in rows[0]:
         table.add_column(col, justify="left" if col == "case" else "right")
