@@ -73,30 +73,37 @@ def test_each_strategy_and_model_kind_through_a_server_nobody_here_wrote(tmp_pat
     chat = run(small, tmp_path / "chat", **openai_env(openai_server, "chat"))
     assert (chat["backend"], chat["model_kind"]) == ("openai", "chat") and chat["token_sum"] > 0
     assert chat["schemas"] == ["extract", "reason", "triple"]  # response_format, found at start-up
+    for out in ("base", "chat"):
+        key_in_nothing_written(tmp_path / out)
+
+
+# The orchestrated team makes the same backend calls (complete, score, schemas) through the same
+# client as the pipeline above: a combination, not a component (its own tests run it on ours).
+@pytest.mark.full
+def test_the_orchestrated_team_through_a_server_nobody_here_wrote(tmp_path: Path, openai_server: str) -> None:
     task = dev_task("arithmetic.jsonl#arithmetic", "lighthouse-keepers").path
     team = run(task, tmp_path / "orchestrated", STRATEGY="orchestrated", **openai_env(openai_server, "base"))
     assert (team["strategy"], team["backend"]) == ("orchestrated", "openai")
-    # the key reached the agents and nothing they wrote
-    for out in ("base", "chat", "orchestrated"):
-        with tarfile.open(tmp_path / out / "run_artifacts.tar.gz") as tar:
-            for member in tar.getmembers():
-                f = tar.extractfile(member)
-                assert f is None or b"sk-test-not-a-secret" not in f.read(), member.name
-        assert "sk-test" not in (tmp_path / out / "metrics.json").read_text()
+    key_in_nothing_written(tmp_path / "orchestrated")
+
+
+def key_in_nothing_written(out: Path) -> None:
+    """The key reached the agents and nothing they wrote."""
+    with tarfile.open(out / "run_artifacts.tar.gz") as tar:
+        for member in tar.getmembers():
+            f = tar.extractfile(member)
+            assert f is None or b"sk-test-not-a-secret" not in f.read(), member.name
+    assert "sk-test" not in (out / "metrics.json").read_text()
 
 
 def test_our_server_in_chat_mode_through_the_ollama_client(tmp_path: Path, model_server: str) -> None:
     small = small_task(tmp_path / "tasks")
     m = run(small, tmp_path / "chat", OLLAMA_HOST=model_server, MODEL_KIND="chat")
     assert (m["backend"], m["model_kind"], m["status"]) == ("ollama", "chat", "ok") and m["token_sum"] > 0
-    plain = run(small, tmp_path / "base", OLLAMA_HOST=model_server)
-    assert plain["model_kind"] == "base"  # decided from /api/show's template: our server's is raw
-    # ANSWER_CHOICE=auto on our /api/score (one pass over the text): likelihood, its probe's time recorded
-    assert plain["answer_choice"] == "likelihood" and plain["made_by"]["answer"] == "model"
-    assert all(s["choice"] == "likelihood" and s["passage_ms"] > 0 for s in plain["scoring"].values())
     # SCHEMAS=auto holds triples and typed answers to schemas on a chat model, not on a base model
-    # (its few-shot pattern fixes their form); SCHEMAS=on holds them on both (our server's grammar)
-    assert m["schemas"] == ["extract", "reason", "triple"] and plain["schemas"] == []
+    # (its few-shot pattern fixes their form: test_run_local's first run, all defaults, checks
+    # that one); SCHEMAS=on holds them on both (our server's grammar)
+    assert m["schemas"] == ["extract", "reason", "triple"]
     held = run(small, tmp_path / "held", OLLAMA_HOST=model_server, SCHEMAS="on")
     assert held["schemas"] == ["extract", "reason", "triple"] and held["status"] == "ok" and held["prediction"]
 
@@ -105,15 +112,15 @@ async def test_both_servers_score_a_continuation_alike(model_server: str, openai
     """The same model read two ways: our /api/score, and prompt log-probabilities of an
     OpenAI-compatible completion with echo (as lm-evaluation-harness scores)."""
     # short: llama-cpp-python's server pays about a second per echoed token here (it sorts the
-    # vocabulary for each), and echoes the prompt once per option
+    # vocabulary for each), and echoes the prompt once per option: two options (a third took 15 s)
     prompt = Prompt.plain("Halden Bridge, 1931: 412 metres long.\nLength:")
-    options = [" 412 metres\n", " 1931\n", " Halden\n"]
+    options = [" 412 metres\n", " 1931\n"]
     ours = await LLMClient.ollama(model_server, "gemma3:270m").score(prompt, options, LLMUsage())
     usage = LLMUsage()
     theirs_client = LLMClient.from_settings(load_settings(**_openai(openai_server)))
     theirs = await theirs_client.score(prompt, options, usage)
     assert ours is not None and theirs is not None
-    assert max(range(3), key=ours.__getitem__) == max(range(3), key=theirs.__getitem__) == 0
+    assert max(range(2), key=ours.__getitem__) == max(range(2), key=theirs.__getitem__) == 0
     assert all(abs(a - b) < 1.0 for a, b in zip(ours, theirs, strict=True)), (ours, theirs)
     assert usage.calls == 1 and usage.prompt_tokens > 0  # the server's own counts
 

@@ -52,6 +52,12 @@ def test_run_starts_everything_scores_and_archives(tmp_path: Path) -> None:
     assert m["status"] == "ok" and m["error"] is None and m["task_id"] == "solar-farm"
     assert m["protocol"] == "json" and m["model"] == "gemma3:270m" and m["prediction"]
     assert 0.0 <= m["quality_score"] <= 1.0
+    # MODEL_KIND=auto: base, from /api/show's template (our server's is raw); SCHEMAS=auto holds
+    # nothing to a schema on a base model; ANSWER_CHOICE=auto on our /api/score (one pass over
+    # the text): likelihood, its probe's time recorded
+    assert (m["backend"], m["model_kind"], m["schemas"]) == ("ollama", "base", [])
+    assert m["answer_choice"] == "likelihood" and m["made_by"]["answer"] == "model"
+    assert all(s["choice"] == "likelihood" and s["passage_ms"] > 0 for s in m["scoring"].values()) and m["scoring"]
     assert m["quality_score"] == pytest.approx((m["exact_match"] + m["rouge_l"]) / 2)
     assert m["elapsed_ms"] > 0 and 0 < m["llm_ms"] <= m["elapsed_ms"] * 1.05
     # counters agree with the frame log, line by line
