@@ -101,9 +101,9 @@ def test_a_killed_service_restarts_with_nothing_lost(
         svc.stop()
 
 
-def _client(svc: Service, task: str, back_within: float, question: str | None = None) -> subprocess.Popen[str]:
+def _client(svc: Service, task: str, back_within: float) -> subprocess.Popen[str]:
     """``gaiamesh submit`` of the bundled ``task`` to ``svc``, as a user runs it."""
     argv = [sys.executable, "-m", "gaiamesh", "submit", "--task", task, "--url", svc.url,
-            "--back-within", str(back_within), *(["--question", question] if question else [])]  # fmt: skip
+            "--back-within", str(back_within)]
     env = {**os.environ, "GAIAMESH_ACCESS_KEY": KEY, "COLUMNS": "200"}
     return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext
 
 from ..api.conftest import Service
-from ..conftest import ROOT
+from ..conftest import ROOT, replayed
 
 SHOTS = ROOT / "build" / "screenshots"  # the README's screenshots are copied from here
 
@@ -62,6 +62,21 @@ def page_service(
     model_server: str, live_agents: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Service]:
     svc = Service(tmp_path_factory.mktemp("page") / "state", model_server, live_agents)
+    svc.start()
+    try:
+        yield svc
+    finally:
+        svc.stop()
+
+
+@pytest.fixture(scope="module")
+def paced_service(
+    paced_agents: tuple[str, Path], recorded: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Service]:
+    """A service on agents replaying the recorded runs at their recorded pace: a run of a bundled
+    task lasts as the live model made it (watched in flight, cancelled while it runs), and no
+    model computes: for the tests whose subject is the page, not the model."""
+    svc = Service(tmp_path_factory.mktemp("paced") / "state", "", paced_agents, **replayed(recorded, "recorded"))
     svc.start()
     try:
         yield svc

@@ -7,15 +7,12 @@ reads as a table of its own inside a phone's screen (issue 60)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from ..api.conftest import KEY, Service
-from ..conftest import replayed
 from .conftest import Visit
 from .test_first_hour import finished
 from .test_page import (
@@ -61,17 +58,10 @@ LABELS = """svg => Array.from(svg.querySelectorAll("g.agent")).flatMap(g => {
 
 
 @pytest.fixture(scope="module")
-def page_service(
-    recorded: Path, paced_agents: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Service]:
+def page_service(paced_service: Service) -> Service:
     """Here the runs are of the recorded tasks, replayed at their recorded pace: what these tests
     read is the page's layout of a run, which the model's time only delays."""
-    svc = Service(tmp_path_factory.mktemp("narrow") / "state", "", paced_agents, **replayed(recorded, "recorded"))
-    svc.start()
-    try:
-        yield svc
-    finally:
-        svc.stop()
+    return paced_service
 
 
 @pytest.fixture(scope="module")

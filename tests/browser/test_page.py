@@ -182,21 +182,6 @@ def test_ask_watch_the_frames_read_the_metrics_and_follow_up(visit: Visit) -> No
     expect(page.locator("#session-state")).to_have_text("STOP")
 
 
-@pytest.fixture(scope="module")
-def paced_service(
-    paced_agents: tuple[str, Path], recorded: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Service]:
-    """A service of its own on agents replaying the recorded runs at their recorded pace: a batch
-    of bundled tasks lasts as the live model made it (a run can be cancelled while it runs), and
-    no model computes (the batch took 140 s of the live server's time: the page is the subject)."""
-    svc = Service(tmp_path_factory.mktemp("paced") / "state", "", paced_agents, **replayed(recorded, "recorded"))
-    svc.start()
-    try:
-        yield svc
-    finally:
-        svc.stop()
-
-
 def test_a_batch_of_two_tasks_runs_one_after_the_other_and_is_compared(
     browser: Browser, paced_service: Service
 ) -> None:
