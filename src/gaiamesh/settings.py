@@ -294,6 +294,9 @@ class AgentSettings(BaseModel):
     tool: str = "search"
     agent_host: str = "127.0.0.1"
     port: int = 9000
+    # How local mode starts its agents: forked from one process that has imported them once
+    # (deploy/zygote.py; a team starts in a fraction of the CPU), or each as a new interpreter.
+    agent_start: Literal["fork", "exec"] = "fork"
 
 
 class PathSettings(BaseModel):

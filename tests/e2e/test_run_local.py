@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from gaiamesh.agents.teams import tools_of
 from gaiamesh.evaluation.metrics import totals_from_log
 from gaiamesh.mesh.protocols import canonical_json
 
@@ -60,6 +61,11 @@ def test_run_starts_everything_scores_and_archives(tmp_path: Path) -> None:
     assert all(s["choice"] == "likelihood" and s["passage_ms"] > 0 for s in m["scoring"].values()) and m["scoring"]
     assert m["quality_score"] == pytest.approx((m["exact_match"] + m["rouge_l"]) / 2)
     assert m["elapsed_ms"] > 0 and 0 < m["llm_ms"] <= m["elapsed_ms"] * 1.05
+    # the agents were forked from one warm process (AGENT_START=fork, the default), and each logged
+    # in its own file as a new interpreter would have: its INFO lines, its tool named
+    assert (out / "logs" / "zygote.log").is_file()
+    for node, tool in enumerate(tools_of("pipeline")):
+        assert f"agent {node} ({tool}) listening on ws://" in (out / "logs" / f"agent-{node}.log").read_text()
     # counters agree with the frame log, line by line
     totals = totals_from_log(out / "frames.jsonl")
     for key, value in totals.items():

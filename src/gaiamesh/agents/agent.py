@@ -442,8 +442,8 @@ class MeshAgent:
             log.info(
                 "agent %s (%s) listening on %s://%s:%d/ws",
                 self.node_id,
-                wiretls.scheme(self.settings.wire_tls, "wss", "ws"),
                 self.tool.name,
+                wiretls.scheme(self.settings.wire_tls, "wss", "ws"),
                 self.settings.agent_host,
                 self.settings.port,
             )

@@ -27,6 +27,7 @@ from ..ports import holder, taken
 from ..settings import SECRET_VARIABLES, AgentSpec, MeshSettings, Settings
 from ..tasks import Task
 from .memory import PeakMemory
+from .zygote import Forked, Zygote
 
 console = Console(stderr=True)
 
@@ -172,7 +173,8 @@ class ProcessGroup:
 
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
-        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.procs: dict[str, subprocess.Popen[bytes] | Forked] = {}
+        self._zygote: Zygote | None = None  # started with the first agent forked (AGENT_START=fork)
 
     def start(
         self, name: str, args: list[str], env: dict[str, str], quiet: bool = True
@@ -192,7 +194,14 @@ class ProcessGroup:
         """One agent process for ``spec`` (its node id, tool and port, as AGENTS names them);
         returns its name in the group (``<prefix>agent-<node id>``)."""
         name = f"{prefix}agent-{spec.node_id}"
-        self.start(name, ["agent"], child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port)))
+        env = child_env(settings, node_id=spec.node_id, tool=spec.tool, port=str(spec.port))
+        if settings.agent_start == "exec":
+            self.start(name, ["agent"], env)
+            return name
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        if self._zygote is None:
+            self._zygote = Zygote(self.log_dir / "zygote.log")
+        self.procs[name] = self._zygote.fork(["agent"], env, self.log_dir / f"{name}.log")
         return name
 
     def start_team(self, settings: Settings, prefix: str = "", leave_out: frozenset[str] = frozenset()) -> list[str]:
@@ -204,6 +213,11 @@ class ProcessGroup:
         if proc.poll() is not None:
             tail = (self.log_dir / f"{name}.log").read_text(errors="replace")[-2000:]
             raise RunError(f"{name} exited with code {proc.returncode}:\n{tail}")
+
+    @property
+    def zygote_pid(self) -> int | None:
+        """The pid of the process the group's agents are forked from, while it runs."""
+        return self._zygote.pid if self._zygote is not None else None
 
     def pids(self) -> list[int]:
         """The pids of the group's processes that still run."""
@@ -220,6 +234,9 @@ class ProcessGroup:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
 
 
 @contextlib.contextmanager
