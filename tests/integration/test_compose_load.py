@@ -45,6 +45,15 @@ def _host_client(stack: Stack) -> subprocess.Popen[str]:
     return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def _started(admin: httpx.Client, stream_id: str, timeout: float = 60) -> str:
+    """The stream's state once it is no longer queued."""
+    deadline = time.monotonic() + timeout
+    while (state := admin.get(f"/api/streams/{stream_id}").json()["state"]) == "queued":
+        assert time.monotonic() < deadline, state
+        time.sleep(0.1)  # polling the API: a stream's start has no push
+    return state
+
+
 def _stream_ends(admin: httpx.Client, stream_id: str, timeout: float = 600) -> dict:
     deadline = time.monotonic() + timeout
     while (view := admin.get(f"/api/streams/{stream_id}").json())["state"] in ("queued", "running"):
@@ -62,19 +71,19 @@ def test_a_killed_network_container_loses_no_accepted_run_and_a_16_worker_stream
     admin = api(stack)
     source = _seed_stream(stack, recorded)
     body = {"tasks": "protocolbench-top1000", "limit": 6, "workers": 16, "replay_of": source, "pace": "recorded"}
-    # The stream cut off has one worker: its six items one after another at their recorded pace
-    # outlast the clients' start. Sixteen forked workers answered all six before the kill.
-    r = admin.post("/api/streams", json={**body, "workers": 1})
-    assert r.status_code == 202, r.text
-    cut = r.json()["id"]
     clients = [_host_client(stack) for _ in range(10)]
     runs = []
     for client in clients:  # each says its run id first
         line = client.stdout.readline() if client.stdout else ""
         assert " accepted (solar-farm)" in line, line
         runs.append(line.split()[1])
+    # The stream goes last and the kill comes as soon as it runs, while its team starts: its six
+    # items at their recorded pace took less than the ten clients' start-up (it ended done).
+    r = admin.post("/api/streams", json=body)
+    assert r.status_code == 202, r.text
+    cut = r.json()["id"]
+    assert _started(admin, cut) == "running"
     queued_at_kill = sum(admin.get(f"/api/runs/{run}").json()["state"] == "queued" for run in runs)
-    assert admin.get(f"/api/streams/{cut}").json()["state"] in ("queued", "running")  # the kill cuts it off
     assert stack.compose("kill", "network", timeout=60).returncode == 0
     up = stack.compose("up", "-d", "--wait", "network", timeout=240)
     assert up.returncode == 0, up.stderr
