@@ -69,8 +69,9 @@ def test_a_replay_through_many_workers_and_another_protocol_answers_identically(
         assert {r["item_id"]: r["prediction"] for r in again} == said, protocol
         assert report["backend"] == "replay" and report["protocol"] == protocol and report["workers"] == int(workers)
         assert report["transport"] == transport and all(r["status"] in REPLIED for r in again)
-        # the team's peak memory, sampled while it ran: each worker a Python process of its own
-        assert report["memory_peak_mib"] > 30 * int(workers), report["memory_peak_mib"]
+        # the team's peak memory, sampled while it ran: each worker a process of its own, forked
+        # (about 16 MiB of its own beside the pages it shares with the zygote: docs/stream.md)
+        assert report["memory_peak_mib"] > 16 * int(workers), report["memory_peak_mib"]
         sizes = report["bytes"]
         assert isinstance(sizes, dict) and sizes["mean"] > 0
         if transport == "native":  # the sockets' bytes per item: the protocol's HTTP around each packet

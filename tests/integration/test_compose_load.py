@@ -104,7 +104,9 @@ def test_a_killed_network_container_loses_no_accepted_run_and_a_16_worker_stream
     assert r.status_code == 202, r.text
     done = _stream_ends(admin, r.json()["id"])
     assert done["state"] == "done" and done["report"]["summary"]["answered"] + done["report"]["summary"]["empty"] == 6, done
-    assert done["report"]["memory_peak_mib"] > 16 * 30, done["report"]["memory_peak_mib"]
+    # its team's memory was sampled: sixteen forked workers beside the command and the relay
+    # (535 MiB on the host, docs/stream.md)
+    assert done["report"]["memory_peak_mib"] > 16 * 16, done["report"]["memory_peak_mib"]
     inspect = subprocess.run(["docker", "inspect", "--format", "{{.State.OOMKilled}}",
                               *stack.compose("ps", "-aq").stdout.split()], capture_output=True, text=True)  # fmt: skip
     assert inspect.returncode == 0 and set(inspect.stdout.split()) == {"false"}, inspect.stdout

@@ -19,10 +19,12 @@ from pathlib import Path
 
 MIB = 1024 * 1024
 # Measured (docs/stream.md, "Memory"): a replayed json stream's team, its relay and the stream
-# command, peak PSS at 1, 4 and 16 workers (427, 738 and 1,992 MiB): 104 MiB more per worker,
-# and what does not grow with them.
+# command, peak PSS at 1, 4 and 16 workers. Each worker a new interpreter (AGENT_START=exec):
+# 427, 738 and 1,992 MiB, 104 MiB more per worker. Forked from one zygote (fork, the default):
+# 298, 350 and 535 MiB, 16 MiB more per worker, the rest shared with the zygote; reckoned at 30,
+# since a worker that runs longer writes more of those pages, which then become its own.
 STREAM_BASE_MIB = 330
-STREAM_WORKER_MIB = 105
+STREAM_WORKER_MIB = {"fork": 30, "exec": 105}
 HEADROOM = 0.85  # of the container's limit, the most a stream may bring its memory to
 CGROUP = Path("/sys/fs/cgroup")
 NO_LIMIT = 1 << 60  # cgroup v1's "unlimited" is a page-rounded 2**63 - 1; anything above this is none
@@ -94,6 +96,7 @@ class Room:
     need_mib: float
     limit_mib: float | None
     used_mib: float | None
+    worker_mib: float = STREAM_WORKER_MIB["fork"]
 
     @property
     def most_workers(self) -> int | None:
@@ -101,7 +104,7 @@ class Room:
         if self.limit_mib is None:
             return None
         free = self.limit_mib * HEADROOM - (self.used_mib or 0) - STREAM_BASE_MIB
-        return max(0, math.floor(free / STREAM_WORKER_MIB))
+        return max(0, math.floor(free / self.worker_mib))
 
     @property
     def fits(self) -> bool:
@@ -111,21 +114,22 @@ class Room:
     def refusal(self) -> str:
         """Why a stream that does not fit is refused, with the figures."""
         return (f"a stream of {self.workers} workers needs about {self.need_mib:.0f} MiB ({STREAM_BASE_MIB} MiB, and "
-                f"{STREAM_WORKER_MIB} MiB per worker: docs/stream.md); this container may use {self.limit_mib:.0f} MiB "
+                f"{self.worker_mib:.0f} MiB per worker: docs/stream.md); this container may use {self.limit_mib:.0f} MiB "
                 f"and {self.used_mib or 0:.0f} MiB are in use, so at most {self.most_workers} workers fit now "
                 f"(within {HEADROOM:.0%} of the limit). Ask for fewer workers, or raise the network container's "
                 "memory (NETWORK_MEMORY in .env; STREAM_MEMORY_MIB outside a container)")  # fmt: skip
 
 
-def room_for(workers: int, limit_mib: int = 0, root: Path = CGROUP) -> Room:
-    """What a stream of ``workers`` local workers needs against this container's memory now
-    (its cgroup's limit, less what is in use); against ``limit_mib`` alone (STREAM_MEMORY_MIB:
-    what a stream's team may take) when that is not 0."""
-    need = STREAM_BASE_MIB + STREAM_WORKER_MIB * workers
+def room_for(workers: int, limit_mib: int = 0, root: Path = CGROUP, agent_start: str = "fork") -> Room:
+    """What a stream of ``workers`` local workers, started as AGENT_START says, needs against
+    this container's memory now (its cgroup's limit, less what is in use); against
+    ``limit_mib`` alone (STREAM_MEMORY_MIB: what a stream's team may take) when that is not 0."""
+    per = STREAM_WORKER_MIB[agent_start]
+    need = STREAM_BASE_MIB + per * workers
     if limit_mib:
-        return Room(workers, need, float(limit_mib), None)
+        return Room(workers, need, float(limit_mib), None, per)
     limit, used = cgroup_memory(root)
-    return Room(workers, need, None if limit is None else limit / MIB, None if used is None else used / MIB)
+    return Room(workers, need, None if limit is None else limit / MIB, None if used is None else used / MIB, per)
 
 
 class PeakMemory:

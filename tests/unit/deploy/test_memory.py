@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from gaiamesh.deploy.memory import (
     HEADROOM,
     MIB,
@@ -71,17 +73,19 @@ def test_no_cgroup_files_no_bound(tmp_path: Path) -> None:
     assert room.fits and room.most_workers is None
 
 
-def test_a_stream_fits_or_is_refused_with_the_figures(tmp_path: Path) -> None:
+@pytest.mark.parametrize("way", ["fork", "exec"])
+def test_a_stream_fits_or_is_refused_with_the_figures(tmp_path: Path, way: str) -> None:
     root = _cgroup(tmp_path, {"memory.max": f"{3072 * MIB}\n", "memory.current": f"{200 * MIB}\n"})
-    most = int((3072 * HEADROOM - 200 - STREAM_BASE_MIB) // STREAM_WORKER_MIB)
-    assert room_for(most, root=root).fits and not room_for(most + 1, root=root).fits
-    refused = room_for(64, root=root)
-    said = refused.refusal()
-    assert f"needs about {STREAM_BASE_MIB + 64 * STREAM_WORKER_MIB} MiB" in said and "may use 3072 MiB" in said
-    assert f"at most {most} workers fit" in said and "NETWORK_MEMORY" in said
+    per = STREAM_WORKER_MIB[way]  # forked workers share the zygote's pages: fewer MiB each
+    most = int((3072 * HEADROOM - 200 - STREAM_BASE_MIB) // per)
+    assert room_for(most, root=root, agent_start=way).fits and not room_for(most + 1, root=root, agent_start=way).fits
+    said = room_for(most + 1, root=root, agent_start=way).refusal()
+    assert f"needs about {STREAM_BASE_MIB + (most + 1) * per} MiB" in said and "may use 3072 MiB" in said
+    assert f"{per} MiB per worker" in said and f"at most {most} workers fit" in said and "NETWORK_MEMORY" in said
     # STREAM_MEMORY_MIB: what the team may take, whatever else is in use
-    assert not room_for(4, limit_mib=STREAM_BASE_MIB + 200, root=root).fits
-    assert room_for(1, limit_mib=STREAM_BASE_MIB + 200, root=root).fits
+    limit = int((STREAM_BASE_MIB + 3.5 * per) / HEADROOM)  # room for three and a half workers
+    assert room_for(3, limit_mib=limit, root=root, agent_start=way).fits
+    assert not room_for(4, limit_mib=limit, root=root, agent_start=way).fits
     assert Room(2, 0, 100.0, 500.0).most_workers == 0  # more in use than the limit: none
 
 
