@@ -110,12 +110,11 @@ class Zygote:
             try:
                 stdin.write(json.dumps(request).encode() + b"\n")
                 stdin.flush()
-            except OSError:
-                pid = None
-            else:
                 pid = self._pids.get(timeout=START_TIMEOUT_S)
+            except (OSError, queue.Empty):  # it died, or never finished its imports
+                pid = None
             if pid is None:
-                raise RunError(f"the agents' zygote exited (code {self._proc.poll()}); its log: {self._log.name}")
+                raise RunError(f"the agents' zygote did not fork (exit code {self._proc.poll()}); its log: {self._log.name}")
             return self._children[pid]
 
     def _read(self) -> None:

@@ -6,6 +6,7 @@ children still running and tells their ends. Real processes, real commands of th
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 from gaiamesh.deploy.local import ProcessGroup, free_port, wait_until_answers
 from gaiamesh.deploy.zygote import Forked, Zygote
+from gaiamesh.errors import RunError
 from gaiamesh.settings import AgentSpec, Settings
 
 
@@ -83,3 +85,14 @@ def test_a_group_forks_agents_by_default_and_execs_them_when_asked(tmp_path: Pat
             assert "model server unreachable at http://127.0.0.1:1" in (tmp_path / how / f"{name}.log").read_text()
         finally:
             group.stop_all()
+
+
+def test_a_dead_zygote_is_a_run_error_naming_its_log(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    z = Zygote(tmp_path / "logs" / "zygote.log")
+    try:
+        os.kill(z.pid, signal.SIGKILL)
+        with pytest.raises(RunError, match=r"zygote did not fork \(exit code -9\); its log: .*zygote\.log"):
+            z.fork(["keygen"], dict(os.environ), tmp_path / "logs" / "keygen.log")
+    finally:
+        z.close()
