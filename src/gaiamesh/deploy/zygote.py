@@ -114,7 +114,12 @@ class Zygote:
             except (OSError, queue.Empty):  # it died, or never finished its imports
                 pid = None
             if pid is None:
-                raise RunError(f"the agents' zygote did not fork (exit code {self._proc.poll()}); its log: {self._log.name}")
+                try:  # its end, for the words: it has died, or is stopped here
+                    code = self._proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    code = self._proc.wait()
+                raise RunError(f"the agents' zygote did not fork (exit code {code}); its log: {self._log.name}")
             return self._children[pid]
 
     def _read(self) -> None:
