@@ -232,10 +232,8 @@ class LocalTeam:
 
     async def back(self, node: str) -> float:
         await asyncio.sleep(self.down)  # the outage the storm imposes, not a synchronization
-        # A new interpreter, as a crashed agent comes back (a container restarts it so): its
-        # start-up is part of the recovery measured. Forked (AGENT_START's default), it was back
-        # in 0.26 s and took work again at once, so more of the storm's kills hit an agent
-        # holding work: under the suite's load one run's search took 54 s and it timed out.
+        # A new interpreter, as a crashed agent comes back: its start-up is part of the recovery
+        # measured (forked, back in 0.26 s, it took work at once and more kills hit held work).
         self.group.start_agent(self.settings.model_copy(update={"agent_start": "exec"}), self.specs[node])
         return time.monotonic()
 

@@ -120,7 +120,9 @@ class Zygote:
                     self._proc.kill()
                     code = self._proc.wait()
                 raise RunError(f"the agents' zygote did not fork (exit code {code}); its log: {self._log.name}")
-            return self._children[pid]
+            child = self._children[pid]
+            child.args = ["gaiamesh", *args]
+            return child
 
     def _read(self) -> None:
         stdout = self._proc.stdout
@@ -128,7 +130,7 @@ class Zygote:
         for line in stdout:
             msg = json.loads(line)
             if "pid" in msg:  # always before that child's exit line: the zygote reaps only between requests
-                self._children[msg["pid"]] = Forked(msg["pid"], ["gaiamesh", "agent"])
+                self._children[msg["pid"]] = Forked(msg["pid"], ["gaiamesh"])  # its arguments: fork() sets them
                 self._pids.put(msg["pid"])
             elif child := self._children.get(msg["exit"]):
                 child.ended(msg["code"])
