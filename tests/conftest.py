@@ -187,6 +187,7 @@ def llama_cpp_server(host: str, log: Path) -> Iterator[str]:
     port = free_port()
     argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_model_path()), "--model_alias",
             "gemma3:270m", "--host", host, "--port", str(port), "--n_ctx", "4096", "--n_threads", os.environ["MODEL_THREADS"],
+            "--n_threads_batch", os.environ["MODEL_THREADS"],
             "--logits_all", "true", "--verbose", "false"]  # fmt: skip
     url = f"http://{host}:{port}/v1"
     with _server(argv, log, f"{url}/models", "llama-cpp-python server"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import ollama
@@ -215,6 +216,11 @@ def test_the_memo_answers_a_repeated_request_from_memory(model_server: str, live
     hot = {"temperature": 1.0, "num_predict": 12}
     a, b = (memo.generate(model=MODEL, prompt=prompt, options=hot) for _ in range(2))
     assert a.eval_duration != b.eval_duration
+    # the same request twice at once: the second, queued behind the first, is answered from memory
+    at_once = "The night train to the southern coast stops at"
+    with ThreadPoolExecutor(2) as pool:
+        pair = list(pool.map(lambda _: memo.generate(model=MODEL, prompt=at_once, options=OPTS), range(2)))
+    assert pair[0].response == pair[1].response and pair[0].eval_duration == pair[1].eval_duration
     body = {"model": MODEL, "prompt": "Halden Bridge is 412 metres", "continuations": [" long", " wide"]}
     scored = [httpx.post(f"{model_server}/api/score", json=body, timeout=60).json() for _ in range(2)]
     assert scored[0] == {**scored[1], "created_at": scored[0]["created_at"]}

@@ -114,8 +114,11 @@ class Engine:
     def __init__(self, model_path: Path, n_ctx: int = 4096, n_threads: int = 2, memo: bool = False) -> None:
         started = time.perf_counter_ns()
         self.model_path = model_path
+        # n_threads_batch too: llama-cpp-python gives a prompt's evaluation every core otherwise,
+        # and MODEL_THREADS=1 beside other work still spun a second thread at its barriers
         self.llm = llama_cpp.Llama(
-            model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False
+            model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, n_batch=512,
+            verbose=False,
         )
         self.load_ns = time.perf_counter_ns() - started
         self.n_ctx = n_ctx
@@ -276,10 +279,11 @@ class Engine:
     async def score(self, prompt: str, continuations: list[str]) -> Scores:
         """Score continuations of ``prompt`` (see :meth:`_score`); requests queue on one lock."""
         key = json.dumps(["score", prompt, continuations])
-        if self.memo is not None and isinstance(known := self.memo.get(key), Scores):
-            self.memo_hits += 1
+        if isinstance(known := self._known(key), Scores):
             return known
         async with self._lock:
+            if isinstance(known := self._known(key), Scores):  # answered while this request queued
+                return known
             try:
                 got = await asyncio.get_running_loop().run_in_executor(None, self._score, prompt, continuations)
             finally:
@@ -292,46 +296,60 @@ class Engine:
         """Generate, yielding pieces as they come; requests queue on one lock. A generation the
         memo holds is yielded from it (see the class)."""
         key = _memo_key(prompt, opts) if self.memo is not None else None
-        if key is not None and isinstance(known := self.memo.get(key), list):  # type: ignore[union-attr]
-            self.memo_hits += 1
+        if isinstance(known := self._known(key), list):
             for piece in known:
                 yield piece
             return
-        pieces: list[Piece] = []
-        async for piece in self._stream(prompt, opts):
-            pieces.append(piece)
-            yield piece
-        if key is not None and pieces and pieces[-1].done:  # whole: a client that left mid-way keeps nothing
-            last = pieces[-1]  # the model's load is the first request's alone
-            last = replace(last, load_duration=0, total_duration=last.total_duration - last.load_duration)
-            self.memo[key] = [*pieces[:-1], last]  # type: ignore[index]
+        async with self._lock:
+            # A request queued behind the same one is answered from memory too: the suite's
+            # workers ask the same questions at once, and each was computed again.
+            if isinstance(known := self._known(key), list):
+                for piece in known:
+                    yield piece
+                return
+            pieces: list[Piece] = []
+            async for piece in self._stream(prompt, opts):
+                pieces.append(piece)
+                if piece.done and key is not None and self.memo is not None:
+                    # kept whole only (a client that left mid-way keeps nothing); the model's
+                    # load is the first request's alone
+                    last = replace(piece, load_duration=0, total_duration=piece.total_duration - piece.load_duration)
+                    self.memo[key] = [*pieces[:-1], last]
+                yield piece
+
+    def _known(self, key: str | None) -> list[Piece] | Scores | None:
+        """The memo's answer to ``key``, counted as a hit; None without a memo or an answer."""
+        if key is None or self.memo is None or (known := self.memo.get(key)) is None:
+            return None
+        self.memo_hits += 1
+        return known
 
     async def _stream(self, prompt: str, opts: GenOptions) -> AsyncIterator[Piece]:
-        async with self._lock:
-            loop = asyncio.get_running_loop()
-            queue: asyncio.Queue[Piece | BaseException] = asyncio.Queue()
-            cancel = threading.Event()
+        """One generation; the caller holds the lock."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Piece | BaseException] = asyncio.Queue()
+        cancel = threading.Event()
 
-            def emit(item: Piece | BaseException) -> None:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
+        def emit(item: Piece | BaseException) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
 
-            def work() -> None:
-                try:
-                    self._generate(prompt, opts, emit, cancel)
-                except Exception as exc:  # handed to the request, which turns it into an Ollama error
-                    emit(exc)
-
-            worker = loop.run_in_executor(None, work)
+        def work() -> None:
             try:
-                while True:
-                    item = await queue.get()
-                    if isinstance(item, BaseException):
-                        raise item
-                    yield item
-                    if item.done:
-                        break
-            finally:
-                cancel.set()  # a client that went away stops the generation
-                with contextlib.suppress(Exception):
-                    await worker
-                self.last_used = time.time()
+                self._generate(prompt, opts, emit, cancel)
+            except Exception as exc:  # handed to the request, which turns it into an Ollama error
+                emit(exc)
+
+        worker = loop.run_in_executor(None, work)
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+                if item.done:
+                    break
+        finally:
+            cancel.set()  # a client that went away stops the generation
+            with contextlib.suppress(Exception):
+                await worker
+            self.last_used = time.time()
