@@ -203,10 +203,10 @@ class StreamManager:
         if self.current is not None:
             raise Busy(f"stream {self.current.id} is {self.current.state.value}: one stream runs at a time; "
                        "start this one when it has ended")  # fmt: skip
-        if request.team == "local" and not (
-            room := room_for(request.workers, self.settings.stream_memory_mib, agent_start=self.settings.agent_start)
-        ).fits:  # a deployed team's memory is its own engines': nothing read here
-            raise NoSpace(room.refusal())
+        if request.team == "local":  # a deployed team's memory is its own engines': nothing read here
+            room = room_for(request.workers, self.settings.stream_memory_mib, agent_start=self.settings.agent_start)
+            if not room.fits:
+                raise NoSpace(room.refusal())
         stream_id = uuid.uuid4().hex[:16]
         folder = self.root / stream_id
         record = StreamRecord(id=stream_id, created=time.time(), request=request)

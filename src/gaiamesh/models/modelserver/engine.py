@@ -288,8 +288,8 @@ class Engine:
                 got = await asyncio.get_running_loop().run_in_executor(None, self._score, prompt, continuations)
             finally:
                 self.last_used = time.time()
-        if self.memo is not None:
-            self.memo[key] = replace(got, load_duration=0, total_duration=got.total_duration - got.load_duration)
+            if self.memo is not None:  # kept before the lock is let go, for the request queued behind
+                self.memo[key] = replace(got, load_duration=0, total_duration=got.total_duration - got.load_duration)
         return got
 
     async def stream(self, prompt: str, opts: GenOptions) -> AsyncIterator[Piece]:
