@@ -18,9 +18,8 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from websockets.asyncio.server import Request, Response, ServerConnection, serve
@@ -33,7 +32,6 @@ from ..errors import ConfigError, PortTaken, Refused
 from ..mesh import admission, wiretls, workspaces
 from ..mesh.frames import (
     Announcement,
-    DocInit,
     FrameError,
     Packet,
     PacketType,
@@ -47,73 +45,17 @@ from ..mesh.freshness import Freshness
 from ..mesh.protocols import ProtocolAdapter, get_adapter
 from ..mesh.protocols.signed import SigningKeyError, load_public
 from ..mesh.subprotocols import protocol_of
-from ..models.llm import AnswerChoice, LLMClient, LLMUsage, ModelError, decide_answer_choice
+from ..models.llm import LLMClient, LLMUsage, ModelError
 from ..settings import Settings
 from ..tools.tool import Tool, ToolContext
+from .modelcheck import check_model
 from .native import serve_native
+from .outbox import Outbox, WsOutbox
+from .runstate import RunState, earlier_memory
 
 log = logging.getLogger("gaiamesh.agents.agent")
 
 MAX_RUNS_IN_MEMORY = 64  # older runs' state is dropped from memory; their files stay on disk
-
-
-class Outbox(Protocol):
-    """Where a handled packet's frames go: the relay's WebSocket, or a native answer."""
-
-    adapter: ProtocolAdapter
-
-    async def send(self, blob: bytes) -> bool:
-        """Send one frame; False when the peer is gone."""
-
-
-class WsOutbox:
-    """The relay's WebSocket (``TRANSPORT=relay``)."""
-
-    def __init__(self, ws: ServerConnection, adapter: ProtocolAdapter) -> None:
-        self.ws, self.adapter = ws, adapter
-
-    async def send(self, blob: bytes) -> bool:
-        try:
-            await self.ws.send(blob)
-        except ConnectionClosed:
-            return False
-        return True
-
-
-@dataclass
-class RunState:
-    """What the agent holds for one run."""
-
-    run_id: str
-    folder: Path
-    memory: dict[str, Any]
-    seq: int = 0
-    doc: DocInit | None = None  # the run's document, kept for tools that read it
-
-    def next_seq(self) -> int:
-        self.seq += 1
-        return self.seq
-
-    def log(self, record: dict[str, Any]) -> None:
-        with (self.folder / "agent.log").open("a", encoding="utf-8") as f:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
-
-    def save(self) -> None:
-        # Whole or not at all: the relay may read it at any moment (a run that ended while this
-        # agent was still working), and a half-written file would be read as no memory at all.
-        tmp = self.folder / "memory.json.tmp"
-        tmp.write_text(json.dumps(self.memory, indent=2, ensure_ascii=False))
-        tmp.replace(self.folder / "memory.json")
-
-
-def _earlier(folder: Path) -> dict[str, Any] | None:
-    """The memory an earlier process of this agent kept for the run (it was killed and restarted
-    mid-run): carried on, so that its steps, their model calls and times stay on record."""
-    try:
-        memory = json.loads((folder / "memory.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return memory if isinstance(memory, dict) else None
 
 
 class MeshAgent:
@@ -149,49 +91,10 @@ class MeshAgent:
         """Before serving: the model server answers, serves MODEL and can score where
         ANSWER_CHOICE=likelihood asks it to. Raises ModelError (or ConfigError) in one line; the
         handshake then announces the backend, kind, schemas and answer choice, which
-        ``metrics.json`` records."""
-        parses = self.tool.uses_schemas(self.settings) if self.tool.uses_schemas is not None else None
-        # auto: JSON (plans, splits) wherever the backend holds it; triples and typed answers on a
-        # chat model only: a base model's few-shot pattern already fixes their form, and holding
-        # them cost it time for no gain (docs/results/2026-11-26-structured-output.md). Only what
-        # would be held is probed, so that a default team starts as fast as before.
-        profile = await self.llm.profile()
-        wanted = parses is not None and self.settings.schemas != "off" and (
-            self.settings.schemas == "on" or parses == "json" or profile.kind == "chat"
-        )
-        if wanted:
-            profile = replace(profile, schemas=await self.llm.holds_schemas())
-        if wanted and self.settings.schemas == "on" and not profile.schemas:
-            raise ConfigError(
-                f"SCHEMAS=on, but the {profile.backend} server at {self.llm.host} holds no output to a JSON "
-                f"schema for this model (MODEL_KIND={profile.kind}); set SCHEMAS=auto or off"
-            )
-        self.schemas = bool(wanted and profile.schemas)
-        made = await self._choose_answers(profile.backend)
-        self.announcement = self.announcement.model_copy(
-            update={"backend": profile.backend, "model_kind": profile.kind, "schemas": self.schemas}
-            | ({"answer_choice": made.choice, "passage_ms": made.passage_ms, "answer_choice_why": made.why} if made else {})
-        )
-        log.info("agent %s: model %s via %s (%s)", self.node_id, profile.model, profile.backend, profile.kind)
-
-    async def _choose_answers(self, backend: str) -> AnswerChoice | None:
-        """Where the tool scores continuations: likelihood or weights, as ANSWER_CHOICE asks and,
-        under ``auto``, as the scoring probe finds the backend's cost (a tool that scores
-        nothing probes nothing). The tool then reads the choice from the settings."""
-        if not self.tool.scores:
-            return None
-        asked = self.settings.answer_choice
-        cost = None if asked == "weights" else await self.llm.scoring_cost(self.settings.score_budget_ms)
-        server = f"{backend} server at {self.llm.host}"
-        if asked == "likelihood" and cost is None:
-            raise ConfigError(
-                f"ANSWER_CHOICE=likelihood, but the {server} gives no log-probabilities of a continuation "
-                "(ANSWER_CHOICE=auto falls back to weights)"
-            )
-        made = decide_answer_choice(asked, cost, self.settings.score_budget_ms, server)
-        self.settings = self.settings.model_copy(update={"answer_choice": made.choice})
-        log.info("agent %s: answers by %s (%s)", self.node_id, made.choice, made.why)
-        return made
+        ``metrics.json`` records (``modelcheck.py``)."""
+        checked = await check_model(self.llm, self.tool, self.settings, self.node_id)
+        self.schemas, self.settings = checked.schemas, checked.settings
+        self.announcement = self.announcement.model_copy(update=checked.announced)
 
     # --- runs ------------------------------------------------------------------------------
     def run_state(self, run_id: str, question: str) -> RunState:
@@ -200,8 +103,8 @@ class MeshAgent:
         if state is None:
             folder = self.workspace / run_id  # run ids are validated: letters, digits, - and _
             folder.mkdir(parents=True, exist_ok=True)
-            memory = _earlier(folder) or {"node_id": self.node_id, "tool": self.tool.name, "run_id": run_id,
-                                          "question": question}  # fmt: skip
+            memory = earlier_memory(folder) or {"node_id": self.node_id, "tool": self.tool.name, "run_id": run_id,
+                                                "question": question}  # fmt: skip
             state = self.runs[run_id] = RunState(run_id, folder, memory)
             state.save()
             while len(self.runs) > MAX_RUNS_IN_MEMORY:

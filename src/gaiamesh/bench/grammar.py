@@ -16,8 +16,8 @@ import llama_cpp
 from ..models.modelserver import bundled_model_path
 from ..models.modelserver.constrained import GrammarSampler, schema_grammar
 from ..models.prompts import TRIPLE_SCHEMA, answer_prompt, answer_schema, triple_prompt
-from ..orchestrated.catalog import TOOLS
 from ..orchestrated.plan import plan_schema
+from ..orchestrated.plan_tools import PLAN_TOOLS
 from ..orchestrated.planner import plan_prompt
 
 MAX_TOKENS = 160
@@ -31,7 +31,7 @@ def cases() -> list[tuple[str, dict[str, Any], str]]:
     return [
         ("typed answer", answer_schema(), answer_prompt(CONTEXT, "How many members did the choir have in 1950?", True).text),
         ("triple", TRIPLE_SCHEMA, triple_prompt(CONTEXT.split(". ")[0] + ".", structured=True).text),
-        ("plan", plan_schema(TOOLS), plan_prompt("How many years after its founding did the choir tour?", TOOLS, schema=True)),
+        ("plan", plan_schema(PLAN_TOOLS), plan_prompt("How many years after its founding did the choir tour?", PLAN_TOOLS, schema=True)),
     ]
 
 

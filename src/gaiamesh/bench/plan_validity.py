@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from ..models.llm import LLMClient
-from ..orchestrated.catalog import TOOLS
 from ..orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, plan_writer, templates
+from ..orchestrated.plan_tools import PLAN_TOOLS
 from ..orchestrated.planner import PlanManager
 from ..tasks import Task
 from ..tools.tool import ToolContext
@@ -32,7 +32,7 @@ async def measure(llm: LLMClient, tasks: list[Task]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     ctx = ToolContext(llm=llm)
     usage, write = ctx.usage, plan_writer(ctx)
-    managers = {m: PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE, write, schema=m == "schema")
+    managers = {m: PlanManager(PLAN_TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE, write, schema=m == "schema")
                 for m in MODES}  # fmt: skip
     with Progress(console=console, transient=True) as progress:
         bar = progress.add_task("plans", total=len(tasks) * len(MODES))

@@ -38,8 +38,8 @@ def _read_config(source: str) -> dict[str, Any]:
 
 
 def _cmd_swarm_stack(args: argparse.Namespace) -> int:
+    from ..deploy.stackfiles import fingerprints, write_secrets
     from ..deploy.swarm import StackOptions, parse_digests, parse_replicas, stack_from_compose
-    from ..deploy.swarmrun import fingerprints, write_secrets
 
     if args.compose_config:
         config = _read_config(args.compose_config)
@@ -114,7 +114,8 @@ def _wait_for_api(url: str, timeout: float) -> None:
 
 
 def _cmd_swarm_down(args: argparse.Namespace) -> int:
-    from ..deploy.swarmrun import Docker, swarm_down
+    from ..deploy.swarmdown import swarm_down
+    from ..deploy.swarmrun import Docker
 
     swarm_down(Docker(), _up_options(args), console.print, volumes=args.volumes)
     return 0

@@ -1,5 +1,6 @@
-"""The docker commands of ``gaiamesh swarm-up`` / ``swarm-down`` (docs/swarm.md), in order, each
-step idempotent and reported in one line; what to do is decided in :mod:`.swarmup`.
+"""The docker commands of ``gaiamesh swarm-up`` (docs/swarm.md), in order, each step idempotent
+and reported in one line; what to do is decided in :mod:`.swarmup`, swarm-down's commands are in
+:mod:`.swarmdown`, the files a deploy reads from this machine in :mod:`.stackfiles`.
 
 Every command goes through :class:`Docker`, the ``docker`` CLI as the user's environment sets it
 up (DOCKER_HOST, DOCKER_CONTEXT), so the same code drives this machine's engine or a test
@@ -8,7 +9,6 @@ cluster's manager, and tests can hand in a fake.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, DeployError
+from ..errors import DeployError
+from .stackfiles import ensure_keys, fingerprints, write_secrets
 from .swarm import API_SERVICE, DEFAULT_REGISTRY, StackOptions, stack_from_compose
 from .swarmup import (
     REGISTRY_CONTAINER,
@@ -31,7 +32,6 @@ from .swarmup import (
     digests_json,
     init_argv,
     label_plan,
-    labels_to_remove,
     load_state,
     make_targets,
     not_ready,
@@ -106,7 +106,7 @@ class UpOptions:
         return self.folder / "state.json"
 
 
-class _Session:
+class Session:
     """One swarm-up or swarm-down against one engine: its state entry saved after every change,
     so that a swarm-up that fails half-way can still be undone by swarm-down."""
 
@@ -148,7 +148,7 @@ def swarm_up(docker: Docker, options: UpOptions, config: Mapping[str, Any], say:
     """Steps 1-7: a swarm, labelled nodes, images, the registry, pushed images, secrets, the
     stack with every replica running. ``config`` is ``docker compose config --format json``;
     returns the stack file's document."""
-    s = _Session(docker, options, say)
+    s = Session(docker, options, say)
     _swarm(s)
     _labels(s)
     images = _images(s, config)
@@ -159,7 +159,7 @@ def swarm_up(docker: Docker, options: UpOptions, config: Mapping[str, Any], say:
     return stack.document
 
 
-def _swarm(s: _Session) -> None:
+def _swarm(s: Session) -> None:
     if swarm_action(s.engine) == "use":
         whose = "made by swarm-up" if s.made.made_swarm(s.engine) else "not made here: swarm-down will not leave it"
         s.step(1, f"swarm: this engine manages swarm {s.engine.cluster[:12]} ({whose})")
@@ -176,7 +176,7 @@ def _swarm(s: _Session) -> None:
               "(swarm-down will leave it)")  # fmt: skip
 
 
-def _labels(s: _Session) -> None:
+def _labels(s: Session) -> None:
     nodes = s.nodes()
     plan = label_plan(nodes, s.engine.node_id)
     names = {n.id: n.hostname or n.id[:12] for n in nodes}
@@ -189,7 +189,7 @@ def _labels(s: _Session) -> None:
     s.step(2, f"nodes: {len(nodes)} in the swarm; {done}")
 
 
-def _images(s: _Session, config: Mapping[str, Any]) -> list[str]:
+def _images(s: Session, config: Mapping[str, Any]) -> list[str]:
     """The images the stack runs, present on the engine (built with make where missing), and the
     signing keys the stack mounts (made here, not by `make keys`, which runs a container)."""
     built, other = project_images(config)
@@ -202,40 +202,23 @@ def _images(s: _Session, config: Mapping[str, Any]) -> list[str]:
     for target in make_targets(missing, built, s.options.registry_image):
         s.say(f"swarm-up: building with `make {target}` (missing: {', '.join(missing)})")
         s.docker.make(target)
-    keys = _ensure_keys(config)
+    keys = ensure_keys(config)
     s.step(3, f"images: {', '.join(wanted)} present ({len(missing)} built){keys}")
     return [*built, *other]
 
 
-def _ensure_keys(config: Mapping[str, Any]) -> str:
-    """The key files the stack mounts (swarm secrets and a config read by `docker stack deploy`
-    on this machine): generated where any is missing, as `gaiamesh keygen` does."""
-    from ..mesh.protocols import generate_keys
-
-    sources = {Path(v["source"]) for svc in (config.get("services") or {}).values()
-               for v in svc.get("volumes") or [] if v.get("type") == "bind" and v["target"].startswith("/keys/")}  # fmt: skip
-    if all(p.is_file() for p in sources):
-        return ""
-    nodes = sorted(p.stem for p in sources if p.suffix == ".pem")
-    folders = {p.parent for p in sources}
-    if len(folders) != 1:
-        raise ConfigError(f"the stack's keys are in several folders: {sorted(map(str, folders))}")
-    generate_keys(folders.pop(), nodes)
-    return f"; wrote key pairs for {', '.join(nodes)}"
-
-
-def _own_registry(s: _Session) -> bool:
+def _own_registry(s: Session) -> bool:
     return runs_own_registry(s.options.registry, s.options.registry_start, s.engine)
 
 
-def _registry(s: _Session) -> None:
+def _registry(s: Session) -> None:
     if not _own_registry(s):
         s.step(4, f"registry: {s.options.registry} (not run here: REGISTRY_START={s.options.registry_start})")
         return
     _, port = registry_host_port(s.options.registry)
     deadline = time.monotonic() + s.options.timeout
     while True:
-        action = container_action(_container_state(s.docker))
+        action = container_action(container_state(s.docker))
         if action == "ready":
             break
         if action == "run":
@@ -255,12 +238,12 @@ def _registry(s: _Session) -> None:
     s.step(4, f"registry: container {REGISTRY_CONTAINER} healthy on {s.options.registry_bind}:{port} ({whose})")
 
 
-def _container_state(docker: Docker) -> dict[str, Any] | None:
+def container_state(docker: Docker) -> dict[str, Any] | None:
     out = docker.probe("container", "inspect", "--format", "{{json .State}}", REGISTRY_CONTAINER)
     return dict(json.loads(out)) if out else None
 
 
-def _push(s: _Session, images: list[str]) -> dict[str, str]:
+def _push(s: Session, images: list[str]) -> dict[str, str]:
     """Each image tagged into the registry and pushed; its digest from push's output, or from the
     image's RepoDigests. Written to digests.json, the file swarm-stack --digests reads."""
     digests: dict[str, str] = {}
@@ -281,35 +264,13 @@ def _push(s: _Session, images: list[str]) -> dict[str, str]:
     return digests
 
 
-def write_secrets(folder: Path, values: Mapping[str, str]) -> None:
-    """The file-based secrets' values, readable by their owner only (docker stack deploy reads
-    them on this machine and hands them to swarm; they never enter the stack file)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o700)
-    for name, value in values.items():
-        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(value)
-
-
-def fingerprints(config: Mapping[str, Any]) -> dict[str, str]:
-    """The sha256 of every file compose binds into a service (the signing keys among them)."""
-    found: dict[str, str] = {}
-    for service in (config.get("services") or {}).values():
-        for vol in service.get("volumes") or []:
-            source = vol.get("source") if vol.get("type") == "bind" else None
-            if source and source not in found and Path(source).is_file():
-                found[source] = hashlib.sha256(Path(source).read_bytes()).hexdigest()
-    return found
-
-
 @dataclass(frozen=True)
 class _Written:
     path: Path
     document: dict[str, Any]
 
 
-def _stack_file(s: _Session, config: Mapping[str, Any], digests: Mapping[str, str]) -> _Written:
+def _stack_file(s: Session, config: Mapping[str, Any], digests: Mapping[str, str]) -> _Written:
     """Step 6, the secrets, and the stack file. The secrets are file secrets (swarm-stack's
     --secrets-dir), not external ones: `docker stack deploy` creates them from .env's values and
     `docker stack rm` removes them, so their values always match .env (an external secret left
@@ -325,16 +286,16 @@ def _stack_file(s: _Session, config: Mapping[str, Any], digests: Mapping[str, st
     return _Written(path, stack.document)
 
 
-def _deploy(s: _Session, path: Path) -> None:
+def _deploy(s: Session, path: Path) -> None:
     # --resolve-image never: every image is pinned by digest already, so the manager need not ask
     # the registry; --prune: services of an earlier swarm-up that the stack no longer has go.
     s.docker("stack", "deploy", "-c", str(path), "--prune", "--resolve-image", "never", s.options.stack)
     s.say(f"swarm-up: deployed {path} as stack {s.options.stack}; waiting for every replica")
-    services = _wait(s, lambda services: bool(services) and not not_ready(services), "start")
+    services = wait_for(s, lambda services: bool(services) and not not_ready(services), "start")
     s.step(7, f"stack {s.options.stack}: {progress_line(services, s.options.stack)}")
 
 
-def _wait(s: _Session, done: Callable[[dict[str, tuple[int, int]]], bool], what: str) -> dict[str, tuple[int, int]]:
+def wait_for(s: Session, done: Callable[[dict[str, tuple[int, int]]], bool], what: str) -> dict[str, tuple[int, int]]:
     """Poll the stack's services until ``done``, a line each time the picture changes."""
     deadline = time.monotonic() + s.options.timeout
     last = ""
@@ -352,7 +313,7 @@ def _wait(s: _Session, done: Callable[[dict[str, tuple[int, int]]], bool], what:
         time.sleep(POLL)  # polling (see POLL)
 
 
-def _task_errors(s: _Session, services: list[str]) -> str:
+def _task_errors(s: Session, services: list[str]) -> str:
     """What swarm says about each service's tasks (`docker service ps --no-trunc`: the node,
     the state and the error, such as a missing image or an unmet placement constraint)."""
     fmt = "{{.Name}}  {{.Node}}  {{.CurrentState}}  {{.Error}}"
@@ -365,83 +326,3 @@ def api_node(docker: Docker, options: UpOptions) -> str:
     out = docker.probe("service", "ps", f"{options.stack}_{API_SERVICE}", "--filter", "desired-state=running",
                        "--format", "{{.Node}}")  # fmt: skip
     return (out or "").strip().split("\n")[0] or "?"
-
-
-# --- swarm-down --------------------------------------------------------------------------------
-def swarm_down(docker: Docker, options: UpOptions, say: Say, volumes: bool = False) -> None:
-    """Undo swarm-up on this engine: the stack, then only what the state file says swarm-up
-    made (the registry container, its volume with ``volumes``, node labels, the swarm)."""
-    s = _Session(docker, options, say)
-    in_swarm = s.engine.swarm_state == "active" and s.engine.manager
-    if in_swarm:
-        _remove_stack(s)
-    elif s.engine.swarm_state == "inactive":
-        say("swarm-down: this engine is in no swarm: no stack to remove")
-        s.made.cluster, s.made.labels = "", []  # whatever swarm-up made of a swarm has gone with it
-    else:  # a worker, a locked swarm: the record stays for a swarm-down that can act on it
-        say(f"swarm-down: this engine's swarm is {s.engine.swarm_state}"
-            f"{'' if s.engine.manager else ' and it is no manager'}: the stack is left (point DOCKER_HOST at a manager)")  # fmt: skip
-    _remove_registry(s, volumes)
-    if in_swarm:
-        _remove_labels(s)
-        _leave(s)
-    s.save()
-
-
-def _remove_stack(s: _Session) -> None:
-    stacks = (s.docker.probe("stack", "ls", "--format", "{{.Name}}") or "").split()
-    if s.options.stack not in stacks:
-        s.say(f"swarm-down: no stack {s.options.stack}")
-        return
-    s.docker.probe("stack", "rm", s.options.stack)  # may report a network still in use: swept below
-    _wait(s, lambda services: not services and _sweep(s), "go")
-    s.say(f"swarm-down: stack {s.options.stack} removed (services, networks, secrets, configs)")
-
-
-def _sweep(s: _Session) -> bool:
-    """Remove what `docker stack rm` left of the stack (a network whose last task had not yet
-    gone); True when nothing labelled with the stack is left."""
-    label = f"label={STACK_NAMESPACE}={s.options.stack}"
-    left = False
-    for kind in ("network", "secret", "config"):
-        for item in (s.docker.probe(kind, "ls", "-q", "--filter", label) or "").split():
-            left |= s.docker.probe(kind, "rm", item) is None
-    return not left
-
-
-def _remove_registry(s: _Session, volumes: bool) -> None:
-    made = s.made
-    if made.registry_container and _container_state(s.docker) is not None:
-        s.docker("rm", "-f", made.registry_container)
-        s.say(f"swarm-down: registry container {made.registry_container} removed")
-    elif not made.registry_container and _container_state(s.docker) is not None:
-        s.say(f"swarm-down: registry container {REGISTRY_CONTAINER} left running (swarm-up did not start it)")
-    made.registry_container = ""
-    if made.registry_volume and volumes:
-        s.docker.probe("volume", "rm", made.registry_volume)
-        s.say(f"swarm-down: volume {made.registry_volume} removed")
-        made.registry_volume = ""
-    elif made.registry_volume:
-        s.say(f"swarm-down: volume {made.registry_volume} kept (the pushed layers; VOLUMES=1 removes it)")
-
-
-def _remove_labels(s: _Session) -> None:
-    nodes = [n.id for n in s.nodes()]
-    for node, label in labels_to_remove(s.made, s.engine, nodes):
-        s.docker.probe("node", "update", "--label-rm", label, node)
-    if s.made.labels and not s.made.made_swarm(s.engine):
-        s.say(f"swarm-down: removed the {len(s.made.labels)} node labels swarm-up set")
-    s.made.labels = []
-
-
-def _leave(s: _Session) -> None:
-    if not s.made.made_swarm(s.engine):
-        s.say("swarm-down: the swarm stays (swarm-up did not initialise it)")
-        return
-    others = [n for n in s.nodes() if n.id != s.engine.node_id]
-    s.docker("swarm", "leave", "--force")
-    s.made.cluster = ""
-    s.made.labels = []
-    note = f"; {len(others)} other nodes must leave it themselves (`docker swarm leave`)" if others else ""
-    s.say(f"swarm-down: left the swarm swarm-up initialised{note}")
-

@@ -1,6 +1,7 @@
 """``gaiamesh swarm-up`` / ``swarm-down``: the decisions, as plain functions of what ``docker``
 reported (tested by plain calls), and the state file that lets swarm-down undo only what
-swarm-up did. The docker commands themselves run in :mod:`gaiamesh.deploy.swarmrun`.
+swarm-up did. The docker commands themselves run in :mod:`gaiamesh.deploy.swarmrun` (swarm-up)
+and :mod:`gaiamesh.deploy.swarmdown`.
 
 Everything acts on the engine the ``docker`` CLI talks to (``DOCKER_HOST`` is honoured), never
 on "the host": an engine is known by its daemon id, and a swarm by its cluster id.

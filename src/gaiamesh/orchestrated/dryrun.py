@@ -32,9 +32,9 @@ from ..settings import ToolSettings
 from ..tasks import Task
 from ..tools.tool import ToolContext
 from . import workers
-from .catalog import TOOLS
 from .journal import Journal, WorkingContext
 from .orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, dispatcher, made_by, plan_writer, templates
+from .plan_tools import PLAN_TOOLS
 from .planner import PlanManager
 from .task import run_task
 
@@ -84,7 +84,7 @@ async def dry_run(task: Task, settings: ToolSettings, llm: LLMClient, schemas: b
 
         ctx.ask = ask
         writer = plan_writer(ctx) if settings.model_plans else None
-        manager = PlanManager(TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE,
+        manager = PlanManager(PLAN_TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE,
                               writer, schema=schemas)  # fmt: skip
         journal = Journal(Path(scratch) / "journal.jsonl")
         outcome = await run_task(

@@ -7,7 +7,7 @@ written in words. What the model decides (each fact's reading, a summary's sente
 where ``MODEL_PLANS`` is on) is in ``reading.py`` and ``planner.py``.
 
 The templates' patterns (``templates/*.json``) are heuristics too: each is an English question
-form, applied by ``plan.py`` (``Template.match``); they stay data, one file per plan shape. Each
+form, applied by ``plan_templates.py`` (``Template.match``); they stay data, one file per plan shape. Each
 rule here and each template is listed with its measured worth in docs/strategies.md
 ("Heuristics"); the measurement is docs/results/2026-11-27-heuristics.md.
 """

@@ -23,12 +23,13 @@ from ..mesh.frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, Maker, P
 from ..pipeline.followup import resolve as resolve_followup
 from ..settings import ToolSettings
 from ..tools.tool import Tool, ToolContext
-from .catalog import ORCHESTRATOR, TOOLS, Download, FileOperation
 from .download import DownloadError, download
 from .executor import Dispatch
 from .files import Files, WorkspaceError
 from .journal import Journal, WorkingContext, load_state, save_state
-from .plan import PlanError, Step, StepOutput, Template, load_templates, validate_plan
+from .plan import PlanError, Step, StepOutput, validate_plan
+from .plan_templates import Template, load_templates
+from .plan_tools import ORCHESTRATOR, PLAN_TOOLS, Download, FileOperation
 from .planner import PlanManager, WritePlan
 from .task import TaskOutcome, run_task
 
@@ -43,7 +44,7 @@ class TaskFailed(ToolError):
 @cache
 def templates(folder: Path) -> list[Template]:
     """The plan templates in ``folder``, loaded and validated once per process."""
-    return load_templates(folder, TOOLS)
+    return load_templates(folder, PLAN_TOOLS)
 
 
 async def run_own_tool(step: Step, resolved: dict[str, Any], ctx: ToolContext) -> StepOutput:
@@ -52,7 +53,7 @@ async def run_own_tool(step: Step, resolved: dict[str, Any], ctx: ToolContext) -
     settings = ctx.settings
     files = Files(ctx.workspace / "files")
     try:
-        inp = TOOLS[(ORCHESTRATOR, step.tool_name)].input_model.model_validate(resolved)
+        inp = PLAN_TOOLS[(ORCHESTRATOR, step.tool_name)].input_model.model_validate(resolved)
         if isinstance(inp, FileOperation):
             if inp.operation == "read":
                 return StepOutput("COMPLETED", files.read(inp.path), inp.path)
@@ -134,7 +135,7 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
     cwc = WorkingContext(question)
 
     manager = PlanManager(
-        TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE,
+        PLAN_TOOLS, templates(settings.templates_dir or BUNDLED_TEMPLATES), DEFAULT_TEMPLATE,
         plan_writer(ctx) if settings.model_plans else None, schema=ctx.schemas,
     )  # fmt: skip
     plan = None
@@ -142,7 +143,7 @@ async def run(ctx: ToolContext, packet: DocInitPacket) -> FinalAnswer:
         saved, plan = load_state(settings.replay_plan)
         if plan is None:
             raise TaskFailed(f"{settings.replay_plan} holds no plan to run again")
-        plan = validate_plan(plan.to_json(), TOOLS, source=f"replay:{settings.replay_plan.name}")
+        plan = validate_plan(plan.to_json(), PLAN_TOOLS, source=f"replay:{settings.replay_plan.name}")
         journal.add("plan_loaded", path=str(settings.replay_plan), saved_question=saved.question)
     outcome = await run_task(
         question, manager, dispatcher(ctx, packet), journal, cwc, settings.max_revisions, plan=plan

@@ -20,7 +20,8 @@ from typing import Any
 from .executor import Execution
 from .heuristics import answer_scale
 from .journal import Journal, WorkingContext
-from .plan import Catalog, Plan, PlanError, Template, plan_schema, validate_plan
+from .plan import Catalog, Plan, PlanError, plan_schema, validate_plan
+from .plan_templates import Template
 
 # (prompt, the JSON schema to hold it to or None) -> the model's completion
 WritePlan = Callable[[str, dict[str, Any] | None], Awaitable[str]]

@@ -25,7 +25,7 @@ from ..pipeline.read import read_answer
 from ..pipeline.text import sentences, terms
 from ..tools.tool import ToolContext
 from .calculator import to_number
-from .catalog import FindFact
+from .plan_tools import FindFact
 
 TOP_SENTENCES = 3  # sentences the model reads for one fact
 RANK_PRIOR = 0.75  # log-likelihood units for the best-ranked sentence's spans; halved per rank

@@ -43,9 +43,10 @@ from ..tools.tool import Tool, ToolContext
 from ..web.reader import html_to_text
 from . import reading
 from .calculator import CalculatorError, calculate, format_number, to_number
-from .catalog import (
+from .download import DownloadError, fetch
+from .plan_tools import (
+    PLAN_TOOLS,
     RESEARCH,
-    TOOLS,
     UTILITY,
     AnswerQuestion,
     Calculate,
@@ -54,7 +55,6 @@ from .catalog import (
     Summarize,
     WebSearch,
 )
-from .download import DownloadError, fetch
 
 Handler = Callable[[ToolContext, Any], Awaitable[tuple[Any, Any, str | None]]]
 
@@ -141,7 +141,7 @@ HANDLERS: dict[str, dict[str, tuple[type[BaseModel], Handler]]] = {
     UTILITY: {"calculator": (Calculate, calculator)},
 }
 # Every worker tool of the catalog has a handler, and no handler is missing from the catalog.
-assert {(r, t) for r, tools in HANDLERS.items() for t in tools} == {k for k in TOOLS if k[0] in HANDLERS}
+assert {(r, t) for r, tools in HANDLERS.items() for t in tools} == {k for k in PLAN_TOOLS if k[0] in HANDLERS}
 
 
 def worker(role: str) -> Callable[[ToolContext, SubTaskPacket], Awaitable[SubTaskResult]]:

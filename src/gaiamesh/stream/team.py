@@ -33,7 +33,7 @@ from ..mesh.frames import (
     SubTaskResult,
 )
 from ..models.prompts import answer_prompt, clean_answer
-from ..orchestrated.catalog import AnswerQuestion
+from ..orchestrated.plan_tools import AnswerQuestion
 from ..orchestrated.workers import answer_question
 from ..settings import ToolSettings
 from ..tools.tool import Tool, ToolContext

@@ -57,11 +57,11 @@ class Tool:
     setup: Callable[[ToolSettings], None] | None = None
     # What, so configured, the tool asks its model for and parses: "json" (a plan, a split) or
     # "phrases" (triples, typed answers); None: nothing. The agent asks at start-up whether its
-    # backend holds output to a JSON schema, and SCHEMAS decides (see agents.agent.MeshAgent.check_model).
+    # backend holds output to a JSON schema, and SCHEMAS decides (see agents.modelcheck.check_model).
     uses_schemas: Callable[[ToolSettings], Parsed | None] | None = None
     # Ablation (ABLATE): the tool's output made from its input with no work, e.g. the facts
     # handed on without triples. None: the tool cannot be left out (it makes the answer).
     passthrough: Callable[[Any], Body] | None = None
     # Whether the tool scores continuations (ANSWER_CHOICE): its agent then times one scoring
-    # probe at start-up and chooses likelihood or weights (see agents.agent.MeshAgent.check_model).
+    # probe at start-up and chooses likelihood or weights (see agents.modelcheck.check_model).
     scores: bool = False

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from gaiamesh.deploy.swarm import AGENTS_LABEL, NETWORK_LABEL, parse_digests
-from gaiamesh.deploy.swarmrun import Docker, UpOptions, swarm_down, swarm_up
+from gaiamesh.deploy.swarmdown import swarm_down
+from gaiamesh.deploy.swarmrun import Docker, UpOptions, swarm_up
 from gaiamesh.deploy.swarmup import (
     Engine,
     Made,

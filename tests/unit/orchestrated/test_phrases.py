@@ -7,7 +7,7 @@ import pytest
 
 from gaiamesh.orchestrated.heuristics import split_subject
 from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, templates
-from gaiamesh.orchestrated.plan import Template
+from gaiamesh.orchestrated.plan_templates import Template
 
 
 def reads(template: Template, question: str, expected: dict[str, str]) -> bool:
@@ -70,10 +70,10 @@ def test_ages_changes_and_ratios() -> None:
 
 
 async def test_a_unit_phrase_leaves_the_slot_and_a_scale_divides_the_answer() -> None:
-    from gaiamesh.orchestrated.catalog import TOOLS
     from gaiamesh.orchestrated.heuristics import answer_scale, drop_unit
     from gaiamesh.orchestrated.journal import Journal
     from gaiamesh.orchestrated.orchestrator import DEFAULT_TEMPLATE
+    from gaiamesh.orchestrated.plan_tools import PLAN_TOOLS
     from gaiamesh.orchestrated.planner import PlanManager
 
     assert (
@@ -83,7 +83,7 @@ async def test_a_unit_phrase_leaves_the_slot_and_a_scale_divides_the_answer() ->
         answer_scale("What is the total, in million cubic metres?") == 1_000_000
         and answer_scale("How many?") == 1
     )
-    manager = PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE)
+    manager = PlanManager(PLAN_TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE)
     plan = await manager.plan(
         "What is the total of the north tank and the south tank, in millions of litres?", Journal()
     )

@@ -10,17 +10,16 @@ from typing import Any
 import pytest
 
 from gaiamesh.agents.catalog import get_tool
-from gaiamesh.orchestrated.catalog import TOOLS
 from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, templates
 from gaiamesh.orchestrated.plan import (
     PlanError,
     StepOutput,
-    Template,
     UnresolvedReference,
-    load_templates,
     resolve,
     validate_plan,
 )
+from gaiamesh.orchestrated.plan_templates import Template, load_templates
+from gaiamesh.orchestrated.plan_tools import PLAN_TOOLS
 
 
 def reads(template: Template, question: str, expected: dict[str, str]) -> bool:
@@ -48,12 +47,12 @@ def good() -> dict[str, Any]:
 
 def reasons(raw: Any) -> list[str]:
     with pytest.raises(PlanError) as exc:
-        validate_plan(raw, TOOLS)
+        validate_plan(raw, PLAN_TOOLS)
     return exc.value.reasons
 
 
 def test_a_good_plan_validates() -> None:
-    plan = validate_plan(good(), TOOLS, source="test")
+    plan = validate_plan(good(), PLAN_TOOLS, source="test")
     assert [s.step_id for s in plan.steps()] == ["a", "b", "c"] and plan.source == "test"
     assert plan.stages[1].steps[0].references() == [
         ("b", "processed_result_data"),
@@ -167,10 +166,10 @@ def test_a_broken_template_is_refused_at_load_with_its_file_name(tmp_path: Path)
     (tmp_path / "bad.json").write_text(json.dumps({"pattern": "(?P<a>.+)", "plan": edit(
         lambda p: p["stages"][0]["steps"][0].update(query="${missing}"))}))  # fmt: skip
     with pytest.raises(PlanError, match=r"template bad.json: .*slot \$\{missing\}"):
-        load_templates(tmp_path, TOOLS)
+        load_templates(tmp_path, PLAN_TOOLS)
     (tmp_path / "bad.json").write_text(json.dumps({"pattern": "(unclosed", "plan": good()}))
     with pytest.raises(PlanError, match="template bad.json: error"):
-        load_templates(tmp_path, TOOLS)
+        load_templates(tmp_path, PLAN_TOOLS)
 
 
 def test_an_orchestrator_with_a_broken_template_stops_at_start(tmp_path: Path) -> None:
@@ -236,4 +235,4 @@ def test_a_shape_of_several_forms_fills_what_each_form_fixes() -> None:
 def test_a_template_without_forms_is_refused(tmp_path: Path) -> None:
     (tmp_path / "empty.json").write_text(json.dumps({"forms": [], "plan": good()}))
     with pytest.raises(PlanError, match="template empty.json: ValueError: no forms"):
-        load_templates(tmp_path, TOOLS)
+        load_templates(tmp_path, PLAN_TOOLS)

@@ -6,11 +6,11 @@ import asyncio
 import json
 from typing import Any
 
-from gaiamesh.orchestrated.catalog import TOOLS
 from gaiamesh.orchestrated.executor import execute
 from gaiamesh.orchestrated.journal import Journal, WorkingContext
 from gaiamesh.orchestrated.orchestrator import BUNDLED_TEMPLATES, DEFAULT_TEMPLATE, templates
 from gaiamesh.orchestrated.plan import Step, StepOutput, plan_schema, validate_plan
+from gaiamesh.orchestrated.plan_tools import PLAN_TOOLS
 from gaiamesh.orchestrated.planner import PlanManager
 from gaiamesh.orchestrated.task import run_task
 
@@ -46,7 +46,7 @@ def years(a: int = 1905, b: int = 1931) -> dict[str, list[StepOutput]]:
 
 async def test_stages_in_order_steps_of_a_stage_at_once_references_resolved() -> None:
     workers = Workers(years())
-    run = await execute(validate_plan(good(), TOOLS), workers)
+    run = await execute(validate_plan(good(), PLAN_TOOLS), workers)
     assert run.success and run.final_answer == "26"
     assert [c[0] for c in workers.calls] == ["a", "b", "c"] and workers.most == 2  # a and b overlapped
     assert workers.calls[2][1] == {"expression": "1931 - 1905"}
@@ -57,7 +57,7 @@ async def test_stages_in_order_steps_of_a_stage_at_once_references_resolved() ->
 async def test_a_failed_step_stops_the_plan_with_its_details() -> None:
     answers = years() | {"b": [StepOutput("FAILED", error="NotFound: no year for 'closed'")]}
     workers = Workers(answers)
-    run = await execute(validate_plan(good(), TOOLS), workers)
+    run = await execute(validate_plan(good(), PLAN_TOOLS), workers)
     assert not run.success and run.failed is not None
     assert (run.failed.step_id, run.failed.error) == ("b", "NotFound: no year for 'closed'")
     assert [c[0] for c in workers.calls] == ["a", "b"]  # stage 2 never ran
@@ -65,13 +65,13 @@ async def test_a_failed_step_stops_the_plan_with_its_details() -> None:
 
 
 def manager() -> PlanManager:
-    return PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE)
+    return PlanManager(PLAN_TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE)
 
 
 async def test_a_step_that_fails_once_then_succeeds_completes_after_one_revision() -> None:
     answers = years() | {"a": [StepOutput("FAILED", error="WorkerUnavailable: worker r1 died"), StepOutput("COMPLETED", "1905", 1905)]}
     journal, cwc = Journal(), WorkingContext("q")
-    plan = validate_plan(good(), TOOLS, source="test")
+    plan = validate_plan(good(), PLAN_TOOLS, source="test")
     outcome = await run_task("q", manager(), Workers(answers), journal, cwc, max_revisions=2, plan=plan)
     assert outcome.status == "COMPLETED" and outcome.answer == "26" and outcome.revisions == 1
     events = journal.events()
@@ -82,7 +82,7 @@ async def test_a_step_that_fails_once_then_succeeds_completes_after_one_revision
 async def test_a_step_that_always_fails_ends_with_an_explanation_after_max_revisions() -> None:
     answers = years() | {"a": [StepOutput("FAILED", error="Timeout: no result within 5s")]}
     journal, cwc = Journal(), WorkingContext("q")
-    plan = validate_plan(good(), TOOLS, source="test")
+    plan = validate_plan(good(), PLAN_TOOLS, source="test")
     outcome = await run_task("q", manager(), Workers(answers), journal, cwc, max_revisions=2, plan=plan)
     assert outcome.status == "FAILED" and outcome.revisions == 2
     assert "could not answer" in outcome.answer and "Timeout" in outcome.answer
@@ -95,7 +95,7 @@ async def test_a_non_transient_failure_gives_way_to_the_next_template_then_the_d
                          "answer": [StepOutput("COMPLETED", "12")]}  # fmt: skip
     journal = Journal()
     question = "How many years older is the painter than his brother?"  # years_older, then comparative
-    plan = validate_plan(good(), TOOLS, source="template:duration")
+    plan = validate_plan(good(), PLAN_TOOLS, source="template:duration")
     outcome = await run_task(question, manager(), Workers(answers), journal, WorkingContext("q"), 3, plan)
     assert outcome.status == "COMPLETED" and outcome.answer == "12"
     assert outcome.plan is not None and outcome.plan.source == f"template:{DEFAULT_TEMPLATE}"
@@ -109,7 +109,7 @@ async def test_the_last_revision_allowed_goes_to_the_default_plan() -> None:
     answers = years() | {"a": [StepOutput("FAILED", error="NotFound: no year")],
                          "answer": [StepOutput("COMPLETED", "1931")]}  # fmt: skip
     journal = Journal()
-    plan = validate_plan(good(), TOOLS, source="template:duration")
+    plan = validate_plan(good(), PLAN_TOOLS, source="template:duration")
     outcome = await run_task("When did it close?", manager(), Workers(answers), journal, WorkingContext("q"), 1, plan)
     assert outcome.status == "COMPLETED" and outcome.revisions == 1
     assert outcome.plan is not None and outcome.plan.source == f"template:{DEFAULT_TEMPLATE}"
@@ -122,7 +122,7 @@ async def test_an_invalid_model_plan_is_rejected_with_reasons_and_replaced() -> 
         assert prompt.endswith('Plan: {"stages": [{"steps": [{"stepId": "')  # the model continues a plan
         return 'x", "assigned_agent_role": "research", "tool_name": "nope", "sub_task_input": {}}]}]}'
 
-    m = PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE, write)
+    m = PlanManager(PLAN_TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE, write)
     journal = Journal()
     plan = await m.plan("Who built it?", journal)
     assert plan.source == f"template:{DEFAULT_TEMPLATE}"
@@ -148,16 +148,16 @@ async def test_a_plan_held_to_the_schema_is_written_whole_and_the_schema_names_t
         asked.append((prompt, schema))
         return json.dumps({"stages": [{"steps": [step("only", final=True)]}]})
 
-    m = PlanManager(TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE, write, schema=True)
+    m = PlanManager(PLAN_TOOLS, templates(BUNDLED_TEMPLATES), DEFAULT_TEMPLATE, write, schema=True)
     plan = await m.plan("Who built it?", Journal())
     assert plan.source == "model" and asked[0][0].endswith("Plan: ")  # the model writes the whole object
     schema = asked[0][1]
-    assert schema is not None and schema == plan_schema(TOOLS)
+    assert schema is not None and schema == plan_schema(PLAN_TOOLS)
     alternatives = schema["properties"]["stages"]["items"]["properties"]["steps"]["items"]["anyOf"]
     assert {(a["properties"]["assigned_agent_role"]["const"], a["properties"]["tool_name"]["const"])
-            for a in alternatives} == set(TOOLS)  # fmt: skip
+            for a in alternatives} == set(PLAN_TOOLS)  # fmt: skip
     assert "$ref" not in json.dumps(schema)  # every tool input inlined
 
 
 def test_step_helper_builds_valid_steps() -> None:
-    assert validate_plan({"stages": [{"steps": [step("only", final=True)]}]}, TOOLS).steps()[0].is_final_answer
+    assert validate_plan({"stages": [{"steps": [step("only", final=True)]}]}, PLAN_TOOLS).steps()[0].is_final_answer

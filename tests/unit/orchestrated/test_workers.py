@@ -11,7 +11,7 @@ import pytest
 from gaiamesh.mesh.frames import DocInit, PacketType, SubTaskPacket, make_packet
 from gaiamesh.models.llm import LLMClient, LLMUsage
 from gaiamesh.orchestrated.calculator import CalculatorError, calculate, format_number, to_number
-from gaiamesh.orchestrated.catalog import FindFact
+from gaiamesh.orchestrated.plan_tools import FindFact
 from gaiamesh.orchestrated.reading import Candidate, evidence, nearness, step_question
 from gaiamesh.orchestrated.workers import worker
 from gaiamesh.tools.tool import ToolContext

@@ -1,20 +1,17 @@
-"""One settings object, read once from the environment (and `.env`) at each entry point.
-
-No other module reads ``os.environ``: entry points build a :class:`Settings` and pass it down.
-"""
+"""The settings' parts, one model per concern (the model, the wire, faults, tools, one agent,
+folders, one run, the service): code that reads one concern declares that part, and
+:class:`~gaiamesh.settings.Settings` is all of them at once."""
 
 from __future__ import annotations
 
-import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 
 class RoutingMode(StrEnum):
@@ -26,78 +23,11 @@ class RoutingMode(StrEnum):
     AUTO = "auto"
 
 
-DNS_PREFIX = "dns:"  # an AGENTS host that names a DNS name with one address per replica
-
-
-class AgentSpec(NamedTuple):
-    """``(node_id, tool, host, port, optional, entry)`` of one agent, as the relay learns it from
-    ``AGENTS``.
-
-    An optional agent (``?`` suffix) whose host name does not resolve is left out of the run:
-    that is how the relay follows compose profiles that add agents. A host ``dns:NAME`` (swarm's
-    ``tasks.<service>``, a service scaled by compose) stands for every address NAME resolves to:
-    the relay turns it into one agent per address at the start of each run
-    (:func:`gaiamesh.mesh.discovery.expand`), and ``entry`` is then the node id of the AGENTS
-    entry it came from: the ``NODE_ID`` its replicas share, announce and stamp on their packets."""
-
-    node_id: str
-    tool: str
-    host: str
-    port: int
-    optional: bool = False
-    entry: str = ""
-
-    @property
-    def dns_name(self) -> str | None:
-        """The DNS name whose addresses are this entry's replicas (None: one agent at ``host``)."""
-        return self.host.removeprefix(DNS_PREFIX) if self.host.startswith(DNS_PREFIX) else None
-
-    @property
-    def announces(self) -> str:
-        """The node id the agent itself announces and puts in its packets' ``src``."""
-        return self.entry or self.node_id
-
-    @property
-    def url(self) -> str:
-        return f"ws://{self.host}:{self.port}/ws"
-
-
 # The strategies a run may answer with; each one's team is declared in agents/teams.py.
 Strategy = Literal["pipeline", "orchestrated", "stream"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 # The strategies that answer one task a run; `stream` answers a file of items (`gaiamesh stream`).
 TASK_STRATEGIES: tuple[str, ...] = ("pipeline", "orchestrated")
-
-
-def parse_agents(spec: str) -> list[AgentSpec]:
-    """Parse ``"0=search@127.0.0.1:9000,1=extract@127.0.0.1:9001,4=search@h:9004?"`` into specs.
-
-    ``0=search@dns:tasks.agent-search:9000`` names every replica that DNS name resolves to
-    (expanded by the relay at the start of each run, :mod:`gaiamesh.mesh.discovery`).
-
-    Raises ``ValueError`` with the offending entry on bad input.
-    """
-    agents: list[AgentSpec] = []
-    for raw in spec.split(","):
-        entry = raw.strip()
-        if not entry:
-            continue
-        optional = entry.endswith("?")
-        entry = entry.rstrip("?")
-        try:
-            node_id, rest = entry.split("=", 1)
-            tool, addr = rest.split("@", 1)
-            host, port = addr.rsplit(":", 1)
-            agent = AgentSpec(node_id.strip(), tool.strip(), host.strip(), int(port), optional)
-        except ValueError as exc:
-            raise ConfigError(f"bad AGENTS entry {entry!r}: expected NODE_ID=TOOL@HOST:PORT") from exc
-        if agent.dns_name == "":
-            raise ConfigError(f"bad AGENTS entry {entry!r}: dns: needs a name (NODE_ID=TOOL@dns:NAME:PORT)")
-        agents.append(agent)
-    ids = [a.node_id for a in agents]
-    if len(set(ids)) != len(ids):
-        raise ConfigError(f"duplicate node ids in AGENTS: {ids}")
-    return agents
 
 
 class ModelSettings(BaseModel):
@@ -345,70 +275,7 @@ class ServiceSettings(BaseModel):
         return _positive(v)
 
 
-SECRETS = frozenset({"access_key", "session_secret", "openai_api_key", "mesh_token"})
-
-
 def _positive(v: int) -> int:
     if v <= 0:
         raise ValueError("must be positive")
     return v
-
-
-class Settings(
-    BaseSettings, ModelSettings, MeshSettings, ToolSettings, AgentSettings, PathSettings, RunSettings, ServiceSettings,
-    FaultSettings,
-):
-    """Every knob, read once at an entry point; field names map to upper-case environment variables.
-
-    Each concern is its own model above, and a ``Settings`` is each of them: a part of the code
-    declares the one it reads (``LLMClient.from_settings(settings: ModelSettings)``) and is handed
-    the whole, so it cannot reach for a knob of another concern without saying so in its type."""
-
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
-    )
-
-    def public_dict(self) -> dict[str, object]:
-        """The resolved configuration for the run archive, without secrets (keys stay in
-        KEYS_DIR; the service's access key, its token secret and the OpenAI key are left out)."""
-        return self.model_dump(mode="json", exclude=set(SECRETS))
-
-
-# The environment variable of each secret setting. ``NAME_FILE`` names a file that holds it
-# instead: swarm hands secrets to a container as files (/run/secrets/...), never as variables.
-SECRET_VARIABLES = {
-    "access_key": "GAIAMESH_ACCESS_KEY",
-    "session_secret": "GAIAMESH_SESSION_SECRET",
-    "openai_api_key": "OPENAI_API_KEY",
-    "mesh_token": "GAIAMESH_MESH_TOKEN",
-}
-
-
-def secrets_from_files(environ: dict[str, str]) -> dict[str, str]:
-    """Each secret whose ``NAME_FILE`` is set, read from that file (one trailing newline
-    dropped: ``echo`` and editors add one). ``NAME`` and ``NAME_FILE`` together are refused,
-    since either one silently winning would hide a stale value."""
-    found: dict[str, str] = {}
-    for field, name in SECRET_VARIABLES.items():
-        path = environ.get(f"{name}_FILE")
-        if not path:
-            continue
-        if environ.get(name):
-            raise ConfigError(f"{name} and {name}_FILE are both set: keep one")
-        try:
-            found[field] = Path(path).read_text(encoding="utf-8").removesuffix("\n")
-        except OSError as exc:
-            raise ConfigError(f"{name}_FILE: cannot read {path}: {exc.strerror or exc}") from exc
-    return found
-
-
-def load_settings(**overrides: Any) -> Settings:
-    """Build the settings once per process: environment, then ``.env``, then defaults.
-
-    ``GAIAMESH_ENV_FILE`` names another dotenv file; set it empty to read none (the tests do,
-    so that a developer's ``.env`` cannot change what they check). A secret may come from the
-    file its ``NAME_FILE`` variable names (:func:`secrets_from_files`); overrides still win.
-    """
-    env_file = os.environ.get("GAIAMESH_ENV_FILE", ".env") or None
-    overrides = secrets_from_files(dict(os.environ)) | overrides
-    return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]

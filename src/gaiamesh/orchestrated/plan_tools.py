@@ -1,4 +1,6 @@
-"""The tools a plan may name: each role's tools and the input model each one validates.
+"""The tools a plan may name (:data:`PLAN_TOOLS`, by role and name): each role's tools and the
+input model each one validates. They are a plan's steps, run by the team's agents, not the
+agents' own declared tools (``orchestrated.TOOLS``).
 
 The orchestrator validates plans against this catalog; the workers validate each sub-task's
 input against the same models when it arrives, so an input schema is written once.
@@ -93,7 +95,7 @@ RESEARCH = "research"
 UTILITY = "utility"
 ORCHESTRATOR = "orchestrator"
 
-TOOLS: dict[tuple[str, str], ToolSpec] = {
+PLAN_TOOLS: dict[tuple[str, str], ToolSpec] = {
     (s.role, s.name): s
     for s in (
         ToolSpec(RESEARCH, "find_fact", FindFact, FindFact.__doc__ or ""),
