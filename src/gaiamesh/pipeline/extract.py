@@ -14,7 +14,7 @@ from ..errors import ToolError
 from ..mesh.frames import Events, Fact, Hop, PacketType, SearchDocsPacket
 from ..tools.tool import Tool, ToolContext
 from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
-from .heuristics import CLAUSE, POINTS_BACK
+from .heuristics import CLAUSE, POINTS_BACK, asks_who, without_the
 from .hops import Decomposition, about
 from .read import read_answer
 from .rerank import rerank
@@ -31,12 +31,12 @@ async def find_bridge(ctx: ToolContext, hop: Decomposition, pool: list[str]) -> 
     best = typed_rank(hop.inner, pool, AnswerType.PERSON)[0][0]
     fact = pool[best]
     reading = await read_answer(ctx, fact, hop.inner)
-    reading = reading[4:] if reading.lower().startswith("the ") else reading
+    reading = without_the(reading)
     if matches(reading, AnswerType.PERSON) and valid(reading, [fact], hop.inner):
         return Hop(question=hop.inner, fact=fact, answer=reading, method="reading")
     asked = set(terms(hop.inner))
     if (
-        not hop.inner.startswith("Who ") and len(reading.split()) <= 5 and valid(reading, [fact], hop.inner)
+        not asks_who(hop.inner) and len(reading.split()) <= 5 and valid(reading, [fact], hop.inner)
         and not asked & set(terms(reading))  # the answer to "which X did Y" does not repeat Y
     ):  # fmt: skip
         # "Which building holds the archive?" may be answered by a description ("old

@@ -90,6 +90,13 @@ def asked_kind(question: str) -> str:
     return "any"
 
 
+def asks_who(question: str) -> bool:
+    """Heuristic (a question opening with "Who ", as written): it asks for a person by name, so
+    the bridge of a two-fact question read as a description ("old granary", which may answer
+    "Which building holds the archive?") does not answer it (``extract.find_bridge``)."""
+    return question.startswith("Who ")
+
+
 # --- spans of a kind ----------------------------------------------------------------------------
 
 MONTH = (
@@ -175,6 +182,13 @@ clauses that may be about different things."""
 DETERMINER = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 """Heuristic (English articles): a leading article is not part of an answer ("the Solveig"),
 and a phrase after a name that opens with one describes it ("Tarnby, the town where ...")."""
+
+
+def without_the(reading: str) -> str:
+    """Heuristic (a leading English "the", in any case): the model's reading "the Solveig" of a
+    two-fact question's bridge names the Solveig; only "the" is dropped, unlike
+    :data:`DETERMINER` (``extract.find_bridge``)."""
+    return reading[4:] if reading.lower().startswith("the ") else reading
 
 # --- the hop splitter's word classes (hops.py) -------------------------------------------------
 RELATIVE_PRONOUNS = frozenset({"who", "that", "which", "whom"})
