@@ -1,46 +1,14 @@
-"""``agora`` on its own wire: the ``agora-protocol`` SDK's receiver (the agent) and sender (the
-relay) over HTTP, with our fixed protocol document published at a URL of the agent.
-
-One frame is one Agora message: the sender POSTs ``{protocolHash, protocolSources, body}`` to the
-receiver's ``/`` (``body``: the packet's canonical JSON as text), and the receiver replies
-``{"status": "success", "body": ...}`` where ``body`` is a JSON array (as text) of the packets
-the agent emitted while handling it, or ``{"status": "error", "message": ...}``, the SDK's own
-error reply (a wrong hash, an unknown protocol, a malformed message, a body that is not a packet).
-
-``protocolSources`` carries the URL of the document, ``<mount>/protocols/<name>``, not the
-document inline (the relay mode's ``data:`` source, ~1.3 kB a frame). The agent serves it; its
-receiver starts knowing no protocol, so the first message makes it download the document from
-that URL and check its hash with the SDK's own ``download_and_verify_protocol`` (as
-``Receiver.create_conversation`` does for any unknown hash); the relay's :meth:`connect` does the
-same once before its first frame. No model anywhere (``toolformer=None``): the receiver's
-components that would ask one are replaced, through ``Receiver``'s own parameters, by fixed ones
-(a checker that accepts exactly our document, a "programmer" that hands back the routine below,
-a responder and negotiator that refuse), and the routine runs in an SDK executor as an
-LLM-written one would.
-
-The receiver is Flask (WSGI), mounted with ``a2wsgi``; the documents are served by Starlette on
-the event loop, not by Flask, so that a receiver thread downloading a document never waits for
-another receiver thread (all ``RECEIVER_THREADS`` busy would deadlock). The relay posts with the
-SDK's sender transport (``requests``, synchronous), in a thread of the client's own pool; it
-cannot use the relay's ``httpx.AsyncClient`` (see :class:`AgoraClient`). Nothing streams: the
-reply comes when the agent has finished with the frame.
-"""
+"""``agora``'s agent side: the ``agora-protocol`` SDK's receiver, with no model, under ``a2wsgi``,
+and our protocol document published beside it (the wire: ``binding.py``)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
-from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, cast
 
-import httpx
-import requests
 from a2wsgi import WSGIMiddleware
-from agora.common.errors import ProtocolError as AgoraError
-from agora.common.errors import ProtocolRejectedError, ProtocolTransportError
+from agora.common.errors import ProtocolRejectedError
 from agora.common.executor import ExecutorConversation, UnsafeExecutor
 from agora.common.storage import Storage
 from agora.common.toolformers.base import Tool
@@ -49,21 +17,18 @@ from agora.receiver.components.negotiator import ReceiverNegotiator
 from agora.receiver.components.programmer import ReceiverProgrammer
 from agora.receiver.components.protocol_checker import ReceiverProtocolChecker
 from agora.receiver.components.responder import Responder
-from agora.sender.components.transporter import SimpleSenderTransporter
-from agora.utils import compute_hash, download_and_verify_protocol, extract_metadata
+from agora.utils import compute_hash, extract_metadata
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..protocols.agora import DOCUMENT, PROTOCOL_HASH
-from ..protocols.base import canonical_json
-from .base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+from ...native.base import AgentEndpoint
+from .envelope import DOCUMENT, PROTOCOL_HASH
 
 DOCUMENT_NAME: str = extract_metadata(DOCUMENT)["name"]  # "gaiamesh-packet-v1", from its front matter
 RECEIVER_THREADS = 16  # a2wsgi's pool: frames one agent handles at once (each holds a thread)
-SENDER_THREADS = 16  # one client's pool: frames in flight to one agent (requests blocks a thread)
 
 # The routine the SDK would have a model write once a protocol is in use: hand the message's body
 # to the agent (its one tool) and reply with what it returns.
@@ -254,132 +219,3 @@ class AgentApp:
         if request.path_params["name"] != DOCUMENT_NAME:
             return PlainTextResponse(f"no protocol document {request.path_params['name']!r}", status_code=404)
         return PlainTextResponse(DOCUMENT)  # text/plain; charset=utf-8: requests decodes it as UTF-8
-
-
-# --- the relay: the SDK's sender ------------------------------------------------------------------
-class TimedTransporter(SimpleSenderTransporter):
-    """The SDK's transporter for single-round messages (the same ``requests.post(target,
-    json=message)``), with the two things its conversation cannot do: a timeout (it posts with
-    none, so a silent agent holds the thread forever) and the receiver's error reply (it reads
-    ``body``, which an error reply lacks: ``KeyError: 'body'``, the receiver's message lost)."""
-
-    def __init__(self, timeout: tuple[float | None, float | None]) -> None:
-        self.timeout = timeout
-
-    def new_conversation(
-        self, target: str, multiround: bool, protocol_hash: str, protocol_sources: list[str]
-    ) -> TimedConversation:
-        if multiround:
-            raise ProtocolRejectedError("multi-round conversations are not part of this protocol")
-        return TimedConversation(target, multiround, protocol_hash, protocol_sources, self.timeout)
-
-
-class TimedConversation(SimpleSenderTransporter.SimpleExternalConversation):
-    def __init__(
-        self, target: str, multiround: bool, protocol_hash: str, sources: list[str], timeout: Any
-    ) -> None:
-        super().__init__(target, multiround, protocol_hash, sources)
-        self.timeout = timeout
-
-    def __call__(self, message: str) -> dict[str, Any]:
-        query = {
-            "protocolHash": self.protocol_hash,
-            "protocolSources": self.protocol_sources,
-            "body": message,
-        }
-        raw = requests.post(self.target, json=query, timeout=self.timeout)
-        if raw.status_code != 200:
-            raise ProtocolTransportError(
-                f"Error in external conversation: HTTP {raw.status_code} {raw.text[:200]}"
-            )
-        reply = raw.json()
-        if not isinstance(reply, dict) or reply.get("status") != "success" or "body" not in reply:
-            message_ = reply.get("message") if isinstance(reply, dict) else None
-            raise ProtocolTransportError(f"the receiver's error reply: {message_ or str(reply)[:200]}")
-        return {"status": reply["status"], "body": reply["body"]}
-
-
-def frames_of(body: Any) -> list[bytes]:
-    """The frames in a reply's body: a JSON array (as text) of packets."""
-    try:
-        packets = json.loads(body) if isinstance(body, str) else None
-    except ValueError:
-        packets = None
-    if not isinstance(packets, list) or not all(isinstance(p, dict) for p in packets):
-        raise Undelivered(f"agora: the reply's body is not a JSON array of packets: {str(body)[:200]!r}")
-    return [canonical_json(p) for p in packets]
-
-
-class AgoraClient(NativeClient):
-    """The relay's Agora sender for one agent: each frame one message, posted by the SDK's sender
-    transport (single round, as our document's ``multiround: false`` makes the SDK's sender do).
-
-    Not the SDK's whole ``Sender.execute_task``: with the protocol fixed and a routine that only
-    posts the packet, it adds nothing on the wire, but on every call it rebuilds a LangChain
-    schema of its ``send_to_server`` tool (13-24 ms of CPU a frame here) and ``ast.parse``s twice
-    (the race of gh-106905, seen here as a spurious ``SystemError`` with 8 frames in flight).
-
-    ``requests`` is synchronous, so each frame runs in a thread of this client's pool, and
-    ``requests.post`` makes a session for the one call: one new TCP connection per message. The
-    relay's ``httpx.AsyncClient`` cannot carry it: the SDK takes no HTTP client (only a
-    ``SenderTransporter``), and a transporter on httpx would no longer be the SDK's wire (its
-    client, headers and connection handling). Only the httpx client's connect and read timeouts
-    are taken, for ``requests``."""
-
-    def __init__(self, peer: Peer, http: httpx.AsyncClient) -> None:
-        self.peer = peer
-        self.target = peer.base_url + "/"
-        # The agent fetches the document from itself: the URL must be one it reaches (in compose,
-        # its service name), not the relay's tap on the relay's loopback.
-        self.source = (peer.direct_url or peer.base_url) + document_path()
-        self.timeout = (http.timeout.connect, http.timeout.read)
-        self.transporter = TimedTransporter(self.timeout)
-        self.pool = ThreadPoolExecutor(SENDER_THREADS, thread_name_prefix=f"agora-{peer.node_id}")
-
-    async def _in_thread(self, fn: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
-
-    async def connect(self) -> None:
-        """Fetch the document the messages will name, and check its hash (the SDK's function; its
-        ``timeout`` is documented in milliseconds but handed to requests, which reads seconds)."""
-        url = self.peer.base_url + document_path()  # through the tap: the first request's cost
-        try:
-            found = await self._in_thread(download_and_verify_protocol, PROTOCOL_HASH, url, self.timeout)
-        except requests.RequestException as exc:
-            raise Undelivered(f"agora: protocol document {url}: {exc}") from exc
-        if found is None:
-            raise Undelivered(f"agora: {url} does not serve the protocol {PROTOCOL_HASH}")
-
-    def _post(self, body: str) -> Any:
-        with self.transporter.new_conversation(
-            self.target, False, PROTOCOL_HASH, [self.source]
-        ) as conversation:
-            return conversation(body)["body"]
-
-    async def send(self, blob: bytes) -> AsyncIterator[bytes]:
-        try:
-            body = await self._in_thread(self._post, blob.decode("utf-8"))  # the body is text
-        except (requests.RequestException, AgoraError, UnicodeDecodeError) as exc:
-            raise Undelivered(f"agora: {type(exc).__name__}: {exc}") from exc
-        for frame in frames_of(body):
-            yield frame
-
-    async def aclose(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
-
-
-class AgoraBinding(Binding):
-    name = "agora"
-    inner = "json"
-    streams = False
-    mount = "/agora"
-
-    def app(self, agent: AgentEndpoint, keys_dir: Path) -> ASGIApp:
-        return AgentApp(agent)
-
-    def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
-        return AgoraClient(peer, http)  # stream: nothing to stream (the reply comes whole)
-
-
-def binding(protocol: str) -> Binding:
-    return AgoraBinding()
