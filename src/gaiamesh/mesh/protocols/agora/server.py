@@ -72,7 +72,6 @@ class MemoryStorage(Storage):
         return key in self.data
 
 
-# --- the agent: the SDK's receiver ----------------------------------------------------------------
 class OurDocumentOnly(ReceiverProtocolChecker):
     """The receiver's suitability check without a model: our document is adequate, no other."""
 
