@@ -159,7 +159,7 @@ def _read_anp(blob: bytes, keys: Path) -> dict[str, Any]:
     from anp.proof import Rfc9421OriginProofVerificationOptions, verify_rfc9421_origin_proof
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    from gaiamesh.mesh.protocols.anp import did_document
+    from gaiamesh.mesh.protocols.anp.envelope import did_document
 
     public = json.loads((keys / "public.json").read_text())  # the team's keys
     docs = [did_document(n, Ed25519PublicKey.from_public_bytes(bytes.fromhex(h))) for n, h in public.items()]

@@ -1,5 +1,5 @@
 """An agent's native server (``TRANSPORT=native``): each protocol's own server, made by its
-binding (``mesh/native/``), on ``PORT + NATIVE_PORT_OFFSET``.
+binding (``mesh/protocols/<protocol>/``, found through ``mesh/native/``), on ``PORT + NATIVE_PORT_OFFSET``.
 
 The bindings are mounted at their paths (``/a2a``, ``/acp``, ``/mcp``, ``/anp``, ``/agora``,
 ``/http/<protocol>``). The agent's own protocol is built at start-up when it is started for

@@ -44,7 +44,7 @@ def child_env(settings: Settings, **extra: str) -> dict[str, str]:
             env.pop(f"{name}_FILE", None)
     env["PYTHONUNBUFFERED"] = "1"
     trust = Path(settings.keys_dir) / "local-trust.pem"
-    if trust.exists():  # the local CA of anp's DID host (mesh/native/didhost.py), with the usual roots
+    if trust.exists():  # the local CA of anp's DID host (mesh/protocols/anp/didhost.py), with the usual roots
         env["SSL_CERT_FILE"] = str(trust)
     return env
 

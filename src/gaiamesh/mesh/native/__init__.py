@@ -1,4 +1,6 @@
-"""Each protocol on its own wire (``TRANSPORT=native``): the bindings, by protocol name.
+"""Each protocol on its own wire (``TRANSPORT=native``): which protocols have one, whether a
+strategy's runs can use it, and the binding that makes it, from the protocols' one table
+(``mesh/protocols/``).
 
 A binding's module is imported when a run first needs it, so that an SDK loads only in the
 processes that speak its protocol natively."""
@@ -8,26 +10,11 @@ from __future__ import annotations
 import importlib
 
 from ...errors import ConfigError, Invalid
+from .. import protocols
+from ..protocols import PROTOCOLS
 from .base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
 
 TRANSPORTS = ("relay", "native")
-
-_MODULES = {
-    "json": "plain",
-    "binary": "plain",
-    "compressed": "plain",
-    "signed": "plain",
-    "a2a": "a2a",
-    "acp": "acp",
-    "anp": "anp",
-    "agora": "agora",
-    "mcp": "mcp",
-}
-
-
-# The protocols whose native wire carries an agent's frames while it works (a streaming
-# method): the orchestrated strategy's sub-tasks leave before the orchestrator's answer does.
-STREAMING = frozenset({"json", "binary", "compressed", "signed", "a2a", "acp", "mcp"})
 
 
 class NoNativeWire(ConfigError, Invalid):
@@ -40,31 +27,36 @@ SUBTASKING = frozenset({"orchestrated", "stream"})
 
 
 def native_protocols() -> list[str]:
-    return sorted(_MODULES)
+    return sorted(name for name, protocol in PROTOCOLS.items() if protocol.native)
+
+
+def streaming() -> list[str]:
+    """The protocols whose native wire carries an agent's frames while it works."""
+    return sorted(name for name, protocol in PROTOCOLS.items() if protocol.native and protocol.streams)
 
 
 def check(protocol: str, strategy: str = "pipeline") -> str:
     """``protocol`` if it has a native wire that can carry ``strategy``'s runs; else
     :class:`NoNativeWire` (checked by name, so the caller need not load the protocol's SDK)."""
-    if protocol not in _MODULES:
+    if protocol not in native_protocols():
         raise NoNativeWire(
             f"protocol {protocol!r} has no native wire; TRANSPORT=native speaks {', '.join(native_protocols())}"
         )
-    if strategy in SUBTASKING and protocol not in STREAMING:
+    if strategy in SUBTASKING and protocol not in streaming():
         raise NoNativeWire(
             f"protocol {protocol!r} on its own wire answers once per request, so an orchestrator's sub-tasks "
             f"could not leave while it works: the {strategy} strategy runs natively under "
-            f"{', '.join(sorted(STREAMING))}, or under {protocol!r} with TRANSPORT=relay"
+            f"{', '.join(streaming())}, or under {protocol!r} with TRANSPORT=relay"
         )
     return protocol
 
 
 def binding(protocol: str) -> Binding:
-    """The native binding of ``protocol`` (each module's ``binding(protocol)`` makes it)."""
-    module = _MODULES[check(protocol)]
-    made: Binding = importlib.import_module(f".{module}", __name__).binding(protocol)
+    """The native binding of ``protocol`` (its module's ``binding(protocol)`` makes it)."""
+    module = PROTOCOLS[check(protocol)].native
+    made: Binding = importlib.import_module(f".{module}", protocols.__name__).binding(protocol)
     return made
 
 
 __all__ = ["AgentEndpoint", "Binding", "NativeClient", "NoNativeWire", "Peer", "TRANSPORTS", "Undelivered",
-           "STREAMING", "binding", "check", "native_protocols"]
+           "binding", "check", "native_protocols", "streaming"]

@@ -17,7 +17,9 @@ the HTTP around that are counted at the socket, not modelled.
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -26,6 +28,7 @@ import httpx
 from starlette.types import ASGIApp
 
 from ...errors import RunError
+from ...settings import Settings
 
 # Where the relay asks an agent to prove the run's mesh token before it uses the agent's native
 # endpoints (both ends: the relay's gateway and the agent's native server).
@@ -119,3 +122,9 @@ class Binding(abc.ABC):
         setting, recorded with the run). ``stream``: use the protocol's streaming method, so that
         the agent's frames arrive while it works (the orchestrated strategy's sub-tasks need it;
         only asked of a binding whose :attr:`streams` is true)."""
+
+    def hosted(self, settings: Settings) -> AbstractAsyncContextManager[Path]:
+        """What the relay serves for this protocol while a run uses it, before any agent is
+        reached (ANP: the DID host where the agents resolve the relay's DID), as a context whose
+        value is the keys folder the relay's clients read. By default nothing, and ``KEYS_DIR``."""
+        return contextlib.nullcontext(Path(settings.keys_dir))

@@ -14,8 +14,8 @@ import math
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import httpx
 
@@ -30,9 +30,6 @@ from . import SUBTASKING, binding, check
 from .base import HELLO, NativeClient, Peer, Undelivered
 from .tap import Tap
 from .tapfaults import TapFaults
-
-if TYPE_CHECKING:
-    from .didhost import DidHost
 
 DRAIN_S = 2.0  # how long the run's end waits for frames in flight
 OnFrame = Callable[[str, bytes], None]  # node id, one frame of its answer
@@ -57,19 +54,16 @@ class Gateway:
         self.origin = time.monotonic()  # the run's t=0 (the relay sets its own), for the faults' windows
         self.clients: dict[str, NativeClient] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._did_host: DidHost | None = None
+        self._hosting = AsyncExitStack()  # what the binding serves while the run lasts (Binding.hosted)
+        self._keys = Path(settings.keys_dir)  # the keys the clients read (a DID host: with its published DID)
         self._first: list[tuple[float, int]] = []  # each agent's first request: ms, bytes
         self._acks: list[float] = []  # round trips of frames answered with no frame, ms
         self._undelivered = 0  # frames the protocol's client gave up on
 
     async def start(self) -> None:
-        """What the relay serves for the protocol before any agent is reached (anp: its DID host)."""
-        if self.settings.protocol == "anp":
-            from . import didhost
-
-            self._did_host = await didhost.acquire(
-                Path(self.settings.keys_dir), self.settings.anp_did_hostname
-            )
+        """What the relay serves for the protocol before any agent is reached: the binding's own
+        (:meth:`Binding.hosted`: a DID host, say)."""
+        self._keys = await self._hosting.enter_async_context(self.binding.hosted(self.settings))
 
     async def connect(self, spec: AgentSpec, deadline: float) -> Announcement | None:
         """Put a tap in front of the agent, admit it (the hello) and open the protocol's client
@@ -82,10 +76,7 @@ class Gateway:
             faults = TapFaults(self.faults, spec.node_id) if self.faults else None
             tap = self.taps[spec.node_id] = Tap(spec.host, port, faults, self.origin)
             await tap.start()
-        keys = (
-            self._did_host.dir if self._did_host else Path(self.settings.keys_dir)
-        )  # anp: with the published DID
-        peer = Peer(f"http://127.0.0.1:{tap.port}{self.binding.mount}", spec.announces, self.run_id, keys,
+        peer = Peer(f"http://127.0.0.1:{tap.port}{self.binding.mount}", spec.announces, self.run_id, self._keys,
                     f"http://{spec.host}:{port}{self.binding.mount}")  # fmt: skip
         client = self.binding.client(peer, self.http, stream=self.stream)
         before, started = tap.books.totals(), time.perf_counter()
@@ -173,11 +164,7 @@ class Gateway:
         for tap in self.taps.values():
             tap.read_open()  # the kernel's counts, before the connections close
         await self.http.aclose()
-        if self._did_host is not None:
-            from . import didhost
-
-            await didhost.release(self._did_host)
-            self._did_host = None
+        await self._hosting.aclose()
         await asyncio.gather(*(t.close() for t in self.taps.values()), return_exceptions=True)
 
 

@@ -1,15 +1,22 @@
-"""Protocol adapters, chosen by name from a registry."""
+"""Every protocol, named once in one table: its envelope on the relay's WebSocket, whether it
+signs with keys, its own wire (``TRANSPORT=native``) and whether that wire streams.
+
+A protocol with an SDK of its own is a folder here (``a2a/``, ``acp/``, ``agora/``, ``anp/``,
+``mcp/``: its ``envelope.py``, its ``binding.py`` and their helpers); the others are a module of
+their envelope each and share the plain HTTP binding (``plain.py``). A new protocol is one
+folder and one line of :data:`PROTOCOLS`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...errors import ConfigError, Invalid
 from ..freshness import DEFAULT_WINDOW_S
-from .a2a import A2AAdapter
-from .acp import AcpAdapter
-from .agora import AgoraAdapter
+from .a2a.envelope import A2AAdapter
+from .acp.envelope import AcpAdapter
+from .agora.envelope import AgoraAdapter
 from .base import ProtocolAdapter, ProtocolError, canonical_json
 from .binary import BinaryAdapter
 from .compressed import CompressedAdapter
@@ -26,49 +33,63 @@ AdapterFactory = Callable[[str, Path], ProtocolAdapter]
 """Builds an adapter for endpoint ``node_id``; keyed protocols load keys from ``keys_dir``."""
 
 
+@dataclass(frozen=True)
+class Protocol:
+    """One line of the table."""
+
+    envelope: AdapterFactory  # its frame on the relay's WebSocket
+    # The module (under this package) whose ``binding(name)`` is its own wire, imported when a
+    # run first needs it, so that an SDK loads only in the processes that speak it; "": none.
+    native: str = ""
+    keyed: bool = False  # its endpoints sign with the key pairs generate_keys writes
+    # Its own wire carries an agent's frames while it works (a streaming method): the
+    # orchestrated strategy's sub-tasks leave before the orchestrator's answer does.
+    streams: bool = False
+
+
 def _anp(node_id: str, keys_dir: Path) -> ProtocolAdapter:
     # Imported on first use: the ANP SDK (aiohttp and more) loads only for runs that speak it.
-    from .anp import AnpAdapter
+    from .anp.envelope import AnpAdapter
 
     return AnpAdapter.from_dir(node_id, keys_dir)
 
 
 def _mcp(node_id: str, keys_dir: Path) -> ProtocolAdapter:
     # Imported on first use, like ANP: the MCP SDK loads only in the processes that speak it.
-    from .mcp import McpAdapter
+    from .mcp.envelope import McpAdapter
 
     return McpAdapter()
 
 
-_REGISTRY: dict[str, AdapterFactory] = {
-    "json": lambda node_id, keys_dir: JsonAdapter(),
-    "binary": lambda node_id, keys_dir: BinaryAdapter(),
-    "compressed": lambda node_id, keys_dir: CompressedAdapter(),
-    "signed": SignedAdapter.from_dir,
-    "a2a": lambda node_id, keys_dir: A2AAdapter(),
-    "anp": _anp,
-    "acp": lambda node_id, keys_dir: AcpAdapter(),
-    "agora": lambda node_id, keys_dir: AgoraAdapter(),
-    "mcp": _mcp,
+PROTOCOLS: dict[str, Protocol] = {
+    "json": Protocol(lambda node_id, keys_dir: JsonAdapter(), "plain", streams=True),
+    "binary": Protocol(lambda node_id, keys_dir: BinaryAdapter(), "plain", streams=True),
+    "compressed": Protocol(lambda node_id, keys_dir: CompressedAdapter(), "plain", streams=True),
+    "signed": Protocol(SignedAdapter.from_dir, "plain", keyed=True, streams=True),
+    "a2a": Protocol(lambda node_id, keys_dir: A2AAdapter(), "a2a.binding", streams=True),
+    "anp": Protocol(_anp, "anp.binding", keyed=True),
+    "acp": Protocol(lambda node_id, keys_dir: AcpAdapter(), "acp.binding", streams=True),
+    "agora": Protocol(lambda node_id, keys_dir: AgoraAdapter(), "agora.binding"),
+    "mcp": Protocol(_mcp, "mcp.binding", streams=True),
 }
 
-KEYED = frozenset({"signed", "anp"})
+KEYED = frozenset(name for name, protocol in PROTOCOLS.items() if protocol.keyed)
 """Protocols whose endpoints sign with the key pairs ``generate_keys`` writes."""
 
 
 def register(name: str, factory: AdapterFactory) -> None:
-    """Add a protocol under ``name`` (plug-ins use this)."""
-    _REGISTRY[name] = factory
+    """Add a protocol's envelope under ``name`` (plug-ins use this); a new one has no native wire."""
+    PROTOCOLS[name] = replace(PROTOCOLS[name], envelope=factory) if name in PROTOCOLS else Protocol(factory)
 
 
 def available() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(PROTOCOLS)
 
 
 def check(name: str) -> str:
     """``name`` if a protocol is registered under it; else :class:`~gaiamesh.errors.UnknownProtocol`
     (bad configuration to a command, 422 to the service): the one check of a protocol's name."""
-    if name not in _REGISTRY:
+    if name not in PROTOCOLS:
         raise UnknownProtocol(f"unknown protocol {name!r}; available: {', '.join(available())}")
     return name
 
@@ -78,11 +99,13 @@ def get_adapter(
 ) -> ProtocolAdapter:
     """The adapter called ``name``, set up for the endpoint ``node_id``; one that signs the time
     and a nonce refuses a frame older than ``replay_window_s`` or seen before (0: it does not)."""
-    return _REGISTRY[check(name)](node_id, keys_dir).with_replay_window(replay_window_s)
+    return PROTOCOLS[check(name)].envelope(node_id, keys_dir).with_replay_window(replay_window_s)
 
 
 __all__ = [
     "KEYED",
+    "PROTOCOLS",
+    "Protocol",
     "ProtocolAdapter",
     "ProtocolError",
     "available",

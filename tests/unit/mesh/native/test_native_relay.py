@@ -12,7 +12,7 @@ import pytest
 
 from gaiamesh.agents.teams import lineup
 from gaiamesh.evaluation.audit import audit
-from gaiamesh.mesh.native.plain import MEDIA_TYPE, Unframer, framed
+from gaiamesh.mesh.protocols.plain import MEDIA_TYPE, Unframer, framed
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.tasks import load_task
 
@@ -101,14 +101,14 @@ async def test_a_run_on_a_protocols_own_sdk_answers_as_on_the_relay(tmp_path: Pa
 
 
 def test_the_names_that_stream_are_the_bindings_that_do() -> None:
-    from gaiamesh.mesh.native import STREAMING, binding, native_protocols
+    from gaiamesh.mesh.native import binding, native_protocols, streaming
 
     for protocol in native_protocols():
         try:
             made = binding(protocol)
         except ImportError:  # a binding still to come
             continue
-        assert made.streams == (protocol in STREAMING), protocol
+        assert made.streams == (protocol in streaming()), protocol
 
 
 def test_an_orchestrated_run_on_a_wire_that_answers_once_is_refused_before_it_starts() -> None:

@@ -19,8 +19,8 @@ from typing import Any
 from mcp import types as mcp_types
 from pydantic import ConfigDict, ValidationError
 
-from ..frames import Envelope
-from .base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
+from ...frames import Envelope
+from ..base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
 
 METHOD = "tools/call"
 ARGUMENT = "packet"

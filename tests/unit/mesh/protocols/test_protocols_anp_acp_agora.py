@@ -29,9 +29,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from gaiamesh.mesh.frames import PacketType, parse_packet
 from gaiamesh.mesh.protocols import ProtocolError, canonical_json, generate_keys, get_adapter
-from gaiamesh.mesh.protocols.acp import session_of
-from gaiamesh.mesh.protocols.agora import DOCUMENT, PROTOCOL_HASH
-from gaiamesh.mesh.protocols.anp import MESH_DID, AnpAdapter, did_document
+from gaiamesh.mesh.protocols.acp.envelope import session_of
+from gaiamesh.mesh.protocols.agora.envelope import DOCUMENT, PROTOCOL_HASH
+from gaiamesh.mesh.protocols.anp.envelope import MESH_DID, AnpAdapter, did_document
 
 NODES = ["network", "0", "1", "2", "3"]
 

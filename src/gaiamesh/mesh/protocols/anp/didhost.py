@@ -1,6 +1,6 @@
 """The relay's DID host for ``anp`` on its own wire: its did:wba document, served over HTTPS
 (the ANP SDK resolves documents over https only) with the certificate of the local CA that
-``generate_keys`` issues beside the keys (``localtls.py``).
+``generate_keys`` issues beside the keys (``mesh/localtls.py``).
 
 One host serves every native ``anp`` run of a process that uses the same keys (the service runs
 several at once): the first run starts it on a free port and publishes the relay's document
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import uvicorn
 
-from .anp import NETWORK_SRC, did_host_app, publish_did
+from ...frames import NETWORK_SRC
+from .did import did_host_app, publish_did
 
 TLS_CERT, TLS_KEY = "local-tls.pem", "local-tls-key.pem"  # localtls.issue_tls writes them beside the keys
 

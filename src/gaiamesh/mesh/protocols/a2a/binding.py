@@ -43,9 +43,9 @@ from starlette.applications import Starlette
 from starlette.datastructures import URL
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ...errors import FrameError
-from ..protocols.base import canonical_json, loads_object
-from .base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+from ....errors import FrameError
+from ...native.base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+from ..base import canonical_json, loads_object
 
 MEDIA_TYPE = "application/json"  # the card's input and output modes: a packet is a JSON object
 CONSUMES_EXTENSION = "urn:gaiamesh:consumes"  # the card's extension whose params list the types

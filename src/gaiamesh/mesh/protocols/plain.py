@@ -1,6 +1,7 @@
-"""Plain HTTP, the baseline of what HTTP itself costs: one ``POST`` per frame whose body is the
-protocol's own frame (``json``, ``binary``, ``compressed``, ``signed``), answered with the frames
-the agent emitted, each behind its 4-byte big-endian length. With ``stream`` the answer is
+"""The native binding of the protocols with no SDK of their own. Plain HTTP, the baseline of
+what HTTP itself costs: one ``POST`` per frame whose body is the protocol's own frame (``json``,
+``binary``, ``compressed``, ``signed``), answered with the frames the agent emitted, each behind
+its 4-byte big-endian length. With ``stream`` the answer is
 chunked and each frame leaves as the agent emits it; without, it is one body at the end."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from ...errors import FrameError
-from .base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+from ..native.base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
 
 MEDIA_TYPE = "application/x-gaiamesh-frames"
 STREAM_HEADER = "X-Gaiamesh-Stream"

@@ -35,9 +35,10 @@ from gaiamesh.deploy.local import free_port
 from gaiamesh.mesh.frames import PacketType, make_packet
 from gaiamesh.mesh.localtls import issue_tls
 from gaiamesh.mesh.native import NativeClient, Peer, Undelivered, binding
-from gaiamesh.mesh.native.anp import AnpClient, did_host_app, publish_did, relay_document_path
 from gaiamesh.mesh.protocols import canonical_json, generate_keys
-from gaiamesh.mesh.protocols.anp import direct_send
+from gaiamesh.mesh.protocols.anp.client import AnpClient
+from gaiamesh.mesh.protocols.anp.did import did_host_app, publish_did, relay_document_path
+from gaiamesh.mesh.protocols.anp.envelope import direct_send
 from gaiamesh.mesh.protocols.signed import SigningKeyError
 
 AGENT = Path(__file__).with_name("anp_agent.py")

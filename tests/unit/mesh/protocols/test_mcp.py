@@ -20,9 +20,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gaiamesh.deploy.local import free_port
 from gaiamesh.mesh.frames import PacketType, make_packet, parse_packet_json
 from gaiamesh.mesh.native import Peer, Undelivered, binding
-from gaiamesh.mesh.native import mcp as native_mcp
-from gaiamesh.mesh.native.mcp import CONSUMES_META, McpBinding, SelfStartingApp
 from gaiamesh.mesh.protocols import canonical_json
+from gaiamesh.mesh.protocols.mcp import client as mcp_client
+from gaiamesh.mesh.protocols.mcp.binding import McpBinding
+from gaiamesh.mesh.protocols.mcp.server import CONSUMES_META, SelfStartingApp
 
 MOUNT = "/mcp"
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -167,10 +168,10 @@ async def collect(client: Any, blob: bytes) -> list[bytes]:
 def test_the_binding_and_the_sdk_are_what_they_say() -> None:
     made = binding("mcp")
     assert (made.name, made.inner, made.mount, made.streams) == ("mcp", "json", "/mcp", True)
-    # our module is gaiamesh.mesh.native.mcp; `import mcp` anywhere is still the SDK
-    assert native_mcp.__name__ == "gaiamesh.mesh.native.mcp"
+    # our client is gaiamesh.mesh.protocols.mcp.client; `import mcp` anywhere is still the SDK
+    assert mcp_client.__name__ == "gaiamesh.mesh.protocols.mcp.client"
     assert Path(mcp.__file__).parent.name == "mcp" and "gaiamesh" not in Path(mcp.__file__).parts
-    assert native_mcp.ClientSession is SdkClientSession is mcp.ClientSession
+    assert mcp_client.ClientSession is SdkClientSession is mcp.ClientSession
 
 
 async def test_connect_opens_a_session_and_lists_the_one_tool(
@@ -187,7 +188,7 @@ async def test_connect_opens_a_session_and_lists_the_one_tool(
     else:
         assert seen == ["POST server/discover", "POST tools/list"]
     assert (
-        isinstance(ours, native_mcp.McpClient) and ours._open is not None and ours._open.tool == "search_docs"
+        isinstance(ours, mcp_client.McpClient) and ours._open is not None and ours._open.tool == "search_docs"
     )
     await ours.aclose()
 

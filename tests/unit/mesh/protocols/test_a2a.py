@@ -23,8 +23,8 @@ from gaiamesh.deploy.local import free_port, wait_until_answers
 from gaiamesh.mesh.frames import PacketType, make_packet, parse_packet_json
 from gaiamesh.mesh.native import Peer, Undelivered
 from gaiamesh.mesh.native import binding as native_binding
-from gaiamesh.mesh.native.a2a import CONSUMES_EXTENSION, A2ABinding
 from gaiamesh.mesh.protocols import canonical_json
+from gaiamesh.mesh.protocols.a2a.binding import CONSUMES_EXTENSION, A2ABinding
 
 RUN = "run-a2a"
 CARD = "/.well-known/agent-card.json"

@@ -20,12 +20,12 @@ import urllib.parse
 from importlib import resources
 from typing import Any
 
-from ..frames import Envelope
-from .base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
+from ...frames import Envelope
+from ..base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
 
 DATA_URI = "data:text/plain;charset=utf-8,"
 DATA_URI_B64 = "data:text/plain;charset=utf-8;base64,"
-DOCUMENT = resources.files("gaiamesh.mesh.protocols").joinpath("documents/agora-gaiamesh-packet.md").read_text("utf-8")
+DOCUMENT = resources.files("gaiamesh.mesh.protocols.agora").joinpath("documents/agora-gaiamesh-packet.md").read_text("utf-8")
 
 
 def protocol_hash(document: str) -> str:

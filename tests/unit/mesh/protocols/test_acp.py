@@ -22,8 +22,8 @@ from gaiamesh.deploy.local import free_port
 from gaiamesh.errors import FrameError
 from gaiamesh.mesh.frames import PacketType, make_packet, parse_packet_json
 from gaiamesh.mesh.native import NativeClient, Peer, Undelivered, binding
-from gaiamesh.mesh.native.acp import AcpClient
 from gaiamesh.mesh.protocols import canonical_json
+from gaiamesh.mesh.protocols.acp.binding import AcpClient
 
 BINDING = binding("acp")
 JSON = {"Content-Type": "application/json"}
@@ -231,7 +231,7 @@ async def test_a_frame_error_is_acps_invalid_input(agent: tuple[FakeAgent, str],
 async def test_the_sdks_plain_client_sync_async_and_stream(agent: tuple[FakeAgent, str]) -> None:
     _, url = agent
     part = MessagePart(content_type="application/json", content=packet("echo", seq=1).decode())
-    # A user of acp-sdk 1.0.3 passes the Content-Type its client leaves out (see acp.py).
+    # A user of acp-sdk 1.0.3 passes the Content-Type its client leaves out (see mesh/protocols/acp/binding.py).
     async with Client(base_url=url + "/acp", headers=JSON, timeout=5) as sdk:
         run = await sdk.run_sync(Message(parts=[part]), agent="echo")
         assert run.status == RunStatus.COMPLETED and run.output[0].role == "agent/echo"
@@ -262,7 +262,7 @@ async def test_the_sdks_plain_client_sync_async_and_stream(agent: tuple[FakeAgen
 
 async def test_the_sdks_client_without_the_header_is_refused(agent: tuple[FakeAgent, str]) -> None:
     """The break the workaround answers: current FastAPI refuses the SDK's header-less POST, in
-    ACP's own error body. If this starts passing, the hook in acp.py can go."""
+    ACP's own error body. If this starts passing, the hook in mesh/protocols/acp/binding.py can go."""
     _, url = agent
     part = MessagePart(content_type="application/json", content=packet("echo").decode())
     async with Client(base_url=url + "/acp", timeout=5) as sdk:

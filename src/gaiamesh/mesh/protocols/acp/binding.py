@@ -53,9 +53,9 @@ import httpx
 import uvicorn.config
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ...errors import FrameError
-from ..protocols.base import ProtocolError, canonical_json, loads_object
-from .base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+from ....errors import FrameError
+from ...native.base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+from ..base import ProtocolError, canonical_json, loads_object
 
 if not hasattr(uvicorn.config, "LoopSetupType"):  # see the module's docstring
     uvicorn.config.LoopSetupType = uvicorn.config.LoopFactoryType  # type: ignore[attr-defined]

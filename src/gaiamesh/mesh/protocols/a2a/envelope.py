@@ -15,8 +15,8 @@ from typing import Any
 from a2a import types as a2a_types
 from google.protobuf import json_format
 
-from ..frames import NETWORK_SRC
-from .base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
+from ...frames import NETWORK_SRC
+from ..base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
 
 METHOD = "SendMessage"
 MEDIA_TYPE = "application/json"

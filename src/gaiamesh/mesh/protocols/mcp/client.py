@@ -1,186 +1,28 @@
-"""``mcp`` on its own wire: each agent is an MCP server made with the official ``mcp`` SDK
-(``MCPServer``) exposing its one tool over streamable HTTP; the relay is an MCP client (the SDK's
-``ClientSession`` over its streamable HTTP client).
-
-What crosses the wire (protocol revision 2025-11-25, the SDK's initialize handshake):
-
-- ``connect()``: ``initialize`` (a POST), the ``notifications/initialized`` notice (a POST, 202),
-  the standing ``GET`` the SDK opens for server-initiated messages (an SSE stream held open for
-  the session), and ``tools/list`` (a POST), whose one tool is the one the relay calls.
-- ``send(blob)``: one ``tools/call`` POST naming that tool with ``arguments = {"packet": <the
-  packet as a JSON object>}``; the answer is an SSE stream ending in the call's result, whose
-  ``content`` holds one ``TextContent`` per frame (the frame's canonical JSON as text), in order.
-  Text content is what an MCP host reads and hands a model; ``structuredContent`` is one JSON
-  value checked against a declared output schema, with the same JSON repeated as text for older
-  clients, so it would carry every frame twice.
-- with ``stream``: the call carries a progress token, and the server sends each frame the moment
-  the agent emits it as a ``notifications/progress`` event (``progress`` = its number from 1,
-  ``message`` = the frame) on the call's SSE stream, before the result. MCP has no partial
-  results, so the result still carries every frame: the client yields frames as progress arrives
-  and checks the result against them (any the progress did not bring are yielded from it).
-  Progress, not log notifications: the SDK hands each progress event to the callback of the
-  call whose token it carries, while its logging callback cannot tell which call a log line
-  belongs to (and logging is deprecated in the 2026-07-28 revision).
-
-The server runs in the SDK's default modes, stateful with SSE responses: the SSE response is the
-only one that carries a call's progress before its result (in JSON-response mode the SDK drops
-them), and it is what ``streamable_http_app()`` gives an MCP user. Its cost, measured: the SDK's
-client closes each SSE response as soon as the result event is read, before the end of the body,
-so its connection cannot go back to the pool and every POST opens a new TCP connection
-(python-sdk issue #3281, open); in JSON-response mode the SDK's client reused one connection.
-
-Where the SDK falls short, and what this module does instead:
-
-- The SDK's client takes only an ``httpx2.AsyncClient`` (mcp 2 moved from httpx to httpx2): the
-  relay's ``httpx.AsyncClient`` rides under it as an ``httpx2`` transport (:class:`ThroughHttpx`),
-  so its pool, limits and timeouts are the ones used.
-- The agent's native server runs no ASGI lifespan, which is where the SDK starts its session
-  manager: :class:`SelfStartingApp` starts it on the first request.
-- On HTTP 404 for a session the server no longer knows (the agent restarted, or the session
-  idled out after 30 minutes), the spec says the client MUST start a new session; the SDK's
-  client turns the 404 into a JSON-RPC error (the server's "Session not found", or its own
-  "Session terminated") and stays on the dead session (python-sdk issue #3556, open). The
-  transport above sees the 404; the client then opens a new session and resends the frame once
-  (a 404 means no handler saw it), as the Rust and TypeScript SDKs do. Nothing else is retried:
-  a frame the SDK gives up on (connection refused or reset, a timeout, an error) is lost.
-
-A Host check comes with the SDK's app (DNS-rebinding protection, on by default): a request
-must name 127.0.0.1, localhost or [::1] (any port) in its Host, which the relay's tap URL and a
-caller of a published 127.0.0.1 port do; any other Host gets the SDK's 421. MCP's documents
-(the initialize result, the tool list) carry no URL of the server, so nothing is derived from
-the request's Host.
-"""
+"""``mcp``'s relay side: the official SDK's ``ClientSession`` over its streamable HTTP client,
+riding on the relay's ``httpx.AsyncClient`` (the wire: ``binding.py``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, Literal
 
 import httpx
 import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Implementation, ListToolsResult, TextContent
-from pydantic import Field
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ...errors import FrameError
-from ..protocols import canonical_json
-from .base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+from ...native.base import NativeClient, Peer, Undelivered
 
-CONSUMES_META = "gaiamesh/consumes"  # the tool's _meta key listing the packet types it works on
 CLIENT_INFO = Implementation(name="gaiamesh-relay", version="1")
 
 Handshake = Literal["initialize", "discover"]
 
-PacketArgument = Annotated[
-    dict[str, Any],
-    Field(description="One Gaia Mesh packet (a JSON object with its type, run_id, src, payload...)"),
-]
 
-
-# --- the agent's server ---------------------------------------------------------------------
-def tool_function(agent: AgentEndpoint) -> Callable[..., Awaitable[CallToolResult]]:
-    """The agent's tool as an ``MCPServer`` tool: the packet in, every frame the agent emits out,
-    each also sent as a progress event the moment it is emitted when the caller asked for them
-    (``report_progress`` does nothing for a call without a progress token)."""
-
-    async def call(packet: PacketArgument, ctx: Context) -> CallToolResult:
-        frames: list[str] = []
-        try:
-            async for blob in agent.answer(canonical_json(packet), "json"):
-                frames.append(blob.decode())
-                await ctx.report_progress(len(frames), None, frames[-1])
-        except FrameError as exc:  # MCP's own words for a call the tool refused: an error result
-            raise ToolError(f"the packet was refused: {exc}") from exc
-        return CallToolResult(content=[TextContent(type="text", text=frame) for frame in frames])
-
-    call.__name__ = agent.tool  # the SDK names the input schema after it ("<tool>Arguments")
-    return call
-
-
-class SelfStartingApp:
-    """The SDK's Starlette app with its session manager started by the first request.
-
-    The SDK starts the manager in its app's lifespan, and the agent's native server runs none
-    (it builds each binding's app when first asked for it). A lifespan, if one is run, starts
-    and stops it the same way."""
-
-    def __init__(self, server: MCPServer, app: ASGIApp) -> None:
-        self.server = server
-        self.app = app
-        self._running: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
-        self._stop = asyncio.Event()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-            return
-        await self.start()
-        await self.app(scope, receive, send)
-
-    async def start(self) -> None:
-        if self._ready.is_set():
-            return
-        if self._running is None:
-            self._running = asyncio.create_task(self._run(), name=f"mcp-sessions-{self.server.name}")
-        ready = asyncio.create_task(self._ready.wait())
-        await asyncio.wait([ready, self._running], return_when=asyncio.FIRST_COMPLETED)
-        ready.cancel()
-        if self._running.done():  # it ended before it was ready: its error is this request's
-            self._running.result()
-            raise RuntimeError("the MCP session manager stopped")
-
-    async def _run(self) -> None:
-        async with self.server.session_manager.run():
-            self._ready.set()
-            await self._stop.wait()
-
-    async def aclose(self) -> None:
-        """Stop the session manager (its sessions end)."""
-        self._stop.set()
-        if self._running is not None:
-            await self._running
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await self.start()
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-
-
-def server_for(agent: AgentEndpoint) -> MCPServer:
-    """The agent's MCP server: one tool, named and described as the agent's, with the packet
-    types it consumes in the tool's ``_meta``."""
-    # The SDK hands log_level to logging.basicConfig, which does nothing in a process whose
-    # logging is already set up (the CLI's); elsewhere it keeps the SDK's INFO lines out.
-    server: MCPServer = MCPServer(
-        f"gaiamesh-agent-{agent.node_id}", instructions=agent.description, log_level="WARNING"
-    )
-    server.add_tool(
-        tool_function(agent),
-        name=agent.tool,
-        description=agent.description,
-        meta={CONSUMES_META: sorted(agent.consumes)},
-        structured_output=False,  # the frames are the content items; no output schema
-    )
-    return server
-
-
-# --- the relay's client ---------------------------------------------------------------------
 def _as_httpx2(exc: httpx.HTTPError) -> httpx2.HTTPError:
     """The httpx2 error of the same name (httpx2 keeps httpx's names), for the SDK's handlers."""
     kind = getattr(httpx2, type(exc).__name__, None)
@@ -439,42 +281,3 @@ def _describe(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return f"{type(exc).__name__}: {exc}"
-
-
-# --- the binding ----------------------------------------------------------------------------
-class McpBinding(Binding):
-    name = "mcp"
-    inner = "json"
-    mount = "/mcp"
-    streams = True
-    # The client's first request: the initialize handshake (revision 2025-11-25, what MCP servers
-    # and clients of 2025 speak), or server/discover (revision 2026-07-28: no session, no GET
-    # stream, every request self-contained; what the SDK's Client(url) picks on its own).
-    handshake: Handshake = "initialize"
-
-    def app(self, agent: AgentEndpoint, keys_dir: Path) -> ASGIApp:
-        server = server_for(agent)
-        # The app's own path is "/": the agent's server hands it requests below the mount.
-        # The SDK guards against DNS rebinding (a Host other than loopback gets 421) when it is told
-        # it listens on loopback; an agent in a container listens on its network, where its callers
-        # name it by its service's name, so it is told the address it really listens on.
-        host = getattr(agent, "listens_on", "127.0.0.1")
-        return SelfStartingApp(server, server.streamable_http_app(streamable_http_path="/", host=host))
-
-    def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
-        return McpClient(peer, http, stream, self.handshake)
-
-
-def binding(protocol: str) -> Binding:
-    return McpBinding()
-
-
-__all__ = [
-    "CONSUMES_META",
-    "McpBinding",
-    "McpClient",
-    "SelfStartingApp",
-    "ThroughHttpx",
-    "binding",
-    "server_for",
-]

@@ -27,12 +27,14 @@ from starlette.routing import Mount
 from gaiamesh.deploy.local import free_port
 from gaiamesh.mesh.frames import PacketType, make_packet, parse_packet_json
 from gaiamesh.mesh.native import Peer, Undelivered, binding
-from gaiamesh.mesh.native import agora as native_agora
 from gaiamesh.mesh.protocols import canonical_json
-from gaiamesh.mesh.protocols.agora import DOCUMENT, PROTOCOL_HASH
+from gaiamesh.mesh.protocols.agora import client as agora_client
+from gaiamesh.mesh.protocols.agora import server as agora_server
+from gaiamesh.mesh.protocols.agora.binding import AgoraBinding
+from gaiamesh.mesh.protocols.agora.envelope import DOCUMENT, PROTOCOL_HASH
 
 BINDING = binding("agora")
-DOC_NAME = native_agora.DOCUMENT_NAME
+DOC_NAME = agora_server.DOCUMENT_NAME
 
 
 # --- a fake agent, a counting proxy, a server ----------------------------------------------------
@@ -153,7 +155,7 @@ def message(
 
 # --- the binding --------------------------------------------------------------------------------
 def test_the_registry_makes_the_agora_binding() -> None:
-    assert isinstance(BINDING, native_agora.AgoraBinding)
+    assert isinstance(BINDING, AgoraBinding)
     assert (BINDING.name, BINDING.inner, BINDING.mount, BINDING.streams) == ("agora", "json", "/agora", False)
 
 
@@ -388,15 +390,15 @@ def test_the_receivers_routine_runs_in_the_sdks_executor_and_prints_nothing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     tool = Tool("handle_packet", "", {}, {}, lambda packet: f"handled {packet}")
-    conversation = native_agora.QuietExecutor().new_conversation(
-        "p+/=", native_agora.RECEIVER_ROUTINE, False, [tool]
+    conversation = agora_server.QuietExecutor().new_conversation(
+        "p+/=", agora_server.RECEIVER_ROUTINE, False, [tool]
     )
     assert conversation("x") == "handled x"
     assert capsys.readouterr().out == ""  # the SDK's conversation prints every reply by default
 
 
 def test_reply_bodies_that_are_not_packet_arrays_are_undelivered() -> None:
-    assert native_agora.frames_of('[{"b":1,"a":2}]') == [b'{"a":2,"b":1}']
+    assert agora_client.frames_of('[{"b":1,"a":2}]') == [b'{"a":2,"b":1}']
     for body in ("nope", '{"a":1}', "[1]", None, ["not text"]):
         with pytest.raises(Undelivered, match="not a JSON array of packets"):
-            native_agora.frames_of(body)
+            agora_client.frames_of(body)

@@ -5,7 +5,7 @@ The frame is the JSON body ACP's ``POST /runs`` takes (``RunCreateRequest``): ``
 ``application/json``) carries the packet. The models below mirror the ``acp-sdk`` pydantic
 models field for field, so that relay mode does not load the SDK (it brings a server stack:
 OpenTelemetry exporters, PostgreSQL and Redis clients, object stores); the native wire,
-``mesh/native/acp.py``, uses the SDK itself. Mapping: the relay routes by topic, so
+``binding.py`` beside this one, uses the SDK itself. Mapping: the relay routes by topic, so
 ``agent_name`` is the packet's type (the topic, not one agent); ``session_id`` is a UUID derived
 from the run; the role is ``user`` for the relay and ``agent/<node>`` for an agent; ``mode`` is
 ``async`` (a frame is sent, not awaited). Decoding is strict: unknown members, a second part or
@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..frames import NETWORK_SRC, Envelope
-from .base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
+from ...frames import NETWORK_SRC, Envelope
+from ..base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
 
 MEDIA_TYPE = "application/json"
 _ROLE_SUFFIX = re.compile(r"^[a-zA-Z0-9_\-]+$")

@@ -35,10 +35,10 @@ from anp.proof import (
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ..frames import NETWORK_SRC, Envelope
-from ..freshness import Freshness
-from .base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
-from .signed import SigningKeyError, load_keys
+from ...frames import NETWORK_SRC, Envelope
+from ...freshness import Freshness
+from ..base import ProtocolAdapter, ProtocolError, canonical_json, loads_object
+from ..signed import SigningKeyError, load_keys
 
 DID_HOST = "gaiamesh.local"
 MESH_DID = f"did:wba:{DID_HOST}:mesh"
@@ -79,7 +79,7 @@ def direct_send(
     packet: dict[str, Any], key: Ed25519PrivateKey, sender_did: str, target: dict[str, str]
 ) -> dict[str, Any]:
     """The JSON-RPC 2.0 ``direct.send`` request carrying ``packet``, with the sender's origin
-    proof (the relay's envelope here, and the native wire's request body, mesh/native/anp.py)."""
+    proof (the relay's envelope here, and the native wire's request body, client.py beside this one)."""
     mid = str(uuid.uuid4())
     meta = {**FIXED_META, "sender_did": sender_did, "target": target, "operation_id": mid, "message_id": mid,
             "content_type": "application/json"}  # fmt: skip

@@ -1,0 +1,91 @@
+"""``mcp`` on its own wire: each agent is an MCP server made with the official ``mcp`` SDK
+(``MCPServer``) exposing its one tool over streamable HTTP; the relay is an MCP client (the SDK's
+``ClientSession`` over its streamable HTTP client).
+
+What crosses the wire (protocol revision 2025-11-25, the SDK's initialize handshake):
+
+- ``connect()``: ``initialize`` (a POST), the ``notifications/initialized`` notice (a POST, 202),
+  the standing ``GET`` the SDK opens for server-initiated messages (an SSE stream held open for
+  the session), and ``tools/list`` (a POST), whose one tool is the one the relay calls.
+- ``send(blob)``: one ``tools/call`` POST naming that tool with ``arguments = {"packet": <the
+  packet as a JSON object>}``; the answer is an SSE stream ending in the call's result, whose
+  ``content`` holds one ``TextContent`` per frame (the frame's canonical JSON as text), in order.
+  Text content is what an MCP host reads and hands a model; ``structuredContent`` is one JSON
+  value checked against a declared output schema, with the same JSON repeated as text for older
+  clients, so it would carry every frame twice.
+- with ``stream``: the call carries a progress token, and the server sends each frame the moment
+  the agent emits it as a ``notifications/progress`` event (``progress`` = its number from 1,
+  ``message`` = the frame) on the call's SSE stream, before the result. MCP has no partial
+  results, so the result still carries every frame: the client yields frames as progress arrives
+  and checks the result against them (any the progress did not bring are yielded from it).
+  Progress, not log notifications: the SDK hands each progress event to the callback of the
+  call whose token it carries, while its logging callback cannot tell which call a log line
+  belongs to (and logging is deprecated in the 2026-07-28 revision).
+
+The server runs in the SDK's default modes, stateful with SSE responses: the SSE response is the
+only one that carries a call's progress before its result (in JSON-response mode the SDK drops
+them), and it is what ``streamable_http_app()`` gives an MCP user. Its cost, measured: the SDK's
+client closes each SSE response as soon as the result event is read, before the end of the body,
+so its connection cannot go back to the pool and every POST opens a new TCP connection
+(python-sdk issue #3281, open); in JSON-response mode the SDK's client reused one connection.
+
+Where the SDK falls short, and what this binding does instead (``server.py``, ``client.py``):
+
+- The SDK's client takes only an ``httpx2.AsyncClient`` (mcp 2 moved from httpx to httpx2): the
+  relay's ``httpx.AsyncClient`` rides under it as an ``httpx2`` transport (``client.ThroughHttpx``),
+  so its pool, limits and timeouts are the ones used.
+- The agent's native server runs no ASGI lifespan, which is where the SDK starts its session
+  manager: ``server.SelfStartingApp`` starts it on the first request.
+- On HTTP 404 for a session the server no longer knows (the agent restarted, or the session
+  idled out after 30 minutes), the spec says the client MUST start a new session; the SDK's
+  client turns the 404 into a JSON-RPC error (the server's "Session not found", or its own
+  "Session terminated") and stays on the dead session (python-sdk issue #3556, open). The
+  transport above sees the 404; the client then opens a new session and resends the frame once
+  (a 404 means no handler saw it), as the Rust and TypeScript SDKs do. Nothing else is retried:
+  a frame the SDK gives up on (connection refused or reset, a timeout, an error) is lost.
+
+A Host check comes with the SDK's app (DNS-rebinding protection, on by default): a request
+must name 127.0.0.1, localhost or [::1] (any port) in its Host, which the relay's tap URL and a
+caller of a published 127.0.0.1 port do; any other Host gets the SDK's 421. MCP's documents
+(the initialize result, the tool list) carry no URL of the server, so nothing is derived from
+the request's Host.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+from starlette.types import ASGIApp
+
+from ...native.base import AgentEndpoint, Binding, NativeClient, Peer
+from .client import Handshake, McpClient
+from .server import SelfStartingApp, server_for
+
+
+class McpBinding(Binding):
+    name = "mcp"
+    inner = "json"
+    mount = "/mcp"
+    streams = True
+    # The client's first request: the initialize handshake (revision 2025-11-25, what MCP servers
+    # and clients of 2025 speak), or server/discover (revision 2026-07-28: no session, no GET
+    # stream, every request self-contained; what the SDK's Client(url) picks on its own).
+    handshake: Handshake = "initialize"
+
+    def app(self, agent: AgentEndpoint, keys_dir: Path) -> ASGIApp:
+        server = server_for(agent)
+        # The app's own path is "/": the agent's server hands it requests below the mount.
+        # The SDK guards against DNS rebinding (a Host other than loopback gets 421) when it is told
+        # it listens on loopback; an agent in a container listens on its network, where its callers
+        # name it by its service's name, so it is told the address it really listens on.
+        host = getattr(agent, "listens_on", "127.0.0.1")
+        return SelfStartingApp(server, server.streamable_http_app(streamable_http_path="/", host=host))
+
+    def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
+        return McpClient(peer, http, stream, self.handshake)
+
+
+def binding(protocol: str) -> Binding:
+    return McpBinding()
+
