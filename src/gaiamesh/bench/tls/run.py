@@ -2,12 +2,12 @@
 ``mtls``, measured side by side in one run against real agents.
 
 The agents are three real ``MeshAgent`` s (tool ``search``, node ``0``), one per mode, served in
-**one separate process** that the bench starts (``python -m gaiamesh.bench.tls.agents``, ``agents.py``) and stops.
-A separate process, not the bench's own event loop, because it is what a deployment has (the
-relay and each agent are processes of their own) and because it keeps the two ends' CPU apart:
-the relay's is the bench process's ``time.process_time()``, the agent's is read from
-``/proc/<pid>/task/*/schedstat`` (``cpu.py``) (ns; 10 ms ticks from ``/proc/<pid>/stat`` where a kernel has no
-schedstat). The agent process skips ``check_model``: no model is ever asked, since every frame
+**one separate process** that the bench starts (``python -m gaiamesh.bench.tls.agents``,
+``agents.py``) and stops. A separate process, not the bench's own event loop, because it is what
+a deployment has (the relay and each agent are processes of their own) and because it keeps the
+two ends' CPU apart: the relay's is the bench process's ``time.process_time()``, the agent's is
+read from ``/proc/<pid>/task/*/schedstat`` (ns; 10 ms ticks from ``/proc/<pid>/stat`` where a
+kernel has no schedstat; ``cpu.py``). The agent process skips ``check_model``: no model is ever asked, since every frame
 the bench sends is an ``events`` packet, which a ``search`` agent decodes and ignores.
 
 Each round measures every mode in turn, in an order rotated from round to round, and a first

@@ -1,5 +1,5 @@
-"""The attack bench's pure parts (bench/attacks.py) by plain calls on every protocol's real
-frames, the attacker on the wire (bench/wiretap.py) between a real WebSocket client and server,
+"""The attack bench's pure parts (bench/attacks/judge.py) by plain calls on every protocol's real
+frames, the attacker on the wire (bench/attacks/wiretap.py) between a real WebSocket client and server,
 and a rogue at an agent's address before a real relay and real agents (fast fake model)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The attacker on a protocol's own wire (bench/httptap.py, bench/nativeattack.py): HTTP/1.1
+"""The attacker on a protocol's own wire (bench/attacks/httptap.py, bench/attacks/native.py): HTTP/1.1
 messages framed out of bytes as they come, one acted on, and the judge of a copied request, by
 plain calls on messages shaped as the protocols' SDKs send them."""
 

@@ -1,5 +1,5 @@
-"""A bench's order and the machine's load beside each run (bench/schedule.py, bench/load.py,
-bench/fairness.py), by plain calls; and one real probe of this machine."""
+"""A bench's order and the machine's load beside each run (bench/compare/schedule.py, bench/load.py,
+bench/compare/fairness.py), by plain calls; and one real probe of this machine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The flood's frames (bench/flood.py): each bad kind is refused by the relay's own core for its
+"""The flood's frames (bench/storms/flood.py): each bad kind is refused by the relay's own core for its
 reason, every time it is sent (a signed kind is signed anew, so a copy is never refused as a replay)."""
 
 from __future__ import annotations
