@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.bench.failstorm import Storm, run_failstorm
+from gaiamesh.bench.storms.failstorm import Storm, run_failstorm
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 

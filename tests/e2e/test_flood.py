@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gaiamesh.bench.flood import REJECTED_AS, run_flood
+from gaiamesh.bench.storms.flood import REJECTED_AS, run_flood
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 

@@ -21,8 +21,8 @@ from playwright.sync_api import Browser, expect
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from gaiamesh.bench.compose_storm import SERVICES, ComposeTeam, run_compose_failstorm
-from gaiamesh.bench.failstorm import Storm
+from gaiamesh.bench.storms.compose import SERVICES, ComposeTeam, run_compose_failstorm
+from gaiamesh.bench.storms.failstorm import Storm
 from gaiamesh.mesh import admission
 from gaiamesh.tasks import load_task
 

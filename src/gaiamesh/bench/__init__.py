@@ -1,4 +1,6 @@
-"""The benchmarks: the protocol and strategy comparison (``compare``), the single-call baseline,
-what the harness itself costs (``overhead``), agents killed and restarted (``failstorm``, and
-``compose_storm`` on a compose stack), a frame flood (``flood``) and runs at once on the
-service (``concurrency``). Each writes a results file; none asserts a speed."""
+"""The benchmarks, in rooms by what they measure: the protocol and strategy comparison
+(``compare``), the attacks each protocol stops (``attacks``), agents and links under stress
+(``storms``), a stream of items (``stream``), a deployed swarm (``swarm``), what ``WIRE_TLS``
+costs (``tls``), what the harness itself costs (``overhead``) and what the model writes held to
+a shape (``model``); the statistics, plots and machine load they share live here. Each writes a
+results file; none asserts a speed."""

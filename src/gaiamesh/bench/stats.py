@@ -1,5 +1,6 @@
-"""Intervals for a bench: each measure's mean per group with a 95% interval, and its paired
-difference against the same group under the ``json`` protocol.
+"""Intervals for every bench: each measure's mean per group with a 95% interval, and its paired
+difference against the same group under the ``json`` protocol; and a median's interval (what
+``tls/`` gives each ratio), cut from its draws as the means' are.
 
 The interval is a two-level percentile bootstrap: tasks are drawn with replacement, then each
 drawn task's repeats with replacement, and the mean is taken of each draw. Tasks differ far
@@ -81,11 +82,21 @@ def bootstrap(per_task: Mapping[str, list[float]], resamples: int = RESAMPLES, s
     for _ in range(resamples):
         drawn = [rng.choice(tasks) for _ in tasks]
         means.append(statistics.fmean(rng.choice(t) for t in drawn for _ in t))
-    means.sort()
-    tail = (1 - LEVEL) / 2
-    low, high = means[int(tail * resamples)], means[int((1 - tail) * resamples) - 1]
+    low, high = _cut(sorted(means))
     every = [v for t in tasks for v in t]
     return Interval(statistics.fmean(every), low, high, len(every), len(tasks))
+
+
+def median_interval(values: Sequence[float], resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float]:
+    """A 95% percentile-bootstrap interval of the median of ``values`` (seeded: repeatable)."""
+    rng = random.Random(seed)
+    return _cut(sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples)))
+
+
+def _cut(draws: Sequence[float]) -> tuple[float, float]:
+    """The 95% percentile interval of sorted bootstrap ``draws``: the values at each tail's cut."""
+    tail, n = (1 - LEVEL) / 2, len(draws)
+    return draws[int(tail * n)], draws[int((1 - tail) * n) - 1]
 
 
 def intervals(rows: Sequence[Row], label: Label) -> dict[str, dict[str, Interval]]:
@@ -149,7 +160,7 @@ def time_verdict(diff: Mapping[str, Interval], contended: int) -> str:
     said to be: no difference these runs can tell; the model's (most of it was inside model
     calls, which a protocol does not change: the model answered more slowly, or differently);
     or beyond the model's time. ``contended``: how many of the group's or json's runs
-    overlapped other load (``load.py``), which a difference may then be."""
+    overlapped other load (``bench/load.py``), which a difference may then be."""
     elapsed, llm = diff.get("elapsed_ms"), diff.get("llm_ms")
     if elapsed is None:
         return "no time measured"

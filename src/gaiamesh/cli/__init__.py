@@ -1,5 +1,6 @@
-"""The ``gaiamesh`` command: its subcommands live with their kind (``runs``, ``benchmarks``,
-``upkeep``, ``deploy``); an error of any kind ends a command with that kind's words and exit code
+"""The ``gaiamesh`` command: its subcommands live with their kind, a module a group (``runs``,
+``streams``, the benches' ``compare``, ``plans``, ``overhead``, ``storms``, ``swarm``, ``attacks``,
+``tls``, and ``upkeep``, ``deploy``); an error of any kind ends a command with that kind's words and exit code
 (``gaiamesh.errors``), here and nowhere else."""
 
 from __future__ import annotations
@@ -12,15 +13,23 @@ import sys
 from pydantic import ValidationError
 
 from ..errors import GaiameshError, exit_code, label
-from . import benchmarks, deploy, runs, security, streams, tlsbench, upkeep
+from . import attacks, compare, deploy, overhead, plans, runs, storms, streams, swarm, tls, upkeep
 from .common import errors
+
+# in the order `gaiamesh --help` has always listed them (a group's commands are not all side by side)
+COMMANDS = (
+    runs.add_commands, streams.add_commands, compare.add_bench, plans.add_plans, compare.add_report,
+    compare.add_compose, plans.add_bench_plans, overhead.add_overhead, storms.add_commands,
+    overhead.add_concurrency, swarm.add_commands, attacks.add_commands, tls.add_commands, upkeep.add_commands,
+    deploy.add_commands,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gaiamesh", description="Benchmark harness for multi-agent LLM meshes")
     sub = p.add_subparsers(dest="command", required=True)
-    for kind in (runs, streams, benchmarks, security, tlsbench, upkeep, deploy):
-        kind.add_commands(sub)
+    for add in COMMANDS:
+        add(sub)
     return p
 
 

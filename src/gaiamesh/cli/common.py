@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # what add_subparsers() returns (generic for type checkers on
 else:
     Subparsers = argparse._SubParsersAction
 
+TASKS_HELP = "folder of task folders (default tasks/), or a task-set file (FILE.jsonl, FILE.jsonl#SET)"
+
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # error messages: on stderr, never folded
 if not console.is_terminal:

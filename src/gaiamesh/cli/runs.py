@@ -42,7 +42,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from ..bench.baseline import run_baseline
+    from ..bench.compare.baseline import run_baseline
     from ..deploy.local import ProcessGroup, model_server
 
     settings = settings_from(args)

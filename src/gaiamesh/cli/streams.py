@@ -36,7 +36,7 @@ def _workers(text: str) -> list[int]:
 
 
 def _cmd_stream(args: argparse.Namespace) -> int:
-    from ..bench.stream import StreamOptions, run_stream
+    from ..bench.stream.run import StreamOptions, run_stream
     from ..mesh.protocols import check
 
     protocols = [check(p) for p in _list(args.protocols or settings_from(args).protocol, "protocols")]

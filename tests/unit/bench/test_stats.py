@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gaiamesh.bench import stats
-from gaiamesh.bench.compare import labeler, write_reports
+from gaiamesh.bench.compare.report import labeler, write_reports
 
 
 def run(task: str, repeat: int, protocol: str = "json", **over: Any) -> dict[str, Any]:
@@ -72,6 +72,6 @@ def test_the_bench_report_writes_intervals_and_differences(tmp_path: Path) -> No
 
 
 def test_the_printed_table_has_one_header_per_summary_column() -> None:
-    from gaiamesh.bench.compare import SHORT, SUMMARY
+    from gaiamesh.bench.compare.report import SHORT, SUMMARY
 
     assert [c for c, _ in SUMMARY] == list(SHORT)  # a column added to one must be added to the other

@@ -49,7 +49,7 @@ def test_per_agent_counts_fold_from_the_same_records() -> None:
 
 
 def test_bench_groups_runs_by_the_stages_left_out() -> None:
-    from gaiamesh.bench.compare import label
+    from gaiamesh.bench.compare.report import label
 
     full = {"protocol": "json", "strategy": "pipeline", "ablated": ""}
     ablated = {"protocol": "json", "strategy": "pipeline", "ablated": "extract,triple"}

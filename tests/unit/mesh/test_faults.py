@@ -353,7 +353,7 @@ async def test_a_run_under_every_fault_answers_as_calm_and_its_log_agrees(tmp_pa
 
 # --- the bench's arithmetic ---------------------------------------------------------------
 def test_the_bench_summary_compares_each_fault_with_the_same_tasks_calm() -> None:
-    from gaiamesh.bench.faults import FaultRun, summarize
+    from gaiamesh.bench.storms.faults import FaultRun, summarize
 
     def r(fault: str, task: str, q: float, ms: float, status: str = "ok", again: int = 0) -> FaultRun:
         return FaultRun("json", fault, task, status, "148 MW" if q else "", q, int(q == 1), ms, again, again, 3,
@@ -369,7 +369,7 @@ def test_the_bench_summary_compares_each_fault_with_the_same_tasks_calm() -> Non
 
 
 def test_the_bench_checks_its_faults_before_it_runs_and_starts_each_from_none() -> None:
-    from gaiamesh.bench.faults import checked, grid
+    from gaiamesh.bench.storms.faults import checked, grid
 
     s = load_settings(fault_latency_ms=99, fault_redeliver_after=0.3)  # as if .env set them
     full = checked(s, grid())

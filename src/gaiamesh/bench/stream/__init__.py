@@ -1,0 +1,1 @@
+"""``gaiamesh stream``: a file of items through one long-lived team, one run, its files."""
