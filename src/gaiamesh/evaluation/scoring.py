@@ -12,31 +12,15 @@ from collections.abc import Callable, Sequence
 from rouge_score import rouge_scorer
 
 from ..errors import ConfigError
+from ..tasks.answers import exact_match, golds
 from .metrics import Scores
 
 Scorer = Callable[[str, str | Sequence[str]], Scores]
 """``scorer(prediction, gold answer or answers) -> Scores``."""
 
 _PUNCT = str.maketrans("", "", string.punctuation)
-_EDGE = string.punctuation + " "
 _rouge = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
-
-
-def normalize(text: str) -> str:
-    """Lower-case, strip surrounding whitespace and punctuation, collapse inner whitespace. A
-    number's sign survives: "-32" is not "32"."""
-    text = " ".join(text.lower().split())
-    core = text.strip(_EDGE)
-    signed = text.lstrip(_EDGE.replace("-", ""))
-    if signed.startswith("-") and signed[1:2].isdigit() and core[:1].isdigit():
-        core = "-" + core
-    return core
-
-
-def golds(answers: str | Sequence[str]) -> list[str]:
-    """The gold answers as a list (one string is one answer)."""
-    return [answers] if isinstance(answers, str) else [a for a in answers if a.strip()] or [""]
 
 
 def squad_normalize(text: str) -> str:
@@ -63,10 +47,6 @@ def squad_f1(prediction: str, answers: str | Sequence[str]) -> float:
 def squad_em(prediction: str, answers: str | Sequence[str]) -> int:
     """SQuAD's exact match after its normalization, the best over the gold answers."""
     return int(any(squad_normalize(prediction) == squad_normalize(g) for g in golds(answers)))
-
-
-def exact_match(prediction: str, answers: str | Sequence[str]) -> int:
-    return int(any(normalize(prediction) == normalize(a) for a in golds(answers)))
 
 
 def rouge_l(prediction: str, answers: str | Sequence[str]) -> float:

@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..evaluation.scoring import exact_match
 from ..mesh.frames import (
     DocInit,
     DocInitPacket,
@@ -30,6 +29,7 @@ from ..mesh.frames import (
 from ..models.llm import LLMClient
 from ..settings import ToolSettings
 from ..tasks import Task
+from ..tasks.answers import exact_match
 from ..tools.tool import ToolContext
 from . import workers
 from .journal import Journal, WorkingContext

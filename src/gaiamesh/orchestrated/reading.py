@@ -18,11 +18,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..evaluation.scoring import normalize
 from ..models.prompts import answer_prompt
 from ..pipeline.answer_type import AnswerType, spans, typed_rank
 from ..pipeline.read import read_answer
 from ..pipeline.text import sentences, terms
+from ..tasks.answers import normalize
 from ..tools.tool import ToolContext
 from .calculator import to_number
 from .plan_tools import FindFact

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ToolError
-from ..evaluation.scoring import normalize
 from ..mesh.frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
 from ..models.prompts import answer_prompt
+from ..tasks.answers import normalize
 from ..tools.tool import Tool, ToolContext
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid
 from .heuristics import DETERMINER
