@@ -22,9 +22,11 @@ from rich.table import Table
 
 from ..agents.teams import TEAMS, agent_specs, lineup
 from ..deploy.local import ProcessGroup, model_server, own_team, web_server
-from ..evaluation.metrics import RunMetrics, WireLayers
+from ..evaluation.finish import run_and_finish
+from ..evaluation.metrics import RunMetrics
 from ..mesh.protocols import generate_keys
 from ..mesh.relay import MeshNetwork
+from ..mesh.wireend import WireLayers
 from ..settings import Settings
 from ..tasks import Task
 from . import fairness, schedule
@@ -129,7 +131,7 @@ def _one(variant: Variant, team: Settings, task: Task, run_dir: Path) -> RunMetr
     if variant.protocol == BASELINE:
         return asyncio.run(run_baseline(team, task, run_dir))
     team = team.model_copy(update={"protocol": variant.protocol, "transport": variant.transport})
-    return asyncio.run(MeshNetwork(team, task, run_dir, quiet=True, lineup=lineup(team)).run())
+    return asyncio.run(run_and_finish(MeshNetwork(team, task, run_dir, quiet=True, lineup=lineup(team))))
 
 
 def run_bench(

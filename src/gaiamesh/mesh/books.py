@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..evaluation.metrics import AgentMetrics, FrameRecord, MemberChange, MemberEvent, Totals
 from .outcome import Outcome
+from .records import AgentMetrics, FrameRecord, MemberChange, MemberEvent, Totals
 
 
 class Books:

@@ -17,13 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..errors import run_status
-from ..evaluation.metrics import (
-    AgentMetrics,
-    FrameRecord,
-    FrameStatus,
-    MemberChange,
-)
+from ..errors import RunStatus, run_status
 from .books import Books
 from .faults import FaultModel
 from .frames import (
@@ -42,6 +36,7 @@ from .frames import (
 from .links import Links
 from .outcome import Outcome, RunEnd, Send, Work
 from .protocols import ProtocolAdapter
+from .records import AgentMetrics, FrameRecord, FrameStatus, MemberChange
 from .routing import Router, RoutingMode
 from .subtasks import Assigned, SubTasks, failed_result
 
@@ -205,7 +200,7 @@ class RelayCore(Books):
         self.links.release(out, now)  # network faults: what the links held until now
         for tool, (deadline, _) in list(self._waiting.items()):
             if now >= deadline:
-                self._finish(out, now, "agent_dead",
+                self._finish(out, now, RunStatus.AGENT_DEAD,
                              f"no {tool!r} agent is alive and none came back within "
                              f"REJOIN_GRACE={self.rejoin_grace:.0f}s")  # fmt: skip
                 break
@@ -259,7 +254,7 @@ class RelayCore(Books):
                 pending.append(Work(blob, packet, header))  # for the first of its agents to return
         if isinstance(packet, DataEventPacket) and packet.tag == FINAL_ANSWER_TAG and self.final is None:
             self.final = packet
-            self._finish(out, now, "ok")
+            self._finish(out, now, RunStatus.OK)
         return out
 
     def lost(self, node_id: str, reason: str, now: float) -> Outcome:
@@ -299,7 +294,7 @@ class RelayCore(Books):
             self._finish(
                 out,
                 now,
-                "agent_dead",
+                RunStatus.AGENT_DEAD,
                 f"agent {node_id} ({tool}) disconnected and no other {tool!r} agent is alive",
             )
             return out
@@ -318,10 +313,10 @@ class RelayCore(Books):
     def expire(self, now: float, timeout: float) -> Outcome:
         """``RUN_TIMEOUT`` passed without a final answer."""
         out = Outcome()
-        self._finish(out, now, "timeout", f"no final answer within RUN_TIMEOUT={timeout:g}s")
+        self._finish(out, now, RunStatus.TIMEOUT, f"no final answer within RUN_TIMEOUT={timeout:g}s")
         return out
 
-    def fail(self, status: str, error: str, now: float) -> Outcome:
+    def fail(self, status: RunStatus, error: str, now: float) -> Outcome:
         """The run cannot go on (e.g. an agent unreachable at connect time)."""
         out = Outcome()
         self._finish(out, now, status, error)
@@ -414,7 +409,7 @@ class RelayCore(Books):
         for node_id, fate in lost:
             self.links.lose(out, src, Work(blob, packet, header), node_id, fate, 0, now)
 
-    def _finish(self, out: Outcome, now: float, status: str, error: str | None = None) -> None:
+    def _finish(self, out: Outcome, now: float, status: RunStatus, error: str | None = None) -> None:
         if self.end is not None:
             return
         self.end = RunEnd(status, error)

@@ -13,10 +13,11 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from ..evaluation.metrics import FaultNote, FrameRecord, FrameStatus, Totals
+from ..errors import RunStatus
 from .faults import Fate, FaultModel
 from .frames import NETWORK_SRC, Packet
 from .outcome import Outcome, RunEnd, Send, Work
+from .records import FaultNote, FrameRecord, FrameStatus, Totals
 from .routing import Router
 
 EPS = 0.001  # seconds: a tick releases what is due this close (a timer may fire a hair early)
@@ -51,7 +52,7 @@ class Core(Protocol):
                  received: bool, status: FrameStatus = "accepted", decode_us: float | None = None) -> None: ...  # fmt: skip
     def _log(self, out: Outcome, record: FrameRecord) -> None: ...
     def _reject(self, out: Outcome, src: str, blob: bytes, now: float, error: str, decode_us: float | None = None) -> None: ...
-    def _finish(self, out: Outcome, now: float, status: str, error: str | None = None) -> None: ...
+    def _finish(self, out: Outcome, now: float, status: RunStatus, error: str | None = None) -> None: ...
     def _rel(self, now: float) -> float: ...
     def _s(self, now: float) -> float: ...
     def _run_s(self, now: float) -> float: ...
@@ -125,7 +126,7 @@ class Links:
             due = fate.lost[i + 1]
         elif fate.gave_up:
             plan = self.model.plan if self.model else None
-            self.core._finish(out, now, "frame_lost",
+            self.core._finish(out, now, RunStatus.FRAME_LOST,
                          f"every copy of a {packet.type.value} frame to agent {node_id} was lost ({i + 1} in a row; "
                          f"FAULT_LOSS={plan.loss if plan else '?'}, FAULT_MAX_REDELIVERIES="
                          f"{plan.max_redeliveries if plan else '?'})")  # fmt: skip
