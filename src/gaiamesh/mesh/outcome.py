@@ -1,6 +1,6 @@
 """What the relay core returns after each event (:class:`Outcome`: the records to log, the bytes to
 send to whom, progress lines, the run's end) and the work it keeps in flight (:class:`Work`).
-Plain data, shared by the core (``core.py``), the held links of the fault model (``links.py``)
+Plain data, shared by the core (``core.py`` and its layers), the held links of the fault model (``links.py``)
 and the transport (``relay.py``), which carries them out: :func:`outgoing` gathers the bytes per
 agent, :func:`tell` reports them (:func:`describe` makes a frame's progress line), and
 :class:`AgentStatus` says how it sees each agent of the team."""
