@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from ..errors import ToolError
 from ..evaluation.scoring import normalize
-from ..mesh.frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
+from ..mesh.frames import FINAL_ANSWER_TAG, PacketType, TriplesPacket
+from ..mesh.payloads import FinalAnswer, Triple
 from ..models.prompts import answer_prompt
 from ..tools.tool import Tool, ToolContext
 from .answer_type import AnswerType, anchored, expected_type, matches, spans, valid

@@ -22,7 +22,7 @@ from gaiamesh.errors import (
 )
 from gaiamesh.evaluation.finish import DirectCall, finish_run, logged
 from gaiamesh.evaluation.metrics import RunMetrics, totals_from_log
-from gaiamesh.mesh.frames import ToolFailure
+from gaiamesh.mesh.payloads import ToolFailure
 from gaiamesh.mesh.records import FrameLog, FrameRecord
 from gaiamesh.mesh.wireend import Ending
 from gaiamesh.settings import Settings
