@@ -3,7 +3,8 @@ a named kind, whose message says what was wrong and what to do. What a kind mean
 is decided in one place each, from the kind and never from a message's words: the exit code of
 a command (:data:`EXIT_CODES`, read by ``cli``), the HTTP status of a refusal
 (:attr:`Refused.status`, read by ``service.app``), the status a run ends with when an error ends
-it (:data:`RUN_STATUS`, read by every writer of ``metrics.json`` through :func:`run_status`).
+it (:data:`RUN_STATUS`, read by every writer of ``metrics.json`` through :func:`run_status`; every
+status a run can have is a :class:`RunStatus`).
 
 Kinds that were ``ValueError`` or ``RuntimeError`` before stay so as well, so that code catching
 those still catches them.
@@ -12,6 +13,7 @@ those still catches them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import ClassVar, TypeVar
 
 T = TypeVar("T")
@@ -156,17 +158,37 @@ class NoSpace(Refused):
 # service that failed).
 EXIT_CODES: dict[type[GaiameshError], int] = {ConfigError: 2, TaskError: 2, ServiceGone: 3, GaiameshError: 1}
 
+
+class RunStatus(StrEnum):
+    """Every status a run can end with, as ``metrics.json``'s ``status`` spells it: the one table
+    of them. ``RUNNING``: the run had not ended when it was written (a relay cut short)."""
+
+    OK = "ok"
+    RUNNING = "running"
+    TIMEOUT = "timeout"
+    AGENT_DEAD = "agent_dead"
+    AGENT_ERROR = "agent_error"
+    CONNECT_FAILED = "connect_failed"
+    MODEL_UNREACHABLE = "model_unreachable"
+    MODEL_ERROR = "model_error"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # the service stopped while the run was queued or in flight
+    STORAGE_ERROR = "storage_error"
+    FRAME_LOST = "frame_lost"  # network faults (or a protocol's client) lost every copy of a frame
+
+
 # The status a run ends with when an error of each kind ends it (the most specific kind wins), in
 # ``metrics.json``'s ``status``: the relay, a local run that could not start, the baseline and the
 # service all read it here. Statuses that no error causes (ok, timeout, cancelled, ...) are the
 # relay core's own.
-RUN_STATUS: dict[type[GaiameshError], str] = {
-    ModelUnreachable: "model_unreachable",
-    ModelError: "model_error",
-    AgentFailed: "agent_error",
-    StorageError: "storage_error",
-    ConnectError: "connect_failed",
-    GaiameshError: "failed",
+RUN_STATUS: dict[type[GaiameshError], RunStatus] = {
+    ModelUnreachable: RunStatus.MODEL_UNREACHABLE,
+    ModelError: RunStatus.MODEL_ERROR,
+    AgentFailed: RunStatus.AGENT_ERROR,
+    StorageError: RunStatus.STORAGE_ERROR,
+    ConnectError: RunStatus.CONNECT_FAILED,
+    GaiameshError: RunStatus.FAILED,
 }
 
 # How each kind introduces itself on the command line.
@@ -203,7 +225,7 @@ def exit_code(exc: GaiameshError) -> int:
     return _lookup(EXIT_CODES, exc)
 
 
-def run_status(exc: GaiameshError) -> str:
+def run_status(exc: GaiameshError) -> RunStatus:
     """The status of a run that ``exc`` ended."""
     return _lookup(RUN_STATUS, exc)
 

@@ -14,7 +14,9 @@ import pytest
 from gaiamesh.agents.teams import agent_specs, default_agents, lineup
 from gaiamesh.deploy.local import ProcessGroup, child_env, free_port, free_port_block, wait_until_answers
 from gaiamesh.evaluation.audit import audit
-from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics
+from gaiamesh.evaluation.finish import run_and_finish
+from gaiamesh.evaluation.metrics import RunMetrics
+from gaiamesh.mesh.records import FrameRecord
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import load_task
@@ -88,7 +90,7 @@ def run(team: Team, out: Path, on_first_frame: object = None) -> RunMetrics:
             if isinstance(item, FrameRecord) and not started and callable(on_first_frame):
                 started.append(asyncio.get_running_loop().create_task(on_first_frame()))
 
-        metrics = await MeshNetwork(team.settings, task, out, quiet=True, observer=observe, lineup=lineup(team.settings)).run()
+        metrics = await run_and_finish(MeshNetwork(team.settings, task, out, quiet=True, observer=observe, lineup=lineup(team.settings)))
         for t in started:
             await t
         return metrics

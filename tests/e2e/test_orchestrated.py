@@ -23,7 +23,9 @@ import pytest
 from gaiamesh.agents.teams import agent_specs, lineup
 from gaiamesh.deploy.local import ProcessGroup, child_env, web_server
 from gaiamesh.evaluation.audit import audit
-from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics, read_log
+from gaiamesh.evaluation.finish import run_and_finish
+from gaiamesh.evaluation.metrics import RunMetrics, read_log
+from gaiamesh.mesh.records import FrameRecord
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import Settings, load_settings
 from gaiamesh.tasks import Task, load_task
@@ -61,7 +63,7 @@ def running(settings: Settings, logs: Path) -> Iterator[ProcessGroup]:
 
 def ask(settings: Settings, task: Task, out: Path, **kw: Any) -> RunMetrics:
     """One run through the real relay."""
-    return asyncio.run(MeshNetwork(settings, task, out, quiet=True, **kw, lineup=lineup(settings)).run())
+    return asyncio.run(run_and_finish(MeshNetwork(settings, task, out, quiet=True, **kw, lineup=lineup(settings))))
 
 
 def audited(run_dir: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 from gaiamesh.agents.teams import agent_specs, default_agents, lineup
 from gaiamesh.deploy.local import ProcessGroup, child_env
 from gaiamesh.evaluation.audit import audit
+from gaiamesh.evaluation.finish import run_and_finish
 from gaiamesh.evaluation.metrics import RunMetrics, read_log
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import load_settings
@@ -66,8 +67,8 @@ def test_two_overlapping_runs_match_their_runs_alone(tmp_path: Path, recorded: P
     async def runs(label: str, together: bool) -> list[RunMetrics]:
         nets = [MeshNetwork(settings, t, tmp_path / label / t.task_id, reporter=lambda _: None, lineup=lineup(settings)) for t in tasks]
         if together:
-            return list(await asyncio.gather(*(n.run() for n in nets)))
-        return [await n.run() for n in nets]
+            return list(await asyncio.gather(*(run_and_finish(n) for n in nets)))
+        return [await run_and_finish(n) for n in nets]
 
     try:
         alone = asyncio.run(runs("alone", together=False))

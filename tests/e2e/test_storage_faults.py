@@ -13,7 +13,9 @@ import pytest
 from gaiamesh.agents.teams import lineup
 from gaiamesh.errors import StorageError
 from gaiamesh.evaluation.audit import audit
-from gaiamesh.evaluation.metrics import FrameRecord, read_log
+from gaiamesh.evaluation.finish import run_and_finish
+from gaiamesh.evaluation.metrics import read_log
+from gaiamesh.mesh.records import FrameRecord
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
@@ -41,7 +43,7 @@ def test_a_disk_that_fills_mid_run_ends_it_with_the_reason_and_loses_nothing(
         net = MeshNetwork(settings, task, disk / "run", quiet=True, observer=observe, lineup=lineup(settings))
         started = time.monotonic()
         with pytest.raises(StorageError) as failed:
-            asyncio.run(net.run())
+            asyncio.run(run_and_finish(net))
         took = time.monotonic() - started
         message = str(failed.value)
         assert "No space left on device" in message and "frames.jsonl" in message, message
@@ -53,6 +55,6 @@ def test_a_disk_that_fills_mid_run_ends_it_with_the_reason_and_loses_nothing(
         assert {r.type for r in logged} == {"doc_init"}
 
     # the agents are unharmed: the next run on a working disk is answered and audited
-    again = asyncio.run(MeshNetwork(settings, task, tmp_path / "again", quiet=True, lineup=lineup(settings)).run())
+    again = asyncio.run(run_and_finish(MeshNetwork(settings, task, tmp_path / "again", quiet=True, lineup=lineup(settings))))
     assert again.status == "ok" and again.exact_match == 1
     assert all(a == b for _, a, b in audit(tmp_path / "again"))

@@ -22,7 +22,8 @@ import pytest
 
 from gaiamesh.deploy import cluster
 from gaiamesh.deploy.swarm import AGENTS_LABEL
-from gaiamesh.evaluation.metrics import MemberEvent, outages_ms
+from gaiamesh.evaluation.metrics import outages_ms
+from gaiamesh.mesh.records import MemberEvent
 from gaiamesh.service.client import answers, submit
 from gaiamesh.service.models import RunRequest
 

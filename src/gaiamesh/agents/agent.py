@@ -30,18 +30,9 @@ from websockets.typing import Subprotocol
 from .. import ports
 from ..errors import ConfigError, PortTaken, Refused
 from ..mesh import admission, wiretls, workspaces
-from ..mesh.frames import (
-    Announcement,
-    FrameError,
-    Packet,
-    PacketType,
-    ResultPacket,
-    SubTask,
-    SubTaskResult,
-    ToolFailure,
-    make_packet,
-)
+from ..mesh.frames import Announcement, FrameError, Packet, PacketType, ResultPacket, make_packet
 from ..mesh.freshness import Freshness
+from ..mesh.payloads import SubTask, SubTaskResult, ToolFailure
 from ..mesh.protocols import ProtocolAdapter, get_adapter
 from ..mesh.protocols.signed import SigningKeyError, load_public
 from ..mesh.subprotocols import protocol_of

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, RunError, TaskError, run_status
+from ..errors import ConfigError, RunError, RunStatus, TaskError, run_status
 from ..settings import TASK_STRATEGIES, Settings
 from ..tasks import Task, load_task
 from ..tasks.packed import document_from, read_stdin, task_from_tar
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from ..deploy.local import run_local
-    from ..evaluation.outcome import Ending, finish_run
+    from ..evaluation.finish import finish_run, logged
+    from ..mesh.wireend import Ending
 
     settings = settings_from(args)
     task = load_task(args.task)
@@ -31,11 +32,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         metrics = run_local(settings, task, out, args.base_port)
     except RunError as exc:  # metrics.json says how the run ended; main() says why, and exits 1
-        finish_run(out, settings, task, Ending(run_status(exc), str(exc)))
+        finish_run(out, settings, task, Ending(run_status(exc), str(exc)), records=logged(out))
         raise
     console.print(summary_table(metrics, "gaiamesh run"))
     console.print(f"results: {out}/metrics.json, {out}/run_artifacts.tar.gz")
-    if metrics.status != "ok":
+    if metrics.status != RunStatus.OK:
         errors.print(f"[red]run ended with status {metrics.status}: {metrics.error}[/red]")
         return 1
     return 0
@@ -55,7 +56,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     finally:
         group.stop_all()
     console.print(summary_table(metrics, "gaiamesh baseline"))
-    return 0 if metrics.status == "ok" else 1
+    return 0 if metrics.status == RunStatus.OK else 1
 
 
 async def _until_signalled(coro_factory: Any) -> None:
@@ -83,15 +84,16 @@ def _cmd_agent(args: argparse.Namespace) -> int:
 
 def _cmd_relay(args: argparse.Namespace) -> int:
     from ..agents.teams import lineup, settled
+    from ..evaluation.finish import run_and_finish
     from ..mesh.relay import MeshNetwork
 
     settings = settled(settings_from(args))  # config.json names the agents even where AGENTS was left unset
     task = load_task(settings.task, settings.task_label)
     net = MeshNetwork(settings, task, Path(settings.out_dir), lineup=lineup(settings))
-    metrics = asyncio.run(net.run())
+    metrics = asyncio.run(run_and_finish(net))
     if not args.no_summary:
         console.print(summary_table(metrics, "gaiamesh relay"))
-    return 0 if metrics.status == "ok" else 1
+    return 0 if metrics.status == RunStatus.OK else 1
 
 
 def _cmd_serve_model(args: argparse.Namespace) -> int:
@@ -169,6 +171,7 @@ def submit_and_report(url: str, settings: Settings, request: RunRequest, out: Pa
                       back_within: float | None = None) -> int:  # fmt: skip
     """Start ``request`` on the service at ``url`` and follow it live; save its
     archive and metrics.json into ``out``; print the summary; 0 when the run ended ok."""
+    from ..evaluation.finish import write_metrics
     from ..service.client import BACK_WITHIN_S, save_artifacts, submit
 
     if not settings.access_key:
@@ -176,8 +179,7 @@ def submit_and_report(url: str, settings: Settings, request: RunRequest, out: Pa
     run, metrics = submit(url, settings.access_key, request, console.print, back_within or BACK_WITHIN_S)
     if out and metrics is not None:
         path = save_artifacts(url, settings.access_key, run.id, out)
-        metrics.write(out / "metrics.json")
-        console.print(f"saved {path} and {out / 'metrics.json'}")
+        console.print(f"saved {path} and {write_metrics(metrics, out)}")
     if metrics is None:
         errors.print(f"[red]run {run.id} ended {run.state.value} without metrics: {run.error}[/red]")
         return 1
@@ -188,7 +190,7 @@ def submit_and_report(url: str, settings: Settings, request: RunRequest, out: Pa
         f"run {run.id}: metrics.json and run_artifacts.tar.gz in runs/{run.id}/ under the service's OUT_DIR; "
         f"API {url}/openapi.json"
     )
-    return 0 if metrics.status == "ok" else 1
+    return 0 if metrics.status == RunStatus.OK else 1
 
 
 def _submit_source(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .metrics import RunMetrics, Totals, read_log
+from ..mesh.records import Totals
+from .metrics import RunMetrics, read_log
 from .modeltime import model_time, run_memories
 
 

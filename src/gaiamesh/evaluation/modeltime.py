@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .metrics import FrameRecord
+from ..mesh.records import FrameRecord
 
 Memory = Mapping[str, Any]
 UNCOUNTED = ("rejected", "redelivered", "dropped_fault")

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from .metrics import FrameRecord, WireCost
+from ..mesh.records import FrameRecord
+from .metrics import WireCost
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

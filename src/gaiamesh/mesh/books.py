@@ -6,21 +6,41 @@ record into the totals with the same :meth:`Totals.add` that ``gaiamesh audit`` 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from ..evaluation.metrics import AgentMetrics, FrameRecord, MemberChange, MemberEvent, Totals
 from .outcome import Outcome
+from .records import AgentMetrics, FrameRecord, MemberChange, MemberEvent, Totals
+
+
+@dataclass
+class RunClock:
+    """The run's times: ``origin`` (the run's wall start, the origin of frame times) and ``t0``
+    (when the document went out: the clock of the run starts)."""
+
+    origin: float
+    t0: float | None = None
+
+    @property
+    def start(self) -> float:
+        return self.t0 if self.t0 is not None else self.origin
+
+    # The fault model's time: seconds since doc_init; and back to the relay's clock.
+    def run_s(self, now: float) -> float:
+        return now - self.start
+
+    def clock_of(self, t: float) -> float:
+        return t + self.start
 
 
 class Books:
-    """What the run counted, and when (times relative to ``origin``, the run's wall start, and
-    to ``t0``, when the document went out)."""
+    """What the run counted, and when (times relative to the run clock's ``origin``, the run's
+    wall start, and to its ``t0``, when the document went out)."""
 
     def __init__(self, lineup: Iterable[tuple[str, str]], origin: float) -> None:
         self.totals = Totals()
         self.agents = {n: AgentMetrics(node_id=n, tool=t) for n, t in lineup}
         self.membership: list[MemberEvent] = []  # agents lost, back, joined, let go: metrics.json
-        self.origin = origin  # frame times are relative to this (the run's wall start)
-        self.t0: float | None = None  # doc_init: the clock starts
+        self.run_clock = RunClock(origin)
         self.done_at: float | None = None
 
     def _member(self, now: float, node_id: str, event: MemberChange) -> None:
@@ -43,23 +63,15 @@ class Books:
         out.records.append(record)
 
     def _rel(self, now: float) -> float:
-        return (now - self.origin) * 1000
+        return (now - self.run_clock.origin) * 1000
 
     def _ms(self, now: float) -> float:
-        return (now - (self.t0 if self.t0 is not None else self.origin)) * 1000
+        return (now - self.run_clock.start) * 1000
 
     def _s(self, now: float) -> float:
         return self._rel(now) / 1000  # progress lines: same origin as the frame records' t_ms
 
     def elapsed_ms(self, now: float) -> float:
         """t=0 (doc_init) to the end of the run (or ``now`` while it runs)."""
-        start = self.t0 if self.t0 is not None else self.origin
         end = self.done_at if self.done_at is not None else now
-        return (end - start) * 1000
-
-    # The fault model's time: seconds since doc_init; and back to the relay's clock.
-    def _run_s(self, now: float) -> float:
-        return now - (self.t0 if self.t0 is not None else self.origin)
-
-    def _clock(self, t: float) -> float:
-        return t + (self.t0 if self.t0 is not None else self.origin)
+        return (end - self.run_clock.start) * 1000

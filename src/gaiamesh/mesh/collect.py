@@ -14,9 +14,11 @@ import httpx
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..errors import GaiameshError
-from ..settings import AgentSpec
+from ..settings import AgentSpec, Settings
 from . import workspaces
+from .connect import relay_tls
 from .protocols.signed import SigningKeyError, load_keys
+from .records import AgentMetrics
 
 log = logging.getLogger("gaiamesh.mesh.collect")
 
@@ -30,6 +32,20 @@ def relay_key(keys_dir: Path) -> Ed25519PrivateKey | None:
         return load_keys("workspace", workspaces.SIGNER, keys_dir)[0]
     except SigningKeyError:
         return None
+
+
+async def of_run(
+    settings: Settings, specs: list[AgentSpec], agents: dict[str, AgentMetrics], run_id: str, staging: Path,
+    gone: set[str],
+) -> tuple[dict[str, Path], dict[str, str]]:
+    """Gather the workspaces of a relay's run at its end (``agents``: what the relay counted of
+    each; ``gone``: replicas let go, not asked)."""
+    sent = {node for node, agent in agents.items() if agent.pkts_sent > 0}
+    # Only an agent this relay admitted can hold a workspace of this run: what it never
+    # reached, or refused (a process at an agent's address that proved nothing), is not asked.
+    admitted = [s for s in specs if s.node_id in agents and agents[s.node_id].status != "registered"]
+    return await gather(admitted, Path(settings.workspace_root), run_id, staging, relay_key(settings.keys_dir),
+                        gone, sent, relay_tls(settings))  # fmt: skip
 
 
 async def gather(

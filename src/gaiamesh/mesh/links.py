@@ -1,168 +1,128 @@
-"""The links of a run under network faults (``FAULT_*``): what they hold, and when it arrives.
+"""The links of a run under network faults (``FAULT_*``): what they hold, and when it falls due.
 
 ``faults.py`` decides each crossing (delay, loss, a partition); :class:`Links` holds each copy to
-an agent and each frame from one until it is due, logs a lost copy and redelivers it by its fate,
-and asks the transport for a tick when something falls due. It acts through the relay core
-(:class:`Core`: receive a frame, deliver, log, end the run), which makes every other decision. A
-run without faults has no model here, and nothing is held.
+an agent and each frame from one until it is due, and asks the transport for a tick when
+something falls due. It decides nothing of the run and calls nothing of the core: the core takes
+what falls due from :meth:`Links.next_due` as plain values (a copy to send, :class:`Send`; a frame
+from an agent that arrives now, :class:`Arrival`; the next copy of a lost one, :class:`Retry`) and
+acts on each. A run without faults has no model here, and nothing is held.
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
 
-from ..evaluation.metrics import FaultNote, FrameRecord, FrameStatus, Totals
+from .books import RunClock
 from .faults import Fate, FaultModel
-from .frames import NETWORK_SRC, Packet
-from .outcome import Outcome, RunEnd, Send, Work
-from .routing import Router
+from .frames import NETWORK_SRC
+from .outcome import Outcome, Send, Work
+from .records import FaultNote
 
 EPS = 0.001  # seconds: a tick releases what is due this close (a timer may fire a hair early)
 
 
+@dataclass(frozen=True)
+class Arrival:
+    """A frame from agent ``node`` that its link delivers now; ``fate``: how it crossed."""
+
+    node: str
+    blob: bytes
+    fate: Fate
+
+
+@dataclass(frozen=True)
+class Retry:
+    """The next copy of ``work`` to ``node``, whose earlier copies were lost on the way (its
+    ``attempt``-th: 1 is the first redelivery); ``fate``: the crossing that lost them."""
+
+    node: str
+    work: Work
+    fate: Fate
+    attempt: int
+
+
+Due = Send | Arrival | Retry
+
+
 @dataclass(order=True)
 class Held:
-    """What the network fault model holds until ``due`` (the relay's clock): a copy on its way to
-    agent ``node`` (``send``), a frame from ``node`` on its way in (``arrive``), or the next copy
-    of a lost one to ``node`` (``retry``, its ``attempt``-th: 1 is the first redelivery)."""
+    """What the links hold until ``due`` (the relay's clock)."""
 
     due: float
     order: int  # of two due at once, the one the model decided first goes first
-    kind: Literal["send", "arrive", "retry"] = field(compare=False)
-    node: str = field(compare=False)
-    blob: bytes = field(compare=False)
-    fate: Fate | None = field(default=None, compare=False)
-    work: Work | None = field(default=None, compare=False)
-    attempt: int = field(default=0, compare=False)
+    what: Due = field(compare=False)
 
 
-class Core(Protocol):
-    """What the links need of the relay core."""
+@dataclass
+class Crossing:
+    """A frame's copies as the links take them: the agents they go to (``dst`` without the lost
+    ones), the frame's :class:`FaultNote`, and the lost copies (logged apart, and redelivered)."""
 
-    end: RunEnd | None
-    run_id: str
-    router: Router
-    totals: Totals
-
-    def receive(self, src: str, blob: bytes, now: float) -> Outcome: ...
-    def _deliver(self, out: Outcome, src: str, blob: bytes, packet: Packet, header: int, dst: list[str], now: float,
-                 received: bool, status: FrameStatus = "accepted", decode_us: float | None = None) -> None: ...  # fmt: skip
-    def _log(self, out: Outcome, record: FrameRecord) -> None: ...
-    def _reject(self, out: Outcome, src: str, blob: bytes, now: float, error: str, decode_us: float | None = None) -> None: ...
-    def _finish(self, out: Outcome, now: float, status: str, error: str | None = None) -> None: ...
-    def _rel(self, now: float) -> float: ...
-    def _s(self, now: float) -> float: ...
-    def _run_s(self, now: float) -> float: ...
-    def _clock(self, t: float) -> float: ...
+    dst: list[str]
+    note: FaultNote | None = None
+    lost: list[tuple[str, Fate]] = field(default_factory=list)
 
 
 @dataclass
 class Links:
     """The core's side of the network fault model: what the links hold, the ticks it asked for."""
 
-    core: Core
     model: FaultModel | None
+    clock: RunClock
     wire: list[Held] = field(default_factory=list)  # copies to agents: a heap by (due, order)
     later: list[Held] = field(default_factory=list)  # arrivals and redeliveries: a heap
     wakes: set[float] = field(default_factory=set)  # ticks asked of the transport, still to come
-    arriving: Held | None = None  # the held frame being taken in now
-    retrying: Fate | None = None  # the fate of the redelivery being made now
 
-    def hold_arrival(self, src: str, blob: bytes, now: float) -> Outcome | None:
-        """A frame from ``src`` goes in line on its link; whatever has arrived by ``now`` is taken
-        in, in order (None: no faults, or this is a held frame being taken in)."""
-        if self.model is None or self.arriving is not None or self.core.end is not None:
-            return None
-        fate = self.model.decide(src, NETWORK_SRC, self.core._run_s(now))
-        out = Outcome()
-        self.hold(out, self.later, Held(self.core._clock(fate.at), fate.order, "arrive", src, blob, fate), now)
-        self.release(out, now)
-        return out
+    def hold_in(self, out: Outcome, src: str, blob: bytes, now: float) -> bool:
+        """A frame from ``src`` goes in line on its link: :meth:`next_due` hands it back when it
+        arrives (False: no faults, it is taken in at once)."""
+        if self.model is None:
+            return False
+        fate = self.model.decide(src, NETWORK_SRC, self.clock.run_s(now))
+        self.hold(out, self.later, Held(self.clock.clock_of(fate.at), fate.order, Arrival(src, blob, fate)), now)
+        return True
 
     def impose(
-        self, out: Outcome, blob: bytes, dst: list[str], now: float
-    ) -> tuple[list[str], FaultNote | None, list[tuple[str, Fate]]]:
-        """Each copy's fate: ``dst`` without the lost copies, the frame's :class:`FaultNote`, and
-        the lost copies (logged apart, and redelivered). The copies that go are held until they
-        arrive; whatever is due goes out now, in order."""
+        self, out: Outcome, blob: bytes, dst: list[str], now: float, arrived: Fate | None, retry: Fate | None
+    ) -> Crossing:
+        """Each copy's fate (``arrived``: how the frame came in, when it was held on its way;
+        ``retry``: the fate of a lost copy redelivered now, which holds for it). The copies that
+        go are held until they arrive; whatever is due goes out now, in order."""
         if self.model is None:
-            return dst, None, []
-        arriving, self.arriving = self.arriving, None  # the hold on the way in is this frame's only
-        retrying, self.retrying = self.retrying, None
-        causes: set[str] = set(arriving.fate.causes) if arriving and arriving.fate else set()
+            return Crossing(dst)
+        causes: set[str] = set(arrived.causes) if arrived else set()
         held: dict[str, float] = {}
-        kept: list[str] = []
-        lost: list[tuple[str, Fate]] = []
+        crossing = Crossing([])
         for node_id in dst:
-            fate = retrying or self.model.decide(NETWORK_SRC, node_id, self.core._run_s(now))
-            if fate.lost and retrying is None:
-                lost.append((node_id, fate))
+            fate = retry or self.model.decide(NETWORK_SRC, node_id, self.clock.run_s(now))
+            if fate.lost and retry is None:
+                crossing.lost.append((node_id, fate))
                 continue
-            kept.append(node_id)
+            crossing.dst.append(node_id)
             causes.update(fate.causes)
             if fate.delay_ms > 0:
                 held[node_id] = fate.delay_ms
-            self.hold(out, self.wire, Held(self.core._clock(fate.at), fate.order, "send", node_id, blob), now)
+            self.hold(out, self.wire, Held(self.clock.clock_of(fate.at), fate.order, Send((node_id,), blob)), now)
         self.release_wire(out, now)
-        in_ms = arriving.fate.delay_ms if arriving and arriving.fate else 0.0
-        return kept, (FaultNote(sorted(causes), in_ms, held) if causes else None), lost
+        in_ms = arrived.delay_ms if arrived else 0.0
+        crossing.note = FaultNote(sorted(causes), in_ms, held) if causes else None
+        return crossing
 
-    def lose(self, out: Outcome, src: str, work: Work, node_id: str, fate: Fate, i: int, now: float) -> None:
-        """Copy ``i`` (0: the first) of ``work`` to ``node_id`` was lost on the way: log it, and
-        redeliver it when its fate says, or end the run when every copy was lost."""
-        packet = work.packet
-        self.core._log(
-            out,
-            FrameRecord.of(
-                n=self.core.totals.frames, t_ms=self.core._rel(now), src=src, dst=[node_id], blob=work.blob, received=False,
-                status="dropped_fault", header_size=work.header, type=packet.type.value, tag=packet.tag,
-                token_used=packet.token_used, fault=FaultNote(["loss"], attempt=i + 1),
-            ),
-        )  # fmt: skip
+    def retry_later(self, out: Outcome, node_id: str, work: Work, fate: Fate, i: int) -> str | None:
+        """Copy ``i`` (0: the first) of ``work`` to ``node_id`` was lost: hold the next for when
+        its fate says, or return why the run ends when every copy was lost."""
         if i + 1 < len(fate.lost):
             due = fate.lost[i + 1]
         elif fate.gave_up:
             plan = self.model.plan if self.model else None
-            self.core._finish(out, now, "frame_lost",
-                         f"every copy of a {packet.type.value} frame to agent {node_id} was lost ({i + 1} in a row; "
-                         f"FAULT_LOSS={plan.loss if plan else '?'}, FAULT_MAX_REDELIVERIES="
-                         f"{plan.max_redeliveries if plan else '?'})")  # fmt: skip
-            return
+            return (f"every copy of a {work.packet.type.value} frame to agent {node_id} was lost ({i + 1} in a row; "
+                    f"FAULT_LOSS={plan.loss if plan else '?'}, FAULT_MAX_REDELIVERIES="
+                    f"{plan.max_redeliveries if plan else '?'})")  # fmt: skip
         else:
             due = fate.sent
-        self.hold(out, self.later, Held(self.core._clock(due), fate.order, "retry", node_id, work.blob, fate, work, i + 1))
-
-    def retry(self, out: Outcome, held: Held, now: float) -> None:
-        """The next copy of a lost one: lost again, or redelivered (through :meth:`_deliver`,
-        like the redelivery of a dead agent's work)."""
-        fate, work = held.fate, held.work
-        assert fate is not None and work is not None
-        if held.node not in self.core.router.live:
-            return  # the agent is gone: lost() handed its work in flight on, rejoin() re-sends the rest
-        if held.attempt < len(fate.lost):
-            self.lose(out, NETWORK_SRC, work, held.node, fate, held.attempt, now)
-            return
-        self.retrying = fate
-        self.core._deliver(out, NETWORK_SRC, work.blob, work.packet, work.header, [held.node], now, received=False,
-                      status="redelivered")  # fmt: skip
-        out.notes.append(f"[{self.core._s(now):7.2f}s] redelivered {work.packet.type.value} to {held.node} (lost on the way)")
-
-    def take_in(self, out: Outcome, held: Held, now: float) -> None:
-        """A held frame from an agent arrives: the relay receives it now."""
-        self.arriving = held
-        try:
-            got = self.core.receive(held.node, held.blob, now)
-        finally:
-            self.arriving = None
-        out.records += got.records
-        out.sends += got.sends
-        out.notes += got.notes
-        out.end = out.end or got.end
-        if got.wake_at is not None:
-            self.wakes.discard(got.wake_at)  # asked again below, for this outcome
-            self.wake(out, got.wake_at)
+        self.hold(out, self.later, Held(self.clock.clock_of(due), fate.order, Retry(node_id, work, fate, i + 1)))
+        return None
 
     def hold(self, out: Outcome, heap: list[Held], held: Held, now: float | None = None) -> None:
         heapq.heappush(heap, held)
@@ -179,40 +139,40 @@ class Links:
         out.wake_at = due
         self.wakes.add(due)
 
+    def rewake(self, out: Outcome, due: float) -> None:
+        """A tick asked for in an outcome folded into ``out``: ``out`` asks for it now."""
+        self.wakes.discard(due)
+        self.wake(out, due)
+
     def release_wire(self, out: Outcome, now: float) -> None:
         wire = self.wire
         while wire and wire[0].due <= now + EPS:
-            held = heapq.heappop(wire)
-            out.sends.append(Send((held.node,), held.blob))
+            what = heapq.heappop(wire).what
+            assert isinstance(what, Send)
+            out.sends.append(what)
 
-    def release(self, out: Outcome, now: float) -> None:
-        """Carry out what the links held until ``now``, in the order it arrives."""
+    def ticked(self, now: float) -> None:
+        """The transport's tick at ``now`` came: the ticks asked for until then are spent."""
         self.wakes = {w for w in self.wakes if w > now + EPS}
-        while self.core.end is None:
-            heap = min((h for h in (self.wire, self.later) if h), key=lambda h: h[0], default=None)
-            if heap is None or heap[0].due > now + EPS:
-                break
-            held = heapq.heappop(heap)
-            if held.kind == "send":
-                out.sends.append(Send((held.node,), held.blob))
-            elif held.kind == "arrive":
-                self.take_in(out, held, now)
-            else:
-                self.retry(out, held, now)
+
+    def next_due(self, now: float) -> Due | None:
+        """The next thing the links held that is due by ``now``, in the order it arrives (None: nothing)."""
+        heap = min((h for h in (self.wire, self.later) if h), key=lambda h: h[0], default=None)
+        if heap is None or heap[0].due > now + EPS:
+            return None
+        return heapq.heappop(heap).what
+
+    def wake_next(self, out: Outcome) -> None:
+        """Ask for a tick when the next thing held falls due."""
         pending = [h[0].due for h in (self.wire, self.later) if h]
-        if pending and self.core.end is None:
+        if pending:
             self.wake(out, min(pending))
 
-    def let_go(self, out: Outcome, now: float) -> None:
-        """The run is over: copies still on their way go out now, agents' frames still on theirs
-        are logged as refused (as any frame after the end), lost copies are not redelivered."""
-        for held in sorted(self.wire):
-            out.sends.append(Send((held.node,), held.blob))
-        for held in sorted(self.later):
-            if held.kind == "arrive":
-                ms = held.fate.delay_ms if held.fate else 0.0
-                self.core._reject(out, held.node, held.blob, now,
-                             f"run {self.core.run_id} already ended ({self.core.end.status if self.core.end else '?'}) while "
-                             f"network faults held this frame ({ms:.0f} ms)")  # fmt: skip
+    def let_go(self) -> tuple[list[Send], list[Arrival]]:
+        """The run is over: the copies still on their way (they go out now), and the agents'
+        frames still on theirs (refused, as any frame after the end); lost copies are not redelivered."""
+        sends = [held.what for held in sorted(self.wire) if isinstance(held.what, Send)]
+        arrivals = [held.what for held in sorted(self.later) if isinstance(held.what, Arrival)]
         self.wire.clear()
         self.later.clear()
+        return sends, arrivals

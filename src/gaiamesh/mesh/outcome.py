@@ -1,8 +1,9 @@
 """What the relay core returns after each event (:class:`Outcome`: the records to log, the bytes to
 send to whom, progress lines, the run's end) and the work it keeps in flight (:class:`Work`).
-Plain data, shared by the core (``core.py``), the held links of the fault model (``links.py``)
-and the transport (``relay.py``), which reports them: :func:`describe` makes a frame's progress
-line, :class:`AgentStatus` says how it sees each agent of the team."""
+Plain data, shared by the core (``core.py`` and its layers), the held links of the fault model (``links.py``)
+and the transport (``relay.py``), which carries them out: :func:`outgoing` gathers the bytes per
+agent, :func:`tell` reports them (:func:`describe` makes a frame's progress line), and
+:class:`AgentStatus` says how it sees each agent of the team."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..evaluation.metrics import FrameRecord
+from ..errors import RunStatus
 from .frames import Packet
+from .records import FrameRecord
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class Send:
 
 @dataclass(frozen=True)
 class RunEnd:
-    status: str
+    status: RunStatus
     error: str | None = None
 
 
@@ -76,3 +78,30 @@ def describe(r: FrameRecord) -> str:
     if r.status == "dropped_fault":
         return f"{at} LOST {r.type} on the way to {','.join(r.dst)} (network faults; redelivered later)"
     return f"{at} {r.type:<10} {r.src} -> {','.join(r.dst) or '-'} ({r.size} B, {'?' if r.token_used is None else r.token_used} tokens)"
+
+
+def outgoing(outcomes: list[Outcome]) -> dict[str, list[bytes]]:
+    """The bytes the outcomes send, per agent, in order: one socket write each."""
+    out: dict[str, list[bytes]] = {}
+    for outcome in outcomes:
+        for send in outcome.sends:
+            for node_id in send.dst:
+                out.setdefault(node_id, []).append(send.blob)
+    return out
+
+
+def tell(outcomes: list[Outcome], observer: Observer | None, report: Callable[[str], None] | None) -> None:
+    """Hand the outcomes' records and notes to the live view (``observer``), then as progress
+    lines to ``report`` (None: quiet)."""
+    if observer is not None:
+        for outcome in outcomes:
+            for record in outcome.records:
+                observer(record)
+            for note in outcome.notes:
+                observer(note)
+    if report is not None:
+        for outcome in outcomes:
+            for record in outcome.records:
+                report(describe(record))
+            for note in outcome.notes:
+                report(note)

@@ -6,18 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .frames import (
-    NETWORK_SRC,
-    ErrorDetails,
-    FrameError,
-    Packet,
-    PacketType,
-    ResultPacket,
-    SubTaskPacket,
-    SubTaskResult,
-    make_packet,
-)
+from .frames import NETWORK_SRC, FrameError, Packet, PacketType, ResultPacket, SubTaskPacket, make_packet
 from .outcome import Work
+from .payloads import ErrorDetails, SubTaskResult
 
 
 @dataclass

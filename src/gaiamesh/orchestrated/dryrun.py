@@ -17,15 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..mesh.frames import (
-    DocInit,
-    DocInitPacket,
-    ErrorDetails,
-    SubTask,
-    SubTaskPacket,
-    SubTaskResult,
-    chunk_document,
-)
+from ..mesh.frames import DocInitPacket, SubTaskPacket, chunk_document
+from ..mesh.payloads import DocInit, ErrorDetails, SubTask, SubTaskResult
 from ..models.llm import LLMClient
 from ..settings import ToolSettings
 from ..tasks import Task

@@ -19,7 +19,8 @@ import httpx
 from pydantic import ValidationError
 
 from ..errors import ToolError
-from ..mesh.frames import FINAL_ANSWER_TAG, DocInitPacket, FinalAnswer, Maker, PacketType, SubTask
+from ..mesh.frames import FINAL_ANSWER_TAG, DocInitPacket, PacketType
+from ..mesh.payloads import FinalAnswer, Maker, SubTask
 from ..pipeline.followup import resolve as resolve_followup
 from ..settings import ToolSettings
 from ..tools.tool import Tool, ToolContext

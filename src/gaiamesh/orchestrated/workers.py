@@ -21,18 +21,15 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ModelError
 from ..mesh.frames import (
-    DocInit,
     DocInitPacket,
-    ErrorDetails,
     EventsPacket,
-    Maker,
     PacketType,
     SearchDocsPacket,
     SubTaskPacket,
-    SubTaskResult,
     TriplesPacket,
     chunk_document,
 )
+from ..mesh.payloads import DocInit, ErrorDetails, Maker, SubTaskResult
 from ..pipeline import extract as extract_stage
 from ..pipeline import reason as reason_stage
 from ..pipeline import search as search_stage

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from ..errors import ToolError
-from ..mesh.frames import Events, Fact, Hop, PacketType, SearchDocsPacket
+from ..mesh.frames import PacketType, SearchDocsPacket
+from ..mesh.payloads import Events, Fact, Hop
 from ..tools.tool import Tool, ToolContext
 from .answer_type import AnswerType, matches, prefer, spans, typed_rank, valid
 from .heuristics import CLAUSE, POINTS_BACK, asks_who, without_the

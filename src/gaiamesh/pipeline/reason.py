@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ToolError
-from ..mesh.frames import FINAL_ANSWER_TAG, FinalAnswer, PacketType, Triple, TriplesPacket
+from ..mesh.frames import FINAL_ANSWER_TAG, PacketType, TriplesPacket
+from ..mesh.payloads import FinalAnswer, Triple
 from ..models.prompts import answer_prompt
 from ..tasks.answers import normalize
 from ..tools.tool import Tool, ToolContext

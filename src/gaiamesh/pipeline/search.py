@@ -4,7 +4,8 @@ the model's likelihood of the question (``rerank.py``), typed chunks first."""
 from __future__ import annotations
 
 from ..errors import ToolError
-from ..mesh.frames import DocInitPacket, PacketType, Passage, SearchDocs
+from ..mesh.frames import DocInitPacket, PacketType
+from ..mesh.payloads import Passage, SearchDocs
 from ..tools.tool import Tool, ToolContext
 from .answer_type import prefer, typed_rank
 from .followup import resolve

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..mesh.frames import Split
+from ..mesh.payloads import Split
 from ..models.prompts import SPLIT_SCHEMA, SplitReply, parse_reply, split_prompt
 from ..tools.tool import ToolContext
 from .hops import Decomposition, decompose

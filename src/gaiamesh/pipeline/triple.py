@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..errors import ToolError
-from ..mesh.frames import EventsPacket, PacketType, Triple, Triples
+from ..mesh.frames import EventsPacket, PacketType
+from ..mesh.payloads import Triple, Triples
 from ..models.prompts import TRIPLE_SCHEMA, TripleReply, parse_reply, parse_triple, triple_prompt
 from ..tools.tool import Tool, ToolContext
 

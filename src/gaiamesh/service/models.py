@@ -7,10 +7,11 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..evaluation.metrics import FrameRecord, RunMetrics
+from ..evaluation.metrics import RunMetrics
 from ..evaluation.streams import StreamProgress, StreamReport
 from ..mesh.frames import Turn
 from ..mesh.outcome import AgentStatus
+from ..mesh.records import FrameRecord
 from ..mesh.routing import RoutingMode
 
 

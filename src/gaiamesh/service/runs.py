@@ -22,14 +22,27 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..agents.teams import lineup, settled, team_specs
-from ..errors import Busy, Conflict, Invalid, NoSpace, NotFound, Refused, Stopping, StorageError, TooLarge
-from ..evaluation.metrics import FrameRecord, RunMetrics, read_log
-from ..evaluation.outcome import Ending, finish_run
+from ..errors import (
+    Busy,
+    Conflict,
+    Invalid,
+    NoSpace,
+    NotFound,
+    Refused,
+    RunStatus,
+    Stopping,
+    StorageError,
+    TooLarge,
+)
+from ..evaluation.finish import finish_run, logged, run_and_finish
+from ..evaluation.metrics import RunMetrics, read_log
 from ..mesh import native
 from ..mesh.discovery import missing_team, present
 from ..mesh.outcome import AgentStatus, Team
 from ..mesh.protocols import check
+from ..mesh.records import FrameRecord
 from ..mesh.relay import MeshNetwork
+from ..mesh.wireend import Ending
 from ..settings import Settings
 from ..tasks import Task, TaskError, load_task
 from .journals import follow, read_all
@@ -205,7 +218,7 @@ class RunManager:
                 if journals := self._journals(live.settings, live.id):
                     tasks.create_task(follow(journals, journal, done), name=f"journal-{live.id}")
                 try:
-                    metrics = await live.net.run()
+                    metrics = await run_and_finish(live.net)
                 finally:
                     done.set()  # the follower reads what is left, then ends
             final = live.net.core.final if live.net.core else None
@@ -216,8 +229,8 @@ class RunManager:
             message = "; ".join(map(str, storage.exceptions)) if storage else f"run failed: {exc!r}"
             self._end(live, RunState.FINISHED, None, message)
             return
-        state = RunState.INTERRUPTED if metrics.status == "interrupted" else (
-            RunState.CANCELLED if metrics.status == "cancelled" else RunState.FINISHED
+        state = RunState.INTERRUPTED if metrics.status == RunStatus.INTERRUPTED else (
+            RunState.CANCELLED if metrics.status == RunStatus.CANCELLED else RunState.FINISHED
         )  # fmt: skip
         self._end(live, state, metrics, metrics.error)
 
@@ -270,7 +283,7 @@ class RunManager:
         running = [live for live in self.live.values() if live.net is not None]
         for live in running:
             assert live.net is not None
-            live.net.cancel("the service stopped", status="interrupted")
+            live.net.cancel("the service stopped", status=RunStatus.INTERRUPTED)
         if running:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(grace):
@@ -333,7 +346,7 @@ class RunManager:
     # --- after a restart -------------------------------------------------------------------
     def recover(self) -> Recovered:
         """Runs a stopped service left unfinished. One in flight ends ``interrupted`` and keeps
-        its frame log, from which it is finished (``evaluation/outcome.py``: ``metrics.json``
+        its frame log, from which it is finished (``evaluation/finish.py``: ``metrics.json``
         counted from the log, and an archive). One still queued had not started: its request is
         in the store, so it is queued again, in its turn, and runs (``interrupted`` only when it
         can no longer be run, e.g. its bundled task is gone)."""
@@ -376,7 +389,8 @@ class RunManager:
             request = RunRequest.model_validate_json(row["request"])
             answer, answers = _golds(request)
             task = Task(row["task_id"], "", row["question"], answer, out, (), answers)
-            finish_run(out, self._settings_for(request), task, Ending("interrupted", error), run_id=row["id"])
+            finish_run(out, self._settings_for(request), task, Ending(RunStatus.INTERRUPTED, error), run_id=row["id"],
+                       records=logged(out))
 
     def _settings_for(self, request: RunRequest) -> Settings:
         """The service's settings with what ``request`` chose for its run."""

@@ -22,16 +22,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import ModelError, TaskError, ToolError
-from ..mesh.frames import (
-    FINAL_ANSWER_TAG,
-    DocInitPacket,
-    ErrorDetails,
-    FinalAnswer,
-    PacketType,
-    SubTask,
-    SubTaskPacket,
-    SubTaskResult,
-)
+from ..mesh.frames import FINAL_ANSWER_TAG, DocInitPacket, PacketType, SubTaskPacket
+from ..mesh.payloads import ErrorDetails, FinalAnswer, SubTask, SubTaskResult
 from ..models.prompts import answer_prompt, clean_answer
 from ..orchestrated.plan_tools import AnswerQuestion
 from ..orchestrated.workers import answer_question

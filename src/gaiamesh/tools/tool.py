@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..mesh.frames import Body, DocInit, PacketType, SubTask, SubTaskResult
+from ..mesh.frames import PacketType
+from ..mesh.payloads import Body, DocInit, SubTask, SubTaskResult
 from ..models.llm import LLMClient, LLMUsage
 from ..settings import ToolSettings
 

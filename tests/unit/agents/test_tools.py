@@ -213,7 +213,7 @@ async def test_rerank_fuses_bm25_with_the_models_likelihood() -> None:
 
 
 def test_reason_weighs_likelihood_triples_and_complete_dates() -> None:
-    from gaiamesh.mesh.frames import Triple
+    from gaiamesh.mesh.payloads import Triple
     from gaiamesh.pipeline.reason import Option, by_likelihood, complete_dates, options, related
 
     # facts whose clauses tie neither place to the question, so that only the other evidence weighs

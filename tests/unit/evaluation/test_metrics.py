@@ -1,6 +1,7 @@
 from pathlib import Path
 
-from gaiamesh.evaluation.metrics import AgentMetrics, FrameLog, FrameRecord, Totals, read_log, totals_from_log
+from gaiamesh.evaluation.metrics import read_log, totals_from_log
+from gaiamesh.mesh.records import AgentMetrics, FrameLog, FrameRecord, Totals
 
 
 def rec(n: int, **kw: object) -> FrameRecord:

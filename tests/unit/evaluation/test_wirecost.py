@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gaiamesh.evaluation.metrics import FrameRecord
 from gaiamesh.evaluation.wirecost import percentile, protocol_cost
+from gaiamesh.mesh.records import FrameRecord
 
 
 def rec(size: int, header: int, decode_us: float | None, status: str = "accepted") -> FrameRecord:

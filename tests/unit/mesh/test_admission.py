@@ -15,6 +15,7 @@ from gaiamesh.agents.agent import MeshAgent
 from gaiamesh.agents.catalog import get_tool
 from gaiamesh.agents.teams import agent_specs, lineup
 from gaiamesh.errors import ForeignAgent, PortTaken
+from gaiamesh.evaluation.finish import run_and_finish
 from gaiamesh.mesh import admission
 from gaiamesh.mesh.freshness import Freshness
 from gaiamesh.mesh.relay import MeshNetwork
@@ -120,7 +121,7 @@ async def _run(tmp: Path, relay_token: str, agent_token: str, connect_timeout: f
     relay = agents.model_copy(update={"mesh_token": relay_token})
     async with mesh(agents):
         started = time.monotonic()
-        m = await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, lineup=lineup(relay)).run()
+        m = await run_and_finish(MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, lineup=lineup(relay)))
     return m.model_dump(), time.monotonic() - started
 
 

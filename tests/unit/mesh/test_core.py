@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from gaiamesh.agents.catalog import subscriptions
-from gaiamesh.evaluation.metrics import Totals
 from gaiamesh.mesh.core import RelayCore
 from gaiamesh.mesh.frames import PacketType, make_packet
 from gaiamesh.mesh.outcome import Outcome
 from gaiamesh.mesh.protocols import generate_keys, get_adapter
+from gaiamesh.mesh.records import Totals
 from gaiamesh.mesh.routing import RoutingMode
 
 FOUR = [("0", "search"), ("1", "extract"), ("2", "triple"), ("3", "reason")]

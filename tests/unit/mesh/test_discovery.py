@@ -18,9 +18,11 @@ from gaiamesh.agents.catalog import get_tool
 from gaiamesh.agents.teams import agent_specs, default_agents, lineup
 from gaiamesh.errors import ConfigError
 from gaiamesh.evaluation.audit import audit
-from gaiamesh.evaluation.metrics import AgentMetrics, FrameRecord, Totals, read_log, totals_from_log
+from gaiamesh.evaluation.finish import run_and_finish
+from gaiamesh.evaluation.metrics import read_log, totals_from_log
 from gaiamesh.mesh.discovery import discover, expand, present, replica_id, resolve_ipv4, unresolved
 from gaiamesh.mesh.protocols import generate_keys
+from gaiamesh.mesh.records import AgentMetrics, FrameRecord, Totals
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.settings import AgentSpec, Settings, load_settings, parse_agents
 from gaiamesh.tasks import load_task
@@ -156,7 +158,7 @@ async def run_replicated(tmp: Path, s: Settings, node_ids: dict[str, str] | None
             tasks.append(asyncio.create_task(MeshAgent(conf, get_tool(conf.tool), llm=FakeLLM()).serve(stop)))  # type: ignore[arg-type]
     try:
         net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, resolve=resolver, lineup=lineup(s))
-        return (await net.run()).model_dump()
+        return (await run_and_finish(net)).model_dump()
     finally:
         stop.set()
         await asyncio.gather(*tasks)
@@ -197,7 +199,7 @@ async def test_a_required_dns_entry_that_resolves_to_nothing_ends_the_run_at_onc
 
     s = replicated(tmp_path, free_port_block(4), connect_timeout=0.5)
     net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, resolve=nothing, lineup=lineup(s))
-    m = (await net.run()).model_dump()
+    m = (await run_and_finish(net)).model_dump()
     assert m["status"] == "connect_failed"
     assert "names dns:tasks.agent-search, which resolves to no IPv4 address" in m["error"]
 
@@ -276,7 +278,7 @@ async def run_live(
         try:
             net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp / "out", reporter=print,  # shown on failure
                               observer=lambda item: observe(item, stops), resolve=resolve, lineup=lineup(s))  # fmt: skip
-            m = (await net.run()).model_dump()
+            m = (await run_and_finish(net)).model_dump()
         finally:
             for event in [*stops.values(), *gates]:
                 event.set()

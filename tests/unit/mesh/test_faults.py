@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from gaiamesh.errors import ConfigError
-from gaiamesh.evaluation.metrics import FrameRecord, Totals
 from gaiamesh.mesh.core import RelayCore
 from gaiamesh.mesh.faults import Fate, FaultModel, FaultPlan, Partition, network_faults
 from gaiamesh.mesh.frames import NETWORK_SRC
 from gaiamesh.mesh.outcome import Outcome
+from gaiamesh.mesh.records import FrameRecord, Totals
 from gaiamesh.settings import load_settings
 
 from .test_core import FOUR, core, frame

@@ -6,13 +6,13 @@ from gaiamesh.mesh.frames import (
     EventsPacket,
     FrameError,
     PacketType,
-    SearchDocs,
     chunk_document,
     doc_init,
     make_packet,
     parse_packet,
     parse_packet_json,
 )
+from gaiamesh.mesh.payloads import SearchDocs
 
 EV = {"payload": {"facts": []}}
 

@@ -10,8 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from gaiamesh.agents.catalog import subscriptions
-from gaiamesh.evaluation.metrics import AgentMetrics, MemberEvent, RunMetrics
+from gaiamesh.evaluation.metrics import RunMetrics
 from gaiamesh.mesh.discovery import Change, reconcile
+from gaiamesh.mesh.records import AgentMetrics, MemberEvent
 from gaiamesh.mesh.routing import Router, RoutingMode
 from gaiamesh.settings import AgentSpec, load_settings, parse_agents
 
@@ -164,7 +165,8 @@ def test_metrics_json_carries_the_membership_typed_and_old_files_still_read() ->
 
 
 def test_outages_run_from_a_loss_to_the_next_agent_of_its_tool() -> None:
-    from gaiamesh.evaluation.metrics import MemberEvent, outages_ms
+    from gaiamesh.evaluation.metrics import outages_ms
+    from gaiamesh.mesh.records import MemberEvent
 
     events = [MemberEvent(100.0, "1.a", "extract", "lost"), MemberEvent(150.0, "2.b", "triple", "lost"),
               MemberEvent(2100.0, "1.a", "extract", "left"), MemberEvent(9100.0, "1.c", "extract", "joined"),

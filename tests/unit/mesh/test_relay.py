@@ -16,6 +16,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from gaiamesh.agents.agent import MeshAgent
 from gaiamesh.agents.catalog import get_tool, subscriptions
 from gaiamesh.agents.teams import agent_specs, lineup
+from gaiamesh.evaluation.finish import run_and_finish
 from gaiamesh.evaluation.metrics import totals_from_log
 from gaiamesh.mesh.frames import Announcement
 from gaiamesh.mesh.protocols import available, generate_keys, get_adapter
@@ -86,9 +87,9 @@ async def _scripted(port: int, script: Script, stop: asyncio.Event, said: Announ
 
 async def run(tmp: Path, settings: Settings, scripted: dict[str, Script] | None = None) -> dict[str, Any]:
     async with mesh(settings, scripted):
-        metrics = await MeshNetwork(
+        metrics = await run_and_finish(MeshNetwork(
             settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, lineup=lineup(settings)
-        ).run()
+        ))
     return metrics.model_dump()
 
 
@@ -218,9 +219,9 @@ async def run_signed(tmp: Path, settings: Settings, script: Script) -> dict[str,
     task = asyncio.create_task(serve_script())
     try:
         async with mesh(settings.model_copy(update={"agents": settings.agents.split(",", 1)[1]})):
-            metrics = await MeshNetwork(
+            metrics = await run_and_finish(MeshNetwork(
                 settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, lineup=lineup(settings)
-            ).run()
+            ))
         return metrics.model_dump()
     finally:
         stop.set()
@@ -286,7 +287,7 @@ async def test_a_restarted_agent_is_taken_back_mid_run(tmp_path: Path) -> None:
 
         net = MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None,
                           observer=observe, lineup=lineup(s))  # type: ignore[arg-type]  # fmt: skip
-        m = (await net.run()).model_dump()
+        m = (await run_and_finish(net)).model_dump()
         for stop in stops.values():
             stop.set()
     assert m["status"] == "ok", m["error"]
@@ -313,7 +314,7 @@ async def test_unreachable_agent_is_a_clear_connect_failure(tmp_path: Path) -> N
     base = free_port_block(4)
     s = settings_for(tmp_path, base, TOOLS, connect_timeout=1)
     task = load_task(TASKS / "solar-farm")
-    m = (await MeshNetwork(s, task, tmp_path / "out", reporter=lambda _: None, lineup=lineup(s)).run()).model_dump()
+    m = (await run_and_finish(MeshNetwork(s, task, tmp_path / "out", reporter=lambda _: None, lineup=lineup(s)))).model_dump()
     assert m["status"] == "connect_failed"
     assert f"agent 0 (search) not reachable at ws://127.0.0.1:{base}/ws" in m["error"]
     assert (tmp_path / "out/metrics.json").is_file()
@@ -354,10 +355,10 @@ async def test_an_agent_that_is_not_the_configured_one_is_refused(tmp_path: Path
     wrong = s.agents.replace("2=triple", "2=reason")
     async with mesh(s):
         m = (
-            await MeshNetwork(
+            await run_and_finish(MeshNetwork(
                 (swapped := s.model_copy(update={"agents": wrong})), load_task(TASKS / "solar-farm"), tmp_path / "out",
                 reporter=lambda _: None, lineup=lineup(swapped)
-            ).run()
+            ))
         ).model_dump()  # fmt: skip
     assert m["status"] == "connect_failed"
     assert m["error"] == (
@@ -385,7 +386,7 @@ async def test_topic_routing_follows_announcements_or_the_topics_setting(tmp_pat
     try:
         async with mesh(s.model_copy(update={"agents": s.agents.split(",", 1)[1]})):
             m = (
-                await MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, lineup=lineup(s)).run()
+                await run_and_finish(MeshNetwork(s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, lineup=lineup(s)))
             ).model_dump()
     finally:
         stop.set()
@@ -402,10 +403,10 @@ async def test_the_same_agents_serve_runs_in_different_protocols(tmp_path: Path)
     async with mesh(s):
         for protocol in ("binary", "a2a"):
             m = (
-                await MeshNetwork(
+                await run_and_finish(MeshNetwork(
                     s.model_copy(update={"protocol": protocol}), load_task(TASKS / "solar-farm"),
                     tmp_path / protocol, reporter=lambda _: None, lineup=lineup(s)
-                ).run()
+                ))
             ).model_dump()  # fmt: skip
             assert m["status"] == "ok" and m["protocol"] == protocol and m["header_overhead"] > 0, m["error"]
             assert_consistent(tmp_path / protocol, m)
@@ -413,10 +414,10 @@ async def test_the_same_agents_serve_runs_in_different_protocols(tmp_path: Path)
     agents_without_keys = s.model_copy(update={"keys_dir": tmp_path / "no-keys"})
     async with mesh(agents_without_keys):
         m = (
-            await MeshNetwork(
+            await run_and_finish(MeshNetwork(
                 s.model_copy(update={"protocol": "signed", "keys_dir": keyless}), load_task(TASKS / "solar-farm"),
                 tmp_path / "signed", reporter=lambda _: None, lineup=lineup(s)
-            ).run()
+            ))
         ).model_dump()  # fmt: skip
     assert m["status"] == "connect_failed"
     assert "does not speak protocol 'signed'" in m["error"]
@@ -431,7 +432,7 @@ async def test_a_log_write_that_fails_ends_the_run_storage_error_and_metrics_agr
 
     import gaiamesh.mesh.relay as relay_module
     from gaiamesh.evaluation.audit import audit
-    from gaiamesh.evaluation.metrics import FrameLog
+    from gaiamesh.mesh.records import FrameLog
 
     class RefusesTheAnswer(FrameLog):
         def write(self, records: list[Any]) -> None:

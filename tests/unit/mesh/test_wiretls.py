@@ -16,6 +16,7 @@ from websockets.exceptions import InvalidHandshake, InvalidStatus
 
 from gaiamesh.agents.teams import agent_specs, lineup
 from gaiamesh.errors import ConfigError
+from gaiamesh.evaluation.finish import run_and_finish
 from gaiamesh.mesh import wiretls
 from gaiamesh.mesh.localtls import NODE_URI, node_cert_file
 from gaiamesh.mesh.protocols import generate_keys
@@ -45,8 +46,8 @@ def test_missing_certificates_are_a_configuration_error_naming_the_file(tmp_path
 
 async def _run(settings: Settings, agents: Settings | None = None) -> dict[str, Any]:
     async with mesh(agents or settings):
-        m = await MeshNetwork(settings, load_task(TASKS / "solar-farm"), settings.workspace_root.parent / "out",
-                              reporter=lambda _: None, lineup=lineup(settings)).run()  # fmt: skip
+        m = await run_and_finish(MeshNetwork(settings, load_task(TASKS / "solar-farm"), settings.workspace_root.parent / "out",
+                              reporter=lambda _: None, lineup=lineup(settings)))  # fmt: skip
     return m.model_dump()
 
 

@@ -16,6 +16,7 @@ from websockets.asyncio.server import Request, ServerConnection, serve
 
 from gaiamesh.agents.teams import agent_specs, lineup
 from gaiamesh.errors import Invalid, NotFound, TooLarge, Unauthorized
+from gaiamesh.evaluation.finish import run_and_finish
 from gaiamesh.mesh import collect, workspaces
 from gaiamesh.mesh.frames import Announcement
 from gaiamesh.mesh.relay import MeshNetwork
@@ -96,7 +97,7 @@ async def test_the_relay_archives_workspaces_that_are_not_on_its_host(tmp_path: 
     relay = s.model_copy(update={"workspace_root": tmp_path / "relay"})
     async with mesh(s):
         network = MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, lineup=lineup(relay))
-        m = (await network.run()).model_dump()
+        m = (await run_and_finish(network)).model_dump()
         # the agents are still up: a request that is not the relay's is refused, and says why
         url = f"http://127.0.0.1:{agent_specs(s)[0].port}/runs/{m['run_id']}/workspace"
         forged = workspaces.sign(Ed25519PrivateKey.generate(), "0", m["run_id"], time.time())
@@ -121,8 +122,8 @@ async def test_an_agent_it_cannot_fetch_from_is_named_with_the_reason(tmp_path: 
     (tmp_path / "keys" / "network.pem").unlink()  # a relay without its key cannot ask
     relay = s.model_copy(update={"workspace_root": tmp_path / "relay"})
     async with mesh(s):
-        m = (await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out",
-                               reporter=lambda _: None, lineup=lineup(relay)).run()).model_dump()  # fmt: skip
+        m = (await run_and_finish(MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out",
+                               reporter=lambda _: None, lineup=lineup(relay)))).model_dump()  # fmt: skip
     assert m["status"] == "ok"
     assert sorted(m["workspaces_missing"]) == list("0123")
     assert all("no key" in why for why in m["workspaces_missing"].values())
@@ -134,8 +135,8 @@ async def test_a_replica_handed_no_work_has_nothing_to_archive_and_is_not_missin
     s = settings_for(tmp_path, free_port_block(8), TOOLS * 2, workspace_root=tmp_path / "agents", routing="share")
     relay = s.model_copy(update={"workspace_root": tmp_path / "relay"})
     async with mesh(s):
-        m = (await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out",
-                               reporter=lambda _: None, lineup=lineup(relay)).run()).model_dump()  # fmt: skip
+        m = (await run_and_finish(MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out",
+                               reporter=lambda _: None, lineup=lineup(relay)))).model_dump()  # fmt: skip
     assert m["status"] == "ok" and m["workspaces_missing"] == {}
     kept = {p.name for p in (tmp_path / "agents").iterdir() if (p / m["run_id"]).is_dir()}
     with tarfile.open(tmp_path / "out/run_artifacts.tar.gz") as tar:
@@ -172,8 +173,8 @@ async def test_the_relay_asks_no_workspace_of_what_it_did_not_admit(tmp_path: Pa
         moved = ",".join(f"{a.node_id}={a.tool}@{a.host}:{port if a.node_id == rogue.node_id else a.port}" for a in agent_specs(s))
         relay = s.model_copy(update={"agents": moved})
         async with mesh(s):
-            m = await MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out", quiet=True,
-                                  lineup=lineup(relay)).run()  # fmt: skip
+            m = await run_and_finish(MeshNetwork(relay, load_task(TASKS / "solar-farm"), tmp_path / "out", quiet=True,
+                                  lineup=lineup(relay)))  # fmt: skip
     assert m.status == "connect_failed" and "did not prove this run's mesh token" in (m.error or "")
     assert asked == ["/ws"] and m.workspaces_missing == {}
     assert "not archived" not in caplog.text

@@ -6,11 +6,11 @@ from typing import Any
 
 import gaiamesh.orchestrated  # noqa: F401  (registers orchestrator, research, utility)
 from gaiamesh.agents.catalog import readings, subscriptions
-from gaiamesh.evaluation.metrics import Totals
 from gaiamesh.mesh.core import RelayCore
 from gaiamesh.mesh.frames import PacketType, make_packet, parse_packet_json
 from gaiamesh.mesh.outcome import Outcome
 from gaiamesh.mesh.protocols import get_adapter
+from gaiamesh.mesh.records import Totals
 from gaiamesh.mesh.routing import RoutingMode
 
 TEAM = [("o", "orchestrator"), ("r1", "research"), ("r2", "research"), ("u", "utility")]

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from gaiamesh.mesh.frames import DocInit, PacketType, SubTaskPacket, make_packet
+from gaiamesh.mesh.frames import PacketType, SubTaskPacket, make_packet
+from gaiamesh.mesh.payloads import DocInit
 from gaiamesh.models.llm import LLMClient, LLMUsage
 from gaiamesh.orchestrated.calculator import CalculatorError, calculate, format_number, to_number
 from gaiamesh.orchestrated.plan_tools import FindFact

@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from gaiamesh.agents.catalog import get_tool
-from gaiamesh.mesh.frames import PacketType, Split, make_packet
+from gaiamesh.mesh.frames import PacketType, make_packet
+from gaiamesh.mesh.payloads import Split
 from gaiamesh.models.llm import LLMUsage
 from gaiamesh.models.prompts import SPLIT_SCHEMA
 from gaiamesh.pipeline.split import split_question

@@ -17,13 +17,12 @@ from gaiamesh.mesh.core import RelayCore
 from gaiamesh.mesh.frames import (
     PacketType,
     ResultPacket,
-    SubTask,
     SubTaskPacket,
-    SubTaskResult,
     doc_init,
     make_packet,
     parse_packet_json,
 )
+from gaiamesh.mesh.payloads import SubTask, SubTaskResult
 from gaiamesh.mesh.protocols import get_adapter
 from gaiamesh.mesh.routing import RoutingMode
 from gaiamesh.models.llm import LLMClient

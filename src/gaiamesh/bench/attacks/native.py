@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ...agents.teams import agent_specs, lineup
 from ...deploy.local import free_port, free_port_block
+from ...evaluation.finish import run_and_finish
 from ...evaluation.metrics import RunMetrics
 from ...mesh.relay import MeshNetwork
 from ...settings import AgentSpec, Settings
@@ -82,7 +83,7 @@ async def through_attacker(settings: Settings, task: Task, target: AgentSpec, ta
         copier = tasks.create_task(send_copies())
         await ready.wait()
         try:
-            metrics = await MeshNetwork(s, task, run_dir, quiet=True, lineup=lineup(s)).run()
+            metrics = await run_and_finish(MeshNetwork(s, task, run_dir, quiet=True, lineup=lineup(s)))
         finally:
             stop.set()
             if not answers:

@@ -19,6 +19,7 @@ from websockets.asyncio.server import Request, Response, ServerConnection, serve
 from ...agents.teams import agent_specs, lineup
 from ...deploy.local import free_port, free_port_block
 from ...errors import RunError
+from ...evaluation.finish import run_and_finish
 from ...evaluation.metrics import RunMetrics
 from ...mesh import admission, wiretls
 from ...mesh.frames import Announcement
@@ -93,7 +94,7 @@ async def relayed(settings: Settings, task: Task, run_dir: Path) -> tuple[RunMet
     advice its message adds for a user's run (a rogue the bench put at an agent's address is no
     port clash, and the evidence states the refusal)."""
     network = MeshNetwork(settings, task, run_dir, quiet=True, lineup=lineup(settings))
-    metrics = await network.run()
+    metrics = await run_and_finish(network)
     refused = network.connect_error
     return metrics, refused.reason if refused is not None else metrics.error or ""
 

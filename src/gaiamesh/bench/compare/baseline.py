@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ...errors import ModelError, run_status
+from ...errors import ModelError, RunStatus, run_status
+from ...evaluation.finish import DirectCall, finish_run
 from ...evaluation.metrics import RunMetrics
-from ...evaluation.outcome import DirectCall, Ending, finish_run
+from ...mesh.wireend import Ending
 from ...models.llm import LLMClient, LLMUsage
 from ...models.prompts import answer_prompt, clean_answer
 from ...settings import Settings
@@ -21,10 +22,10 @@ async def run_baseline(settings: Settings, task: Task, out: Path) -> RunMetrics:
     llm = LLMClient.from_settings(settings)
     usage = LLMUsage()
     started = time.perf_counter()
-    ending, kind = Ending("ok"), None
+    ending, kind = Ending(RunStatus.OK), None
     try:
         kind = await llm.kind()
-        ending = Ending("ok", prediction=clean_answer(await llm.complete(answer_prompt(task.doc, task.question), usage)))
+        ending = Ending(RunStatus.OK, prediction=clean_answer(await llm.complete(answer_prompt(task.doc, task.question), usage)))
     except ModelError as exc:  # unreachable, or refused: the status says which
         ending = Ending(run_status(exc), str(exc))
     elapsed = (time.perf_counter() - started) * 1000

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigError, GaiameshError
+from ...evaluation.finish import write_metrics
 from ...evaluation.metrics import RunMetrics
 from ...service.client import save_artifacts, submit
 from ...service.models import RunRequest
@@ -90,7 +91,7 @@ def run_one(stack: Stack, task: str, protocol: str, folder: Path) -> Outcome:
         except GaiameshError as exc:
             print(exc, file=log)
             return Outcome(None, str(exc))
-    metrics.write(folder / "metrics.json")
+    write_metrics(metrics, folder)
     return Outcome(metrics, "" if metrics.status == "ok" else f"ended {metrics.status}: {metrics.error or ''}".strip())
 
 

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ...agents.teams import TEAMS, agent_specs, lineup
 from ...deploy.local import ProcessGroup, model_server, own_team, web_server
+from ...evaluation.finish import run_and_finish
 from ...evaluation.metrics import RunMetrics
 from ...mesh.protocols import generate_keys
 from ...mesh.relay import MeshNetwork
@@ -78,7 +79,7 @@ def _one(variant: Variant, team: Settings, task: Task, run_dir: Path) -> RunMetr
     if variant.protocol == BASELINE:
         return asyncio.run(run_baseline(team, task, run_dir))
     team = team.model_copy(update={"protocol": variant.protocol, "transport": variant.transport})
-    return asyncio.run(MeshNetwork(team, task, run_dir, quiet=True, lineup=lineup(team)).run())
+    return asyncio.run(run_and_finish(MeshNetwork(team, task, run_dir, quiet=True, lineup=lineup(team))))
 
 
 def run_bench(

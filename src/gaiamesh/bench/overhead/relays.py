@@ -19,6 +19,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from ...agents.teams import lineup
 from ...deploy.local import free_port
+from ...evaluation.finish import run_and_finish
 from ...mesh.connect import write_frames
 from ...mesh.frames import FINAL_ANSWER_TAG, PacketType, make_packet
 from ...mesh.relay import MeshNetwork
@@ -93,7 +94,7 @@ async def mesh_relay(agents: str, workdir: Path) -> None:
         workspace_root=workdir / "ws", run_timeout=600, connect_timeout=30, max_frame_bytes=1 << 20, mesh_token="",
     )  # fmt: skip
     task = Task("overhead", "x" * 400, "q?", "a", workdir)
-    await MeshNetwork(settings, task, workdir / "relay", quiet=True, lineup=lineup(settings)).run()
+    await run_and_finish(MeshNetwork(settings, task, workdir / "relay", quiet=True, lineup=lineup(settings)))
 
 
 def _main(argv: list[str]) -> None:

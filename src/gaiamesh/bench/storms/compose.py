@@ -20,7 +20,8 @@ import httpx
 from websockets.asyncio.client import connect
 
 from ...errors import RunError
-from ...evaluation.metrics import FrameRecord, RunMetrics
+from ...evaluation.metrics import RunMetrics
+from ...mesh.records import FrameRecord
 from ...tasks import Task
 from .failstorm import RunOne, RunTrace, Storm, failstorm
 from .report import write_results

@@ -34,9 +34,11 @@ from ...agents.catalog import subscriptions
 from ...agents.teams import agent_specs, lineup, tools_of
 from ...deploy.local import ProcessGroup, free_port_block, model_server
 from ...evaluation.audit import audit
-from ...evaluation.metrics import FrameRecord, RunMetrics
+from ...evaluation.finish import run_and_finish
+from ...evaluation.metrics import RunMetrics
 from ...mesh.admission import new_token
 from ...mesh.outcome import Team as RelayTeam
+from ...mesh.records import FrameRecord
 from ...mesh.relay import MeshNetwork
 from ...mesh.routing import RoutingMode
 from ...settings import Settings
@@ -260,7 +262,7 @@ def local_runner(settings: Settings) -> RunOne:
             elif not isinstance(item, str):
                 trace.frames.append((now, item))
 
-        trace.metrics = await MeshNetwork(settings, task, trace.out, quiet=True, observer=observe, lineup=lineup(settings)).run()
+        trace.metrics = await run_and_finish(MeshNetwork(settings, task, trace.out, quiet=True, observer=observe, lineup=lineup(settings)))
 
     return run_one
 

@@ -29,6 +29,7 @@ from ...agents.teams import agent_specs, default_agents, lineup, team_specs
 from ...deploy.local import ProcessGroup, model_server, own_team, web_server
 from ...errors import ConfigError
 from ...evaluation.audit import audit
+from ...evaluation.finish import run_and_finish
 from ...evaluation.metrics import RunMetrics, read_log
 from ...mesh.faults import FaultPlan
 from ...mesh.protocols import generate_keys
@@ -250,13 +251,13 @@ def run_faults(
                     # a cold model server, and every fault would seem to cost less than it does
                     progress.update(bar, description=f"{protocol:<10} warm-up")
                     warm = base.model_copy(update=full[CALM])
-                    asyncio.run(MeshNetwork(warm, tasks[0], out / "warm-up" / protocol, quiet=True, lineup=lineup(warm)).run())
+                    asyncio.run(run_and_finish(MeshNetwork(warm, tasks[0], out / "warm-up" / protocol, quiet=True, lineup=lineup(warm))))
                     for name, fault in full.items():
                         run_settings = base.model_copy(update=fault)
                         for task in tasks:
                             progress.update(bar, description=f"{protocol:<10} {name:<10} {task.task_id:<22}")
                             run_dir = out / "runs" / protocol / name / task.task_id
-                            metrics = asyncio.run(MeshNetwork(run_settings, task, run_dir, quiet=True, lineup=lineup(run_settings)).run())
+                            metrics = asyncio.run(run_and_finish(MeshNetwork(run_settings, task, run_dir, quiet=True, lineup=lineup(run_settings))))
                             runs.append(read_run(protocol, name, metrics, run_dir))
                             progress.advance(bar)
     finally:

@@ -33,10 +33,12 @@ from websockets.asyncio.server import ServerConnection, serve
 from ...agents.teams import default_agents, lineup
 from ...deploy.local import ProcessGroup, free_port_block, model_server
 from ...evaluation.audit import audit
-from ...evaluation.metrics import FrameRecord, read_log
+from ...evaluation.finish import run_and_finish
+from ...evaluation.metrics import read_log
 from ...evaluation.modeltime import archived_memories, model_time
 from ...mesh.frames import Announcement, PacketType, make_packet
 from ...mesh.protocols import canonical_json, generate_keys, get_adapter
+from ...mesh.records import FrameRecord
 from ...mesh.relay import MeshNetwork
 from ...mesh.routing import RoutingMode
 from ...mesh.subprotocols import subprotocol
@@ -157,7 +159,7 @@ def _rss_kib() -> dict[str, int]:
 
 async def _one_run(settings: Settings, task: Task, out: Path) -> tuple[Any, float]:
     net = MeshNetwork(settings, task, out, quiet=True, lineup=lineup(settings))
-    metrics = await net.run()
+    metrics = await run_and_finish(net)
     return metrics, time.monotonic()
 
 

@@ -315,6 +315,7 @@ def _run_deployed(settings: Settings, options: StreamOptions, out: Path, items: 
     import resource
 
     from ...agents.teams import lineup
+    from ...evaluation.finish import run_and_finish
     from ...mesh.relay import MeshNetwork
 
     if options.replay is not None or options.storm_every > 0:
@@ -325,7 +326,7 @@ def _run_deployed(settings: Settings, options: StreamOptions, out: Path, items: 
     task = stream_task(items, out / "task", options.tasks, plan)
     before = resource.getrusage(resource.RUSAGE_SELF)
     net = MeshNetwork(run_settings, task, out, quiet=True, lineup=lineup(run_settings))
-    metrics = asyncio.run(net.run())
+    metrics = asyncio.run(run_and_finish(net))
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     sent = [item.id for item in items]

@@ -19,7 +19,8 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 from gaiamesh.mesh.admission import relay_headers
-from gaiamesh.mesh.frames import PacketType, SubTaskResult, make_packet
+from gaiamesh.mesh.frames import PacketType, make_packet
+from gaiamesh.mesh.payloads import SubTaskResult
 from gaiamesh.mesh.protocols import get_adapter
 from gaiamesh.mesh.subprotocols import subprotocol
 from gaiamesh.settings import load_settings

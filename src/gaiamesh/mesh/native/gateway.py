@@ -20,12 +20,12 @@ from pathlib import Path
 import httpx
 
 from ...errors import ConnectError, ForeignAgent
-from ...evaluation.metrics import WireLayers
 from ...settings import AgentSpec, Settings
 from .. import admission
 from ..connect import admitted
 from ..faults import FaultPlan
 from ..frames import Announcement
+from ..wireend import WireLayers
 from . import SUBTASKING, binding, check
 from .base import HELLO, NativeClient, Peer, Undelivered
 from .tap import Tap

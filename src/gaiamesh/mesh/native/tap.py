@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import h11
 
-from ...evaluation.metrics import WireLayers
+from ..wireend import WireLayers
 from .tapfaults import TapFaults
 
 # struct tcp_info (linux/tcp.h): tcpi_options is byte 5; tcpi_bytes_received (u64) at 128,

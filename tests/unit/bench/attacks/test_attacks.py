@@ -18,6 +18,7 @@ from gaiamesh.bench.attacks.judge import Line, downgrade, flip, judge_wire, pack
 from gaiamesh.bench.attacks.run import judge_handshake, rogue_cell
 from gaiamesh.bench.attacks.wiretap import Seen, Splice, Tamper, Way, intercept
 from gaiamesh.deploy.local import free_port
+from gaiamesh.evaluation.finish import run_and_finish
 from gaiamesh.mesh.frames import PacketType, make_packet
 from gaiamesh.mesh.protocols import available, canonical_json, generate_keys, get_adapter
 from gaiamesh.mesh.relay import MeshNetwork
@@ -279,7 +280,7 @@ async def test_a_refused_rogues_evidence_is_the_relays_refusal_not_advice_about_
     target = next(a for a in agent_specs(s) if a.tool == "extract")
     task = load_task(TASKS / "solar-farm")
     async with mesh(s):
-        calm = await MeshNetwork(s, task, tmp_path / "calm", quiet=True, lineup=lineup(s)).run()
+        calm = await run_and_finish(MeshNetwork(s, task, tmp_path / "calm", quiet=True, lineup=lineup(s)))
         cells = Cells("json", "relay", "none", calm)
         row = await rogue_cell(cells, "impersonate", s, task, target, None, tmp_path / "impersonate")
     assert calm.status == "ok" and (row.outcome, row.status) == ("blocked", "connect_failed")

@@ -16,6 +16,7 @@ from gaiamesh.bench.compare import report
 from gaiamesh.bench.compare.rows import BASELINE, _row, collect
 from gaiamesh.cli import main
 from gaiamesh.cli.common import summary_table
+from gaiamesh.evaluation.finish import write_metrics
 from gaiamesh.evaluation.metrics import RunMetrics
 
 PROTOCOLS = ["json", "binary", "compressed", "signed", "a2a", "anp", "acp", "agora"]
@@ -32,10 +33,10 @@ def test_a_run_saved_beside_the_services_own_folder_counts_once(tmp_path: Path, 
     run = metrics("4f0c1d2e3a4b5c6d")
     for folder in ["runs/4f0c1d2e3a4b5c6d", "default"]:  # the service's own, and `submit --out`'s copy
         (tmp_path / folder).mkdir(parents=True)
-        run.write(tmp_path / folder / "metrics.json")
+        write_metrics(run, tmp_path / folder)
     other = tmp_path / "runs" / "0a0b0c0d0e0f0a0b"
     other.mkdir()
-    metrics("0a0b0c0d0e0f0a0b").write(other / "metrics.json")
+    write_metrics(metrics("0a0b0c0d0e0f0a0b"), other)
     rows = collect(tmp_path)
     assert len(rows) == 2 and sorted(r["run_id"] for r in rows) == ["0a0b0c0d0e0f0a0b", "4f0c1d2e3a4b5c6d"]
     assert sorted(r["repeat"] for r in rows) == [1, 2]
@@ -137,7 +138,7 @@ def test_report_without_matplotlib_writes_its_tables_and_says_the_plot_is_skippe
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "runs" / "r1").mkdir(parents=True)
-    metrics("r1").write(tmp_path / "runs" / "r1" / "metrics.json")
+    write_metrics(metrics("r1"), tmp_path / "runs" / "r1")
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails, as where it is not installed
     assert main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr()

@@ -17,7 +17,8 @@ from gaiamesh.bench.storms.failstorm import (
     frames_lost,
     storm_loop,
 )
-from gaiamesh.evaluation.metrics import FrameRecord, RunMetrics
+from gaiamesh.evaluation.metrics import RunMetrics
+from gaiamesh.mesh.records import FrameRecord
 
 TOOLS = {"0": "search", "1": "extract", "2": "triple", "3": "reason", "4": "search", "5": "extract",
          "6": "triple", "7": "reason"}  # fmt: skip
@@ -91,7 +92,7 @@ def test_retention_compares_the_storm_with_the_calm_batch() -> None:
 
 
 def test_frames_a_native_client_gave_up_on_are_counted_beside_the_relays_lost_frames() -> None:
-    from gaiamesh.evaluation.metrics import WireLayers
+    from gaiamesh.mesh.wireend import WireLayers
 
     native = metrics(0.0).model_copy(update={"status": "frame_lost", "layers": WireLayers(undelivered=2)})
     runs = [RunTrace("a", "calm", Path("x"), metrics=metrics(1.0)), RunTrace("a", "storm", Path("x"), metrics=native)]

@@ -12,6 +12,7 @@ import pytest
 
 from gaiamesh.agents.teams import lineup
 from gaiamesh.evaluation.audit import audit
+from gaiamesh.evaluation.finish import run_and_finish
 from gaiamesh.mesh.protocols.plain import MEDIA_TYPE, Unframer, framed
 from gaiamesh.mesh.relay import MeshNetwork
 from gaiamesh.tasks import load_task
@@ -56,8 +57,8 @@ async def test_a_native_run_where_no_agent_serves_its_native_port_ends_connect_f
     s = settings_for(tmp_path, free_port_block(4), TOOLS)
     elsewhere = s.model_copy(update={"transport": "native", "native_port_offset": 2000, "connect_timeout": 1.5})
     async with mesh(s):  # the agents serve on PORT + 1000; the relay looks at PORT + 2000
-        m = await MeshNetwork(elsewhere, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None,
-                              lineup=lineup(elsewhere)).run()  # fmt: skip
+        m = await run_and_finish(MeshNetwork(elsewhere, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None,
+                              lineup=lineup(elsewhere)))  # fmt: skip
     assert m.status == "connect_failed" and m.error
     assert "(native)" in m.error and "not reachable" in m.error
 

@@ -1,75 +1,40 @@
 """Finishing a run: one step, however the run ended.
 
-The relay at the end of a run, a local run that could not start, the single-call baseline and
-the service's recovery of a run that a restart cut off all call :func:`finish_run`. It gathers
-what the run left (the frame log, the agents' memory), scores the answer, counts the model's time
-and the protocol's cost, writes ``metrics.json`` and ``config.json``, and archives them with the
-agents' workspaces in ``run_artifacts.tar.gz``. What each caller knows of its run comes in typed
-(:class:`Ending`, :class:`WireEnd`, :class:`DirectCall`); nothing else assembles ``metrics.json``.
+A relay's run (:func:`run_and_finish`: the network runs, hands back what happened on the wire,
+and is finished here), a local run that could not start, the single-call baseline and the
+service's recovery of a run that a restart cut off all call :func:`finish_run`. It takes what the
+run left (the frame records, the agents' memory), scores the answer, counts the model's time and
+the protocol's cost, writes ``metrics.json`` (:func:`write_metrics`, the one writer of that file)
+and ``config.json``, and archives them with the agents' workspaces in ``run_artifacts.tar.gz``.
+What each caller knows of its run comes in typed (:class:`~gaiamesh.mesh.wireend.Ending`,
+:class:`~gaiamesh.mesh.wireend.WireEnd`, :class:`DirectCall`); nothing else assembles
+``metrics.json``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..errors import StorageError
+from ..mesh.records import FrameRecord, Totals
+from ..mesh.wireend import Ending, WireEnd
 from ..settings import Settings
 from ..tasks import Task
 from .archive import write_archive
-from .metrics import (
-    AgentMetrics,
-    FrameRecord,
-    MemberEvent,
-    RunMetrics,
-    ScoringChoice,
-    Totals,
-    WireLayers,
-    read_log,
-)
+from .metrics import RunMetrics, read_log
 from .modeltime import memory_bytes, model_time, parse_memories
 from .scoring import score
 from .wirecost import protocol_cost
 
+if TYPE_CHECKING:  # the network is only run here, never built: evaluation sits above mesh
+    from ..mesh.relay import MeshNetwork
+
 FILES = ("frames.jsonl", "metrics.json", "config.json")  # a run folder's own files, archived at the root
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How the run ended: its status (``errors.run_status`` names an error's), why, and the
-    answer it gave (empty: none)."""
-
-    status: str
-    error: str | None = None
-    prediction: str = ""
-    made_by: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Announced:
-    """What the agents announced about their model at the handshake."""
-
-    backends: frozenset[str] = frozenset()  # how they reach the model: ollama | openai
-    kinds: frozenset[str] = frozenset()  # base | chat
-    schemas: frozenset[str] = frozenset()  # tools whose model output is held to JSON schemas
-    scoring: Mapping[str, ScoringChoice] = field(default_factory=dict)  # tool -> its answer choice
-
-
-@dataclass(frozen=True)
-class WireEnd:
-    """What the relay saw of the run, at its end. ``totals`` None: the frame log as written is
-    the truth (the relay could not write all of it), so the counters are folded from it."""
-
-    routing: str
-    totals: Totals | None
-    agents: Mapping[str, AgentMetrics]
-    membership: list[MemberEvent]
-    elapsed_ms: float
-    wall_ms: float
-    announced: Announced = Announced()
-    layers: WireLayers | None = None  # TRANSPORT=native: the wire below the packet, from the tap
 
 
 @dataclass(frozen=True)
@@ -92,16 +57,15 @@ def finish_run(
     run_id: str = "",
     wire: WireEnd | None = None,
     direct: DirectCall | None = None,
+    records: Sequence[FrameRecord] = (),
     workspaces: Mapping[str, Path] | None = None,
     missing: Mapping[str, str] | None = None,
 ) -> RunMetrics:
     """Write the run's ``metrics.json``, ``config.json`` and ``run_artifacts.tar.gz`` in ``out``
     (with the agents' ``workspaces``; ``missing``: those that could not be had, and why), from
-    what is in ``out`` already (``frames.jsonl``) and what the caller knows. Raises ``OSError``
-    when they cannot be written."""
+    the run's frame ``records`` (those of ``frames.jsonl``, already in ``out``) and what the
+    caller knows. Raises ``OSError`` when they cannot be written."""
     folders = dict(workspaces or {})
-    log = out / "frames.jsonl"
-    records = read_log(log) if log.is_file() else []
     raw = memory_bytes(folders)  # read once: the metrics and the archive hold the same memory
     memories = parse_memories(raw)
     fields: dict[str, Any] = {
@@ -121,12 +85,51 @@ def finish_run(
     else:
         fields |= _mesh(settings, records, memories, wire)
     metrics = RunMetrics.model_validate(fields)
-    metrics.write(out / "metrics.json")
+    write_metrics(metrics, out)
     (out / "config.json").write_text(
         json.dumps({"settings": settings.public_dict(), "task": str(task.path), "run_id": run_id}, indent=2)
     )
     write_archive(out / "run_artifacts.tar.gz", workspaces=folders, files=[out / name for name in FILES], pinned=raw)
     return metrics
+
+
+async def run_and_finish(network: MeshNetwork) -> RunMetrics:
+    """Run ``network`` to its end and finish the run from what happened on its wire: the one way
+    every caller runs a relay. Raises :class:`StorageError` when the results cannot be written."""
+    return finish_wire(network.out_dir, network.settings, network.task, await network.run(), network.run_id)
+
+
+def finish_wire(out: Path, settings: Settings, task: Task, wire: WireEnd, run_id: str) -> RunMetrics:
+    """Finish a relay's run from its :class:`WireEnd`, then remove the workspaces it fetched from
+    agents elsewhere (the archive holds them now)."""
+    try:
+        metrics = finish_run(out, settings, task, wire.ending, run_id=run_id, wire=wire, records=wire.records,
+                             workspaces=wire.workspaces, missing=wire.missing)  # fmt: skip
+    except OSError as exc:
+        raise StorageError(
+            f"cannot write the run's results in {out}: {exc}"
+            + (f" (the run had ended: {wire.storage_error})" if wire.storage_error else "")
+        ) from exc
+    if wire.staging is not None:
+        shutil.rmtree(wire.staging, ignore_errors=True)
+    return metrics
+
+
+def logged(out: Path) -> list[FrameRecord]:
+    """The frame records a run left in ``out`` (none when it has no ``frames.jsonl``): what a run
+    that could not start, or that a restart cut off, is finished from."""
+    log = out / "frames.jsonl"
+    return read_log(log) if log.is_file() else []
+
+
+def write_metrics(metrics: RunMetrics, folder: Path) -> Path:
+    """Write ``metrics.json`` in ``folder`` atomically (a reader never sees half a file): the one
+    writer of that file, for runs finished here and copies fetched from a service."""
+    path = folder / "metrics.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(metrics.model_dump_json(indent=2), encoding="utf-8")
+    tmp.replace(path)
+    return path
 
 
 def _direct(call: DirectCall) -> dict[str, Any]:
@@ -137,7 +140,7 @@ def _direct(call: DirectCall) -> dict[str, Any]:
 
 
 def _mesh(
-    settings: Settings, records: list[FrameRecord], memories: Mapping[str, Mapping[str, Any]], wire: WireEnd | None
+    settings: Settings, records: Sequence[FrameRecord], memories: Mapping[str, Mapping[str, Any]], wire: WireEnd | None
 ) -> dict[str, Any]:
     """A mesh run's counters, model time and wire cost, from the frame log and the agents'
     memory (and the relay's own view of the run, when it ran)."""
@@ -172,7 +175,7 @@ def _mesh(
     }
 
 
-def _fold(records: list[FrameRecord]) -> Totals:
+def _fold(records: Sequence[FrameRecord]) -> Totals:
     totals = Totals()
     for record in records:
         totals.add(record)

@@ -1,10 +1,9 @@
-"""Finishing a run (evaluation/outcome.py): one step for every way a run ends."""
+"""Finishing a run (evaluation/finish.py): one step for every way a run ends."""
 
 from __future__ import annotations
 
 import json
 import tarfile
-import typing
 from pathlib import Path
 
 import pytest
@@ -17,12 +16,15 @@ from gaiamesh.errors import (
     ModelError,
     ModelUnreachable,
     PortTaken,
+    RunStatus,
     StorageError,
     run_status,
 )
-from gaiamesh.evaluation.metrics import FrameLog, FrameRecord, RunMetrics, Status, totals_from_log
-from gaiamesh.evaluation.outcome import DirectCall, Ending, finish_run
-from gaiamesh.mesh.frames import ToolFailure
+from gaiamesh.evaluation.finish import DirectCall, finish_run, logged
+from gaiamesh.evaluation.metrics import RunMetrics, totals_from_log
+from gaiamesh.mesh.payloads import ToolFailure
+from gaiamesh.mesh.records import FrameLog, FrameRecord
+from gaiamesh.mesh.wireend import Ending
 from gaiamesh.settings import Settings
 from gaiamesh.tasks import Task
 
@@ -36,7 +38,7 @@ def settings() -> Settings:
 
 
 def test_every_error_kind_names_a_status_the_schema_knows() -> None:
-    known = set(typing.get_args(Status))
+    known = set(RunStatus)
     assert set(RUN_STATUS.values()) <= known
     assert run_status(ModelUnreachable("x")) == "model_unreachable"
     assert run_status(ModelError("x")) == "model_error"
@@ -65,7 +67,8 @@ def test_a_run_that_could_not_start_keeps_its_golds_and_counts_what_its_log_hold
     log.write([FrameRecord.of(n=0, t_ms=0.0, src="network", dst=["0", "1"], blob=b"x" * 40, received=False,
                               status="accepted", header_size=8, type="doc_init")])  # fmt: skip
     log.close()
-    metrics = finish_run(tmp_path, settings(), task(tmp_path), Ending("interrupted", "the service stopped"), run_id="r1")
+    metrics = finish_run(tmp_path, settings(), task(tmp_path), Ending(RunStatus.INTERRUPTED, "the service stopped"), run_id="r1",
+                         records=logged(tmp_path))
     assert metrics.status == "interrupted" and metrics.answers == ["Ann", "Anne"]
     assert metrics.protocol == "binary" and metrics.quality_score == 0.0  # scored: it had golds, gave no answer
     counted = totals_from_log(tmp_path / "frames.jsonl")
