@@ -24,13 +24,14 @@ if TYPE_CHECKING:
 def _cmd_run(args: argparse.Namespace) -> int:
     from ..deploy.local import run_local
     from ..evaluation.finish import finish_run, logged
+    from ..evaluation.metrics import RunMetrics
     from ..mesh.wireend import Ending
 
     settings = settings_from(args)
     task = load_task(args.task)
     out = Path(args.out or f"runs/{task.task_id}")
     try:
-        metrics = run_local(settings, task, out, args.base_port)
+        metrics = RunMetrics.read(run_local(settings, task, out, args.base_port))
     except RunError as exc:  # metrics.json says how the run ended; main() says why, and exits 1
         finish_run(out, settings, task, Ending(run_status(exc), str(exc)), records=logged(out))
         raise

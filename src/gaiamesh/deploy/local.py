@@ -20,7 +20,6 @@ from rich.console import Console
 
 from ..agents.teams import TEAMS, agent_specs, default_agents
 from ..errors import ConfigError, ModelUnreachable, PortTaken, RunError
-from ..evaluation.metrics import RunMetrics
 from ..mesh.admission import new_token
 from ..mesh.protocols import KEYED, generate_keys
 from ..ports import holder, taken
@@ -333,8 +332,9 @@ class RelayWatch:
         self.memory_peak_mib = round(peak.peak_mib, 1)
 
 
-def run_local(settings: Settings, task: Task, out: Path, base_port: int, watch: Watch = _wait) -> RunMetrics:
-    """Run the whole mesh once on ``task``; returns the metrics the relay wrote. ``watch`` runs
+def run_local(settings: Settings, task: Task, out: Path, base_port: int, watch: Watch = _wait) -> Path:
+    """Run the whole mesh once on ``task``; returns the path of the ``metrics.json`` the relay
+    wrote (``evaluation/`` reads it: processes are this room's, a run's schema is not). ``watch`` runs
     while the run does and returns when the relay has exited (a storm kills agents meanwhile)."""
     out.mkdir(parents=True, exist_ok=True)
     settings = own_team(settings, base_port)
@@ -361,4 +361,4 @@ def run_local(settings: Settings, task: Task, out: Path, base_port: int, watch: 
     metrics_path = out / "metrics.json"
     if not metrics_path.is_file():
         raise RunError(f"the relay exited with code {relay.returncode} without writing {metrics_path}")
-    return RunMetrics.read(metrics_path)
+    return metrics_path

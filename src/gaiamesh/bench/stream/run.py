@@ -295,7 +295,7 @@ def _run_local(settings: Settings, options: StreamOptions, out: Path, items: lis
     run_settings = stream_settings(settings, options, base, (out / "workspaces").resolve())
     watch = _storm(options, out / "frames.jsonl") or RelayWatch()
     try:
-        metrics = run_local(run_settings, task, out, 0, watch)  # 0: the AGENTS above, checked free
+        metrics = RunMetrics.read(run_local(run_settings, task, out, 0, watch))  # 0: the AGENTS above, checked free
     except RunError:
         if not (out / "metrics.json").is_file():
             raise
