@@ -10,13 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import shutil
 import sqlite3
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -25,26 +23,23 @@ from ..agents.teams import lineup, settled, team_specs
 from ..errors import (
     Busy,
     Conflict,
-    Invalid,
     NoSpace,
     NotFound,
     Refused,
     RunStatus,
     Stopping,
     StorageError,
-    TooLarge,
 )
 from ..evaluation.finish import finish_run, logged, run_and_finish
 from ..evaluation.metrics import RunMetrics, read_log
 from ..mesh import native
 from ..mesh.discovery import missing_team, present
 from ..mesh.outcome import AgentStatus, Team
-from ..mesh.protocols import check
 from ..mesh.records import FrameRecord
 from ..mesh.relay import MeshNetwork
 from ..mesh.wireend import Ending
 from ..settings import Settings
-from ..tasks import Task, TaskError, load_task
+from ..tasks import Task
 from .journals import follow, read_all
 from .live import LiveRun, Recovered, Subscriber
 from .models import (
@@ -60,11 +55,11 @@ from .models import (
     StateEvent,
     TeamEvent,
 )
+from .requests import golds, settings_of, task_of
 from .store import Store
 
 log = logging.getLogger("gaiamesh.service")
 RESUMED = "queued again: the service restarted before this run started"
-_TASK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
 Finished = Callable[[LiveRun, RunMetrics | None], None]
@@ -87,39 +82,7 @@ class RunManager:
     # --- accepting -------------------------------------------------------------------------
     def resolve(self, request: RunRequest) -> Task:
         """The task a request names or carries; raises :class:`~gaiamesh.errors.Refused` (NotFound, TooLarge, Invalid, UnknownProtocol)."""
-        if request.protocol is not None:
-            check(request.protocol)
-        if (request.transport or self.settings.transport) == "native":
-            native.check(
-                request.protocol or self.settings.protocol, request.strategy or self.settings.strategy
-            )
-        if request.task is not None:
-            if not _TASK_NAME.match(request.task) or ".." in request.task:
-                raise NotFound(f"no bundled task named {request.task!r}")
-            folder = Path(self.settings.tasks_dir) / request.task
-            if not folder.is_dir():
-                raise NotFound(f"no bundled task named {request.task!r} in {self.settings.tasks_dir}")
-            try:
-                task = load_task(folder)
-            except TaskError as exc:
-                raise Invalid(f"bundled task {request.task!r} is broken: {exc}") from exc
-            if request.question and request.question != task.question:
-                task = Task(
-                    task.task_id, task.doc, request.question, "", task.path
-                )  # the task's gold is not this one's
-            if request.answer is not None or request.answers:
-                answer, answers = _golds(request)
-                task = replace(task, answer=answer, answers=answers)
-            return replace(task, history=tuple(request.history or ()))
-        doc = request.document or ""
-        size = len(doc.encode())
-        if size > self.settings.max_doc_bytes:
-            raise TooLarge(f"document is {size} bytes; MAX_DOC_BYTES is {self.settings.max_doc_bytes}")
-        if not doc.strip():
-            raise Invalid("the document is empty")
-        answer, answers = _golds(request)
-        return Task(request.name or "document", doc, str(request.question), answer, self.runs_dir,
-                    tuple(request.history or ()), answers)  # fmt: skip
+        return task_of(request, self.settings, self.runs_dir)
 
     async def check_team(self, options: RunOptions) -> None:
         """Refuse now (409) a run whose strategy's agents are listed in AGENTS but not running
@@ -387,27 +350,13 @@ class RunManager:
         out = self.runs_dir / row["id"]
         if (out / "frames.jsonl").is_file():
             request = RunRequest.model_validate_json(row["request"])
-            answer, answers = _golds(request)
+            answer, answers = golds(request)
             task = Task(row["task_id"], "", row["question"], answer, out, (), answers)
             finish_run(out, self._settings_for(request), task, Ending(RunStatus.INTERRUPTED, error), run_id=row["id"],
                        records=logged(out))
 
     def _settings_for(self, request: RunRequest) -> Settings:
-        """The service's settings with what ``request`` chose for its run."""
-        options = {"protocol": request.protocol, "transport": request.transport, "routing": request.routing, "strategy": request.strategy,
-                   "rejoin_grace": request.rejoin_grace, "run_timeout": request.run_timeout}  # fmt: skip
-        return self.settings.model_copy(
-            update={k: v for k, v in options.items() if v is not None and v != ""}
-        )
-
-
-def _golds(request: RunRequest) -> tuple[str, tuple[str, ...]]:
-    """A request's gold answers as :class:`Task`'s ``answer`` and ``answers`` (none: the run
-    is not scored)."""
-    golds = tuple(
-        dict.fromkeys(a.strip() for a in [request.answer or "", *(request.answers or [])] if a.strip())
-    )
-    return (golds[0] if golds else ""), (golds if len(golds) > 1 else ())
+        return settings_of(self.settings, request)
 
 
 def _now() -> float:
