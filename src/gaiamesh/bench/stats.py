@@ -143,7 +143,7 @@ def as_json(table: Mapping[str, Mapping[str, Interval]]) -> dict[str, dict[str, 
     return {g: {m: asdict(i) for m, i in ms.items()} for g, ms in table.items()}
 
 
-def _fmt(measure: str, v: float) -> str:
+def fmt_value(measure: str, v: float) -> str:
     if measure in ("quality_score", "exact_match", "squad_f1", "header_share"):
         return f"{v:.3f}"
     if measure.endswith("_us_p50"):
@@ -190,6 +190,6 @@ def markdown(table: Mapping[str, Mapping[str, Interval]], signed: bool = False) 
                 cells.append("–")
             else:
                 sign = "+" if signed and i.mean > 0 else ""
-                cells.append(f"{sign}{_fmt(m, i.mean)} [{_fmt(m, i.low)}, {_fmt(m, i.high)}]")
+                cells.append(f"{sign}{fmt_value(m, i.mean)} [{fmt_value(m, i.low)}, {fmt_value(m, i.high)}]")
         lines.append(f"| {group} | {runs} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from ..errors import ConfigError
+from ..errors import ConfigError, RunStatus
 from .common import Subparsers, console, errors, settings_from
 
 COLUMNS = ("protocol", "workers", "status", "items", "answered", "failed", "retries", "duplicates", "items_per_min",
@@ -62,7 +62,7 @@ def _cmd_stream(args: argparse.Namespace) -> int:
             console.print(f"stream: {args.tasks} through {how} under {protocol} ({settings.transport}) -> {where}")
             report = run_stream(settings, options, where)
             s = report.summary
-            ok &= report.status == "ok" and s.failed == 0 and report.unaccounted == 0 and report.told_twice == 0
+            ok &= report.status == RunStatus.OK and s.failed == 0 and report.unaccounted == 0 and report.told_twice == 0
             if report.storm is not None:
                 console.print(
                     f"storm: {len(report.storm.kills)} workers killed; {report.unaccounted} items lost, "

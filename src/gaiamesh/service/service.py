@@ -11,7 +11,7 @@ import json
 import uuid
 from pathlib import Path
 
-from ..errors import Conflict, Forbidden, NotFound, Refused
+from ..errors import Conflict, Forbidden, NotFound, Refused, RunStatus
 from ..evaluation.metrics import RunMetrics
 from ..mesh.frames import Turn
 from ..settings import Settings
@@ -272,14 +272,14 @@ class MeshService:
         for event in live.events:
             if event.kind == "frame":
                 self._say(sid, MessageType.FRAME, event.model_dump(exclude={"kind", "seq"}), live.id)
-        if metrics is not None and metrics.status == "ok":
+        if metrics is not None and metrics.status == RunStatus.OK:
             answer: dict[str, object] = {"text": metrics.prediction, "question": live.answered or metrics.question}
             self._say(sid, MessageType.ANSWER, answer, live.id)
             keep = ("quality_score", "exact_match", "pkt_cnt", "bytes_tx", "bytes_rx", "token_sum", "elapsed_ms")
             self._say(sid, MessageType.METRICS, {k: getattr(metrics, k) for k in keep}, live.id)
         else:
             reason = metrics.error if metrics is not None else "the run failed before it produced metrics"
-            self._say(sid, MessageType.ERROR, {"status": metrics.status if metrics else "failed", "text": reason}, live.id)
+            self._say(sid, MessageType.ERROR, {"status": metrics.status if metrics else RunStatus.FAILED, "text": reason}, live.id)
         row = self.store.session(sid)
         if row is not None and row["state"] == SessionState.RUNNING.value:
             self.store.set_session_state(sid, SessionState.STOP.value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...errors import RunStatus
 from ...evaluation.audit import audit
 from ...evaluation.metrics import RunMetrics
 from .judge import AttackRow, Line, Outcome
@@ -24,7 +25,7 @@ class Cells:
         row = AttackRow(
             protocol=self.protocol, transport=self.transport, security=self.security, attack=attack, outcome=outcome, evidence=evidence,
             frames_lost=frames_lost,
-            answer_changed=m is not None and m.status == "ok" == self.calm.status and m.prediction != self.calm.prediction,
+            answer_changed=m is not None and m.status == RunStatus.OK == self.calm.status and m.prediction != self.calm.prediction,
             status="" if m is None else m.status, calm_status=self.calm.status,
             bytes_delta=0 if m is None else m.bytes_tx + m.bytes_rx - self.calm.bytes_tx - self.calm.bytes_rx,
             audit_ok=None if run_dir is None else all(a == b for _, a, b in audit(run_dir)),

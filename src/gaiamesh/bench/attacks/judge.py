@@ -19,6 +19,7 @@ from typing import Any, Literal
 import msgpack
 from pydantic import BaseModel, ConfigDict
 
+from ...errors import RunStatus
 from ...mesh.frames import chunk_document
 from ...mesh.protocols import canonical_json
 from ...mesh.subprotocols import subprotocol
@@ -259,7 +260,7 @@ def judge_fallback(fired: bool, frames_after: int, answer: bytes, status: str, e
     said = answer.split(b"\r\n", 1)[0].decode("latin-1")
     if frames_after:
         return "succeeded", f"the agent answered {said!r} and {frames_after} frames crossed that connection; the run ended {status}"
-    if status == "connect_failed":
+    if status == RunStatus.CONNECT_FAILED:
         return "blocked", f"the relay refused the connection: {error}"
     named = next((ln.split(b":", 1)[1].strip().decode("latin-1") for ln in answer.split(b"\r\n")
                   if ln.lower().startswith(b"sec-websocket-protocol:")), "no protocol")  # fmt: skip
@@ -275,7 +276,7 @@ def judge_crossproof(fired: bool, frames_after: int, status: str, error: str | N
     if frames_after:
         return "succeeded", (f"the relay took a proof the agent made for another protocol: {frames_after} frames "
                              f"crossed that connection; the run ended {status}")  # fmt: skip
-    if status == "connect_failed":
+    if status == RunStatus.CONNECT_FAILED:
         return "blocked", f"the relay refused the agent's proof, made for another protocol: {error}"
     return "blocked", f"that connection carried no frame; the run ended {status}"
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ...agents.teams import agent_specs, lineup
 from ...deploy.local import free_port, free_port_block
+from ...errors import RunStatus
 from ...evaluation.finish import run_and_finish
 from ...evaluation.metrics import RunMetrics
 from ...mesh.relay import MeshNetwork
@@ -145,12 +146,12 @@ def judge_native(attack: str, tamper: HttpTamper | None, target: str, lines: lis
         if got.sunk:
             return "succeeded", (f"the relay followed the re-pointed directory: the attacker's endpoint got "
                                  f"{len(got.sunk)} request(s), {sum(map(len, got.sunk))} bytes; the run ended {m.status}")  # fmt: skip
-        if m.status == "connect_failed":
+        if m.status == RunStatus.CONNECT_FAILED:
             return "blocked", f"the relay's client refused the re-pointed document: {m.error}"
         return "blocked", f"the relay's client kept the address it was given (nothing reached the attacker); the run ended {m.status}"
     if attack == "replay":
         return judge_copy(got.copy_answer or b"")
-    if m.status == "frame_lost":
+    if m.status == RunStatus.FRAME_LOST:
         return "blocked", f"the protocol's client refused the answer: {m.error}"
     window = _taken_window(tamper)
     mine = [ln for ln in lines if ln.src == target and window and window in ln.blob]

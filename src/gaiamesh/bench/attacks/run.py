@@ -18,7 +18,7 @@ from websockets.asyncio.server import Request, Response, ServerConnection, serve
 
 from ...agents.teams import agent_specs, lineup
 from ...deploy.local import free_port, free_port_block
-from ...errors import RunError
+from ...errors import RunError, RunStatus
 from ...evaluation.finish import run_and_finish
 from ...evaluation.metrics import RunMetrics
 from ...mesh import admission, wiretls
@@ -272,7 +272,7 @@ async def rogue_cell(cells: Cells, attack: str, base: Settings, task: Task, targ
     whether the relay refused it, and why."""
     m, why = await rogue_run(base, task, target, proof, run_dir)
     unseen = "the tap captured no proof to reuse (the handshake is encrypted); " if attack == "reuse" and not proof else ""
-    if m.status == "connect_failed":
+    if m.status == RunStatus.CONNECT_FAILED:
         return cells.add(attack, "blocked", f"{unseen}the relay refused the rogue: {why}", (m, run_dir))
     return cells.add(attack, "succeeded", f"the relay took the rogue as agent {target.node_id}: run {m.status}", (m, run_dir))
 

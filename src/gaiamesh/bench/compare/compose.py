@@ -26,14 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError, GaiameshError
+from ...errors import ConfigError, GaiameshError, RunStatus
 from ...evaluation.finish import write_metrics
 from ...evaluation.metrics import RunMetrics
 from ...service.client import save_artifacts, submit
 from ...service.models import RunRequest
 from ..load import PROC, LoadProbe, proc_stat
 from . import schedule
-from .run import _row, write_reports
+from .run import csv_row, write_reports
 
 RECORDED_WITH = "json"  # the protocol the records are made under (the agents ask the model the same under any)
 
@@ -92,7 +92,7 @@ def run_one(stack: Stack, task: str, protocol: str, folder: Path) -> Outcome:
             print(exc, file=log)
             return Outcome(None, str(exc))
     write_metrics(metrics, folder)
-    return Outcome(metrics, "" if metrics.status == "ok" else f"ended {metrics.status}: {metrics.error or ''}".strip())
+    return Outcome(metrics, "" if metrics.status == RunStatus.OK else f"ended {metrics.status}: {metrics.error or ''}".strip())
 
 
 class Progress:
@@ -154,7 +154,7 @@ def compare(stack: Stack, matrix: Matrix, out: Path, how: str) -> tuple[list[dic
         load = probe.stop()
         failed += bool(outcome.problem)
         if outcome.metrics is not None:
-            rows.append(_row(slot.repeat, outcome.metrics) | load.row() | {"order": slot.order})
+            rows.append(csv_row(slot.repeat, outcome.metrics) | load.row() | {"order": slot.order})
         progress.line(slot.variant, slot.task, slot.repeat, outcome, folder)
     if rows:
         write_reports(rows, out, matrix.seed, how)

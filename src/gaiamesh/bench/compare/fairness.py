@@ -73,7 +73,7 @@ def time_section(diffs: Mapping[str, Mapping[str, ci.Interval]], contended: Mapp
     def cell(i: ci.Interval | None, measure: str) -> str:
         if i is None:
             return "–"
-        f = ci._fmt  # noqa: SLF001 - the intervals' own number format
+        f = ci.fmt_value  # the intervals' own number format
         return f"{'+' if i.mean > 0 else ''}{f(measure, i.mean)} [{f(measure, i.low)}, {f(measure, i.high)}]"
 
     free = [f"| group | {' | '.join(f'{m} - {ci.REFERENCE}' for m in ci.MODEL_FREE)} |", "|---|" + "---|" * len(ci.MODEL_FREE)]

@@ -25,7 +25,7 @@ if not console.is_terminal:
     console.width = 150  # logs and CI: keep the summary table readable
 
 
-def _row(repeat: int, m: RunMetrics) -> dict[str, Any]:
+def csv_row(repeat: int, m: RunMetrics) -> dict[str, Any]:
     """One CSV row; baseline runs are grouped under the protocol name ``baseline``."""
     row = m.model_dump(exclude={"agents", "layers"}) | (m.layers.model_dump() if m.layers else {})
     made = list(m.made_by.values())
@@ -53,7 +53,7 @@ def collect(root: Path) -> list[dict[str, Any]]:
         variant = (metrics.task_id, metrics.mode, metrics.strategy, metrics.protocol, metrics.transport, metrics.ablated)
         seen[variant] += 1
         named = _REPEAT.match(path.parent.name)
-        rows.append(_row(int(named.group(1)) if named else seen[variant], metrics))
+        rows.append(csv_row(int(named.group(1)) if named else seen[variant], metrics))
     if copies:
         console.print(f"skipped {copies} duplicate run{'s' if copies > 1 else ''}: "
                       "the same run_id, already counted from another folder")

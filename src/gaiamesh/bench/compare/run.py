@@ -25,7 +25,7 @@ from ..load import LoadProbe
 from . import schedule
 from .baseline import run_baseline
 from .report import write_reports
-from .rows import BASELINE, _row, console
+from .rows import BASELINE, console, csv_row
 
 
 @contextmanager
@@ -136,7 +136,7 @@ def run_bench(
                 progress.update(bar, description=f"{name:<14} {slot.task.task_id:<22} #{slot.repeat}")
                 probe.start()
                 metrics = _one(v, teams[(v.strategy, v.ablate)], slot.task, out / "runs" / name / f"{slot.task.task_id}-{slot.repeat}")
-                rows.append(_row(slot.repeat, metrics) | probe.stop().row() | {"order": slot.order})
+                rows.append(csv_row(slot.repeat, metrics) | probe.stop().row() | {"order": slot.order})
                 progress.advance(bar)
     finally:
         group.stop_all()

@@ -33,6 +33,7 @@ from rich.progress import Progress
 from ...agents.catalog import subscriptions
 from ...agents.teams import agent_specs, lineup, tools_of
 from ...deploy.local import ProcessGroup, free_port_block, model_server
+from ...errors import RunStatus
 from ...evaluation.audit import audit
 from ...evaluation.finish import run_and_finish
 from ...evaluation.metrics import RunMetrics
@@ -156,7 +157,7 @@ def analyse(kills: list[Kill], runs: list[RunTrace], tools: dict[str, str]) -> d
         "em_retention": round(storm_em / calm_em, 4) if calm_em else None,
         "storm_runs": n_storm,
         "answers_changed": changed,
-        "runs_not_ok": {r.task_id: r.metrics.status for r in storm if r.metrics and r.metrics.status != "ok"},
+        "runs_not_ok": {r.task_id: r.metrics.status for r in storm if r.metrics and r.metrics.status != RunStatus.OK},
         "frames_lost": sum(frames_lost(r, tools) for r in runs),
         # native: recovery is the protocol client's, and what it gave up on is counted at the gateway
         "frames_undelivered": sum(r.metrics.layers.undelivered for r in runs if r.metrics and r.metrics.layers),

@@ -27,7 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ...agents.teams import agent_specs, default_agents, lineup, team_specs
 from ...deploy.local import ProcessGroup, model_server, own_team, web_server
-from ...errors import ConfigError
+from ...errors import ConfigError, RunStatus
 from ...evaluation.audit import audit
 from ...evaluation.finish import run_and_finish
 from ...evaluation.metrics import RunMetrics, read_log
@@ -133,7 +133,7 @@ def summarize(runs: list[FaultRun]) -> list[dict[str, Any]]:
                 "redelivered": sum(r.redelivered for r in group),
                 "dropped": sum(r.dropped for r in group),
                 "faulted_frames": sum(r.faulted for r in group),
-                "not_ok": {r.task_id: r.status for r in group if r.status != "ok"},
+                "not_ok": {r.task_id: r.status for r in group if r.status != RunStatus.OK},
                 "audits_ok": all(r.audit_ok for r in group),
             })  # fmt: skip
     return rows

@@ -8,6 +8,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from ...errors import RunStatus
 from ..models import RunState, RunView, StreamView
 
 
@@ -40,7 +41,7 @@ def comparison(runs: list[RunView]) -> dict[str, Any]:
     groups: dict[str, list[Any]] = {}
     for run in runs:
         m = run.metrics
-        if run.state is RunState.FINISHED and m is not None and m.status == "ok":
+        if run.state is RunState.FINISHED and m is not None and m.status == RunStatus.OK:
             wire = f" ({m.transport})" if m.transport != "relay" else ""
             groups.setdefault(f"{m.strategy or 'pipeline'} · {m.protocol}{wire}", []).append(m)
     labels = sorted(groups)

@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from gaiamesh.bench.compare import report
-from gaiamesh.bench.compare.rows import BASELINE, _row, collect
+from gaiamesh.bench.compare.rows import BASELINE, collect, csv_row
 from gaiamesh.cli import main
 from gaiamesh.cli.common import summary_table
 from gaiamesh.evaluation.finish import write_metrics
@@ -57,7 +57,7 @@ def groups(strategies: list[str]) -> list[dict[str, Any]]:
         for p in PROTOCOLS:
             for task in ("solar-farm", "glass-museum"):
                 m = metrics(f"{s[:4]}{p}{task[:5]}", p, s, task_id=task)
-                rows.append(_row(1, m))
+                rows.append(csv_row(1, m))
     return rows
 
 
@@ -119,7 +119,7 @@ def test_the_tallest_bar_stands_below_its_axis_top_and_clear_of_the_legend() -> 
     import matplotlib.pyplot as plt
 
     runs = (("json", 90_000, 9_000.0), ("binary", 30_000, 8_000.0), ("a2a", 60_000, 8_500.0))
-    rows = [_row(1, metrics(f"r{p}", p, bytes_tx=b, header_overhead=b // 10, elapsed_ms=ms, llm_ms=ms * 0.8))
+    rows = [csv_row(1, metrics(f"r{p}", p, bytes_tx=b, header_overhead=b // 10, elapsed_ms=ms, llm_ms=ms * 0.8))
             for p, b, ms in runs]  # fmt: skip
     fig = report.figure(report.summarize(rows))
     try:
