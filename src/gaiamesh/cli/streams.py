@@ -1,4 +1,4 @@
-"""``gaiamesh stream``: a file of items through one long-lived team (bench/stream.py), under one
+"""``gaiamesh stream``: a file of items through one long-lived team (bench/stream/run.py), under one
 protocol or several, with one number of workers or several."""
 
 from __future__ import annotations
