@@ -25,8 +25,8 @@ from ..mesh import admission
 from ..mesh.frames import Announcement, Packet
 from ..mesh.freshness import Freshness
 from ..mesh.native import Binding, NoNativeWire, binding
-from ..mesh.native.base import HELLO
 from ..mesh.protocols import ProtocolAdapter
+from ..mesh.protocols.native import HELLO
 from ..settings import Settings
 from ..tools.tool import Tool
 

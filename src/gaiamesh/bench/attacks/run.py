@@ -24,7 +24,7 @@ from ...evaluation.metrics import RunMetrics
 from ...mesh import admission, wiretls
 from ...mesh.frames import Announcement
 from ...mesh.localtls import issue_tls
-from ...mesh.native.base import HELLO
+from ...mesh.protocols.native import HELLO
 from ...mesh.relay import MeshNetwork
 from ...mesh.subprotocols import subprotocol
 from ...settings import AgentSpec, Settings

@@ -12,7 +12,7 @@ import importlib
 from ...errors import ConfigError, Invalid
 from .. import protocols
 from ..protocols import PROTOCOLS
-from .base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+from ..protocols.native import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
 
 TRANSPORTS = ("relay", "native")
 

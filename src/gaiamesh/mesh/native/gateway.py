@@ -25,9 +25,9 @@ from .. import admission
 from ..connect import admitted
 from ..faults import FaultPlan
 from ..frames import Announcement
+from ..protocols.native import HELLO, NativeClient, Peer, Undelivered
 from ..wireend import WireLayers
 from . import SUBTASKING, binding, check
-from .base import HELLO, NativeClient, Peer, Undelivered
 from .tap import Tap
 from .tapfaults import TapFaults
 

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from ...errors import FrameError
-from ..native.base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+from .native import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
 
 MEDIA_TYPE = "application/x-gaiamesh-frames"
 STREAM_HEADER = "X-Gaiamesh-Stream"

@@ -44,8 +44,8 @@ from starlette.datastructures import URL
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ....errors import FrameError
-from ...native.base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
 from ..base import canonical_json, loads_object
+from ..native import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
 
 MEDIA_TYPE = "application/json"  # the card's input and output modes: a packet is a JSON object
 CONSUMES_EXTENSION = "urn:gaiamesh:consumes"  # the card's extension whose params list the types

@@ -54,8 +54,8 @@ import uvicorn.config
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ....errors import FrameError
-from ...native.base import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
 from ..base import ProtocolError, canonical_json, loads_object
+from ..native import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
 
 if not hasattr(uvicorn.config, "LoopSetupType"):  # see the module's docstring
     uvicorn.config.LoopSetupType = uvicorn.config.LoopFactoryType  # type: ignore[attr-defined]

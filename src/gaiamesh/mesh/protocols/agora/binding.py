@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 from starlette.types import ASGIApp
 
-from ...native.base import AgentEndpoint, Binding, NativeClient, Peer
+from ..native import AgentEndpoint, Binding, NativeClient, Peer
 from .client import AgoraClient
 from .server import AgentApp
 

@@ -16,8 +16,8 @@ from agora.common.errors import ProtocolRejectedError, ProtocolTransportError
 from agora.sender.components.transporter import SimpleSenderTransporter
 from agora.utils import download_and_verify_protocol
 
-from ...native.base import NativeClient, Peer, Undelivered
 from ..base import canonical_json
+from ..native import NativeClient, Peer, Undelivered
 from .envelope import PROTOCOL_HASH
 from .server import document_path
 

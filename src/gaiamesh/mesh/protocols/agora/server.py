@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ...native.base import AgentEndpoint
+from ..native import AgentEndpoint
 from .envelope import DOCUMENT, PROTOCOL_HASH
 
 DOCUMENT_NAME: str = extract_metadata(DOCUMENT)["name"]  # "gaiamesh-packet-v1", from its front matter

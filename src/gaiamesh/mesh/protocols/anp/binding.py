@@ -40,7 +40,7 @@ import httpx
 from starlette.types import ASGIApp
 
 from ....settings import Settings
-from ...native.base import AgentEndpoint, Binding, NativeClient, Peer
+from ..native import AgentEndpoint, Binding, NativeClient, Peer
 from . import didhost
 from .client import AnpClient
 from .did import MOUNT

@@ -13,8 +13,8 @@ from anp.authentication import DIDWbaAuthHeader
 from anp.authentication.did_wba import validate_did_document_binding
 
 from ...frames import NETWORK_SRC
-from ...native.base import NativeClient, Peer, Undelivered
 from ..base import ProtocolError, canonical_json, loads_object
+from ..native import NativeClient, Peer, Undelivered
 from ..signed import SigningKeyError, load_keys
 from .did import RPC, did_of, did_path, relay_document_path
 from .envelope import direct_send

@@ -28,8 +28,8 @@ from starlette.types import ASGIApp
 from ....errors import FrameError
 from ...frames import NETWORK_SRC
 from ...freshness import Freshness
-from ...native.base import AgentEndpoint
 from ..base import ProtocolError, canonical_json
+from ..native import AgentEndpoint
 from ..signed import SigningKeyError, load_keys
 from .did import MOUNT, RPC, did_of, did_path, signed_document
 from .envelope import METHOD, read_params, verify_origin

@@ -58,7 +58,7 @@ from pathlib import Path
 import httpx
 from starlette.types import ASGIApp
 
-from ...native.base import AgentEndpoint, Binding, NativeClient, Peer
+from ..native import AgentEndpoint, Binding, NativeClient, Peer
 from .client import Handshake, McpClient
 from .server import SelfStartingApp, server_for
 

@@ -16,7 +16,7 @@ from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Implementation, ListToolsResult, TextContent
 
-from ...native.base import NativeClient, Peer, Undelivered
+from ..native import NativeClient, Peer, Undelivered
 
 CLIENT_INFO = Implementation(name="gaiamesh-relay", version="1")
 

@@ -14,8 +14,8 @@ from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ....errors import FrameError
-from ...native.base import AgentEndpoint
 from ..base import canonical_json
+from ..native import AgentEndpoint
 
 CONSUMES_META = "gaiamesh/consumes"  # the tool's _meta key listing the packet types it works on
 
