@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Protocol
 
@@ -20,14 +21,14 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import ports
-from ..errors import FrameError, PortTaken
+from ..errors import ConfigError, FrameError, PortTaken
 from ..mesh import admission
 from ..mesh.frames import Announcement, Packet
 from ..mesh.freshness import Freshness
 from ..mesh.native import Binding, NoNativeWire, binding
 from ..mesh.protocols import ProtocolAdapter
 from ..mesh.protocols.native import HELLO
-from ..settings import Settings
+from ..settings import Settings, parse_agents
 from ..tools.tool import Tool
 
 log = logging.getLogger("gaiamesh.agents.native")
@@ -72,6 +73,7 @@ class Endpoint:
         self.description = agent.tool.description or f"the {agent.tool.name} tool"
         self.consumes = agent.announcement.consumes
         self.listens_on = agent.settings.agent_host  # loopback, or a container's network (0.0.0.0)
+        self.host_names = host_names(agent.settings)
         self.replay_window_s = agent.settings.replay_window_s
 
     async def answer(self, blob: bytes, inner: str) -> AsyncIterator[bytes]:
@@ -153,6 +155,22 @@ class NativeApp:
                 token, challenge, self.agent.node_id, self.agent.tool.name, HELLO
             )
         await _plain(send, 200, "ok\n", out)
+
+
+WILDCARDS = ("", "0.0.0.0", "::")  # addresses to listen on, not names to be called by
+
+
+def host_names(settings: Settings) -> tuple[str, ...]:
+    """What the deployment calls this agent: its machine's (or container's) host name, the host
+    it is configured to listen on unless a wildcard, and the hosts AGENTS names for its node."""
+    names = [socket.gethostname(), settings.agent_host]
+    with contextlib.suppress(ConfigError):
+        names += [
+            s.dns_name or s.host
+            for s in parse_agents(settings.agents)
+            if settings.node_id in (s.node_id, s.entry)
+        ]
+    return tuple(n for n in dict.fromkeys(names) if n not in WILDCARDS)
 
 
 class _Caseless(dict[str, str]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from websockets.asyncio.client import connect
 
 from gaiamesh.agents.agent import MeshAgent
 from gaiamesh.agents.catalog import get_tool
+from gaiamesh.agents.native import host_names
 from gaiamesh.mesh.frames import Announcement, doc_init
 from gaiamesh.models.backends.base import Ask, Completion, ModelKind, Scores
 from gaiamesh.models.llm import LLMClient
@@ -202,3 +204,11 @@ async def test_an_agent_that_scores_chooses_by_what_scoring_costs_and_says_so(tm
             assert ws.response is not None
             said = Announcement.from_headers(ws.response.headers)
     assert said is not None and said.answer_choice == "" and idle.scored == 0
+
+
+def test_the_names_an_agent_answers_to(tmp_path: Path) -> None:
+    settings = load_settings(
+        node_id="3", agent_host="0.0.0.0", agents="3=reason@agent-reason:9003,4=reason@elsewhere:9004"
+    )
+    assert host_names(settings) == (socket.gethostname(), "agent-reason")
+    assert host_names(load_settings(node_id="3", agent_host="127.0.0.1", agents="bad"))[1:] == ("127.0.0.1",)
