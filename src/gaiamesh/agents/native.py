@@ -5,7 +5,10 @@ The bindings are mounted at their paths (``/a2a``, ``/acp``, ``/mcp``, ``/anp``,
 ``/http/<protocol>``). The agent's own protocol is built at start-up when it is started for
 native runs, so a run's first request does not pay for loading an SDK; any other is built when
 first asked for. ``GET /gaiamesh/hello`` is the relay's handshake, as on the WebSocket: the mesh
-token's proofs and what the agent announces, in the same headers.
+token's proofs and what the agent announces, in the same headers; it names the relay's run
+(``X-Gaiamesh-Run``), whose packets then get their workspace folder at first sight, as on the
+WebSocket. A packet of any other run (a call from outside the relay) leaves nothing under
+``workspaces/`` unless the agent's tool works on it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from ..mesh.protocols import ProtocolAdapter
 from ..mesh.protocols.native import HELLO
 from ..settings import Settings, parse_agents
 from ..tools.tool import Tool
+from .runstate import RelayRuns
 
 log = logging.getLogger("gaiamesh.agents.native")
 
@@ -37,8 +41,9 @@ log = logging.getLogger("gaiamesh.agents.native")
 class QueueOutbox:
     """A native answer: the frames a handled packet emits, in a queue its response reads."""
 
-    def __init__(self, adapter: ProtocolAdapter) -> None:
+    def __init__(self, adapter: ProtocolAdapter, from_relay: bool) -> None:
         self.adapter = adapter
+        self.from_relay = from_relay
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.open = True
 
@@ -57,6 +62,7 @@ class ServedAgent(Protocol):
     announcement: Announcement
     settings: Settings
     handshakes: Freshness | None
+    relay_runs: RelayRuns
 
     def adapter_for(self, protocol: str) -> ProtocolAdapter | None: ...
     def decode_or_log(self, adapter: ProtocolAdapter, blob: bytes) -> Packet: ...
@@ -81,7 +87,7 @@ class Endpoint:
         if adapter is None:
             raise FrameError(f"agent {self.node_id} cannot speak {inner!r}")
         packet = self.agent.decode_or_log(adapter, blob)  # raises FrameError, logged
-        out = QueueOutbox(adapter)
+        out = QueueOutbox(adapter, from_relay=packet.run_id in self.agent.relay_runs)
         handling = asyncio.create_task(self.agent.handle(packet, out), name=f"native-{packet.type.value}")
         handling.add_done_callback(lambda _: out.queue.put_nowait(None))
         try:
@@ -148,6 +154,8 @@ class NativeApp:
         if why := admission.relay_refusal(token, _ci(headers), self.agent.handshakes):
             await _plain(send, 403, f"{why}\n")
             return
+        if run_id := _ci(headers).get(admission.HEADER_RUN):
+            self.agent.relay_runs.admit(run_id[:128])
         out = dict(self.agent.announcement.headers())
         challenge = _ci(headers).get(admission.HEADER_CHALLENGE)
         if token and challenge:
