@@ -42,7 +42,7 @@ from ..tools.tool import Tool, ToolContext
 from .modelcheck import check_model
 from .native import serve_native
 from .outbox import Outbox, WsOutbox
-from .runstate import RunState, earlier_memory
+from .runstate import RelayRuns, RunState, earlier_memory
 
 log = logging.getLogger("gaiamesh.agents.agent")
 
@@ -69,6 +69,7 @@ class MeshAgent:
         self.workspace = Path(settings.workspace_root) / self.node_id
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.runs: OrderedDict[str, RunState] = OrderedDict()
+        self.relay_runs = RelayRuns()  # the runs the relay's native hellos announced (agents/native.py)
         self.announcement = Announcement(
             node_id=self.node_id, tool=self.tool.name, consumes=frozenset({self.tool.consumes.value}),
             reads=frozenset(t.value for t in self.tool.reads),
@@ -88,18 +89,19 @@ class MeshAgent:
         self.announcement = self.announcement.model_copy(update=checked.announced)
 
     # --- runs ------------------------------------------------------------------------------
-    def run_state(self, run_id: str, question: str) -> RunState:
-        """The state of run ``run_id``, created (with its workspace folder) on first sight."""
+    def run_state(self, run_id: str, question: str, keep: bool = True) -> RunState:
+        """The state of run ``run_id``, created on first sight; ``keep``: with its workspace
+        folder on disk (a relay's run; one from outside the relay gets it when its tool works)."""
         state = self.runs.get(run_id)
         if state is None:
             folder = self.workspace / run_id  # run ids are validated: letters, digits, - and _
-            folder.mkdir(parents=True, exist_ok=True)
             memory = earlier_memory(folder) or {"node_id": self.node_id, "tool": self.tool.name, "run_id": run_id,
                                                 "question": question}  # fmt: skip
             state = self.runs[run_id] = RunState(run_id, folder, memory)
-            state.save()
             while len(self.runs) > MAX_RUNS_IN_MEMORY:
                 self.runs.popitem(last=False)
+        if keep:
+            state.keep()
         return state
 
     def _log_unowned(self, record: dict[str, Any]) -> None:
@@ -178,11 +180,12 @@ class MeshAgent:
             return
         if packet.type is not self.tool.consumes and packet.type is not PacketType.DOC_INIT:
             return
-        state = self.run_state(packet.run_id, packet.question)
+        state = self.run_state(packet.run_id, packet.question, keep=out.from_relay)
         if packet.type is PacketType.DOC_INIT:
             state.doc = packet.payload
         if packet.type is not self.tool.consumes:
             return
+        state.keep()  # the tool works for this run, wherever it comes from: its folder is made now
         usage = LLMUsage()
         ctx = ToolContext(
             llm=self.llm, usage=usage, memory=state.memory, question=packet.question, doc=state.doc,

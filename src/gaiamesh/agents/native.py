@@ -5,7 +5,10 @@ The bindings are mounted at their paths (``/a2a``, ``/acp``, ``/mcp``, ``/anp``,
 ``/http/<protocol>``). The agent's own protocol is built at start-up when it is started for
 native runs, so a run's first request does not pay for loading an SDK; any other is built when
 first asked for. ``GET /gaiamesh/hello`` is the relay's handshake, as on the WebSocket: the mesh
-token's proofs and what the agent announces, in the same headers.
+token's proofs and what the agent announces, in the same headers; it names the relay's run
+(``X-Gaiamesh-Run``), whose packets then get their workspace folder at first sight, as on the
+WebSocket. A packet of any other run (a call from outside the relay) leaves nothing under
+``workspaces/`` unless the agent's tool works on it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Protocol
 
@@ -20,15 +24,16 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import ports
-from ..errors import FrameError, PortTaken
+from ..errors import ConfigError, FrameError, PortTaken
 from ..mesh import admission
 from ..mesh.frames import Announcement, Packet
 from ..mesh.freshness import Freshness
 from ..mesh.native import Binding, NoNativeWire, binding
 from ..mesh.protocols import ProtocolAdapter
 from ..mesh.protocols.native import HELLO
-from ..settings import Settings
+from ..settings import Settings, parse_agents
 from ..tools.tool import Tool
+from .runstate import RelayRuns
 
 log = logging.getLogger("gaiamesh.agents.native")
 
@@ -36,8 +41,9 @@ log = logging.getLogger("gaiamesh.agents.native")
 class QueueOutbox:
     """A native answer: the frames a handled packet emits, in a queue its response reads."""
 
-    def __init__(self, adapter: ProtocolAdapter) -> None:
+    def __init__(self, adapter: ProtocolAdapter, from_relay: bool) -> None:
         self.adapter = adapter
+        self.from_relay = from_relay
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.open = True
 
@@ -56,6 +62,7 @@ class ServedAgent(Protocol):
     announcement: Announcement
     settings: Settings
     handshakes: Freshness | None
+    relay_runs: RelayRuns
 
     def adapter_for(self, protocol: str) -> ProtocolAdapter | None: ...
     def decode_or_log(self, adapter: ProtocolAdapter, blob: bytes) -> Packet: ...
@@ -72,6 +79,7 @@ class Endpoint:
         self.description = agent.tool.description or f"the {agent.tool.name} tool"
         self.consumes = agent.announcement.consumes
         self.listens_on = agent.settings.agent_host  # loopback, or a container's network (0.0.0.0)
+        self.host_names = host_names(agent.settings)
         self.replay_window_s = agent.settings.replay_window_s
 
     async def answer(self, blob: bytes, inner: str) -> AsyncIterator[bytes]:
@@ -79,7 +87,7 @@ class Endpoint:
         if adapter is None:
             raise FrameError(f"agent {self.node_id} cannot speak {inner!r}")
         packet = self.agent.decode_or_log(adapter, blob)  # raises FrameError, logged
-        out = QueueOutbox(adapter)
+        out = QueueOutbox(adapter, from_relay=packet.run_id in self.agent.relay_runs)
         handling = asyncio.create_task(self.agent.handle(packet, out), name=f"native-{packet.type.value}")
         handling.add_done_callback(lambda _: out.queue.put_nowait(None))
         try:
@@ -146,6 +154,8 @@ class NativeApp:
         if why := admission.relay_refusal(token, _ci(headers), self.agent.handshakes):
             await _plain(send, 403, f"{why}\n")
             return
+        if run_id := _ci(headers).get(admission.HEADER_RUN):
+            self.agent.relay_runs.admit(run_id[:128])
         out = dict(self.agent.announcement.headers())
         challenge = _ci(headers).get(admission.HEADER_CHALLENGE)
         if token and challenge:
@@ -153,6 +163,22 @@ class NativeApp:
                 token, challenge, self.agent.node_id, self.agent.tool.name, HELLO
             )
         await _plain(send, 200, "ok\n", out)
+
+
+WILDCARDS = ("", "0.0.0.0", "::")  # addresses to listen on, not names to be called by
+
+
+def host_names(settings: Settings) -> tuple[str, ...]:
+    """What the deployment calls this agent: its machine's (or container's) host name, the host
+    it is configured to listen on unless a wildcard, and the hosts AGENTS names for its node."""
+    names = [socket.gethostname(), settings.agent_host]
+    with contextlib.suppress(ConfigError):
+        names += [
+            s.dns_name or s.host
+            for s in parse_agents(settings.agents)
+            if settings.node_id in (s.node_id, s.entry)
+        ]
+    return tuple(n for n in dict.fromkeys(names) if n not in WILDCARDS)
 
 
 class _Caseless(dict[str, str]):

@@ -30,6 +30,9 @@ from .freshness import Freshness
 HEADER_CHALLENGE = "X-Gaiamesh-Challenge"
 HEADER_RELAY_PROOF = "X-Gaiamesh-Relay-Proof"
 HEADER_AGENT_PROOF = "X-Gaiamesh-Proof"
+# The run a relay's native hello admits the agent for (the WebSocket needs none: its connection
+# is the relay's), so that the agent tells the relay's runs from calls from outside it.
+HEADER_RUN = "X-Gaiamesh-Run"
 
 
 def new_token() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,10 +13,14 @@ from typing import Any
 
 import httpx
 import pytest
+from acp_sdk.client import Client
+from acp_sdk.models import Message, MessagePart, RunStatus
 from websockets.asyncio.client import connect
 
 from gaiamesh.agents.agent import MeshAgent
 from gaiamesh.agents.catalog import get_tool
+from gaiamesh.agents.native import HELLO, host_names
+from gaiamesh.mesh import admission
 from gaiamesh.mesh.frames import Announcement, doc_init
 from gaiamesh.models.backends.base import Ask, Completion, ModelKind, Scores
 from gaiamesh.models.llm import LLMClient
@@ -27,11 +32,14 @@ from ..fakes import FakeLLM
 
 @contextlib.asynccontextmanager
 async def serving(
-    tmp: Path, node_id: str, tool: str, llm: Any = None, check: bool = False, **kw: Any
+    tmp: Path, node_id: str, tool: str, llm: Any = None, check: bool = False, native: int = 0, **kw: Any
 ) -> AsyncIterator[int]:
     """A real MeshAgent on a free loopback port (fake model unless ``llm``); yields the port.
-    ``check``: its model is checked first, as ``gaiamesh agent`` checks it."""
+    ``check``: its model is checked first, as ``gaiamesh agent`` checks it. ``native``: the port
+    of its native protocols (by default PORT + 1000, whatever holds it)."""
     port = free_port()
+    if native:
+        kw["native_port_offset"] = native - port
     s = load_settings(node_id=node_id, tool=tool, port=port, workspace_root=tmp, **kw)
     stop = asyncio.Event()
     agent = MeshAgent(s, get_tool(s.tool), llm=llm or FakeLLM())
@@ -202,3 +210,48 @@ async def test_an_agent_that_scores_chooses_by_what_scoring_costs_and_says_so(tm
             assert ws.response is not None
             said = Announcement.from_headers(ws.response.headers)
     assert said is not None and said.answer_choice == "" and idle.scored == 0
+
+
+def message(packet: dict[str, Any]) -> Message:
+    return Message(parts=[MessagePart(content_type="application/json", content=json.dumps(packet))])
+
+
+async def test_a_call_from_outside_the_relay_leaves_no_workspace_unless_the_tool_works(
+    tmp_path: Path,
+) -> None:
+    """Native calls (ACP, with the SDK's client as shipped): a run the relay's hello did not
+    announce gets no folder for a packet the tool does not work on; the relay's run gets its
+    folder at first sight, as on the WebSocket; the tool's work gets one wherever it comes from."""
+    native = free_port()
+    events = {"type": "events", "run_id": "outside-2", "src": "1", "seq": 1, "question": "How big is the farm?",
+              "payload": {"facts": [{"text": "The farm has 148 megawatts.", "score": 1.0}]}}  # fmt: skip
+    async with serving(tmp_path, "2", "triple", native=native, mesh_token="the-mesh"):
+        base = f"http://127.0.0.1:{native}"
+        async with httpx.AsyncClient(timeout=5) as http:
+            for _ in range(100):  # the native server starts beside the WebSocket's: the relay's hello
+                hello = {**admission.relay_headers("the-mesh"), admission.HEADER_RUN: "relay-1"}
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await http.get(base + HELLO, headers=hello)).status_code == 200:
+                        break
+                await asyncio.sleep(0.05)
+        async with Client(base_url=base + "/acp", timeout=10) as acp:
+            outside = await acp.run_sync(
+                message(doc_init("outside-1", "Sheep graze.", "What grazes?", 20).to_dict()), agent="triple"
+            )
+            relayed = await acp.run_sync(
+                message(doc_init("relay-1", "Sheep graze.", "What grazes?", 20).to_dict()), agent="triple"
+            )
+            worked = await acp.run_sync(message(events), agent="triple")
+    assert outside.status == relayed.status == worked.status == RunStatus.COMPLETED
+    assert not (tmp_path / "2" / "outside-1").exists()
+    assert json.loads((tmp_path / "2" / "relay-1" / "memory.json").read_text())["question"] == "What grazes?"
+    assert json.loads(worked.output[0].parts[0].content or "")["type"] == "triples"
+    assert (tmp_path / "2" / "outside-2" / "memory.json").exists()  # the tool worked for it
+
+
+def test_the_names_an_agent_answers_to(tmp_path: Path) -> None:
+    settings = load_settings(
+        node_id="3", agent_host="0.0.0.0", agents="3=reason@agent-reason:9003,4=reason@elsewhere:9004"
+    )
+    assert host_names(settings) == (socket.gethostname(), "agent-reason")
+    assert host_names(load_settings(node_id="3", agent_host="127.0.0.1", agents="bad"))[1:] == ("127.0.0.1",)

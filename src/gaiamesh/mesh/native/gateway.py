@@ -98,7 +98,9 @@ class Gateway:
         while time.monotonic() < deadline:
             asked = admission.relay_headers(self.settings.mesh_token)
             try:
-                answer = await self.http.get(f"{base}{HELLO}", headers=asked, timeout=2.0)
+                answer = await self.http.get(
+                    f"{base}{HELLO}", headers={**asked, admission.HEADER_RUN: self.run_id}, timeout=2.0
+                )
             except httpx.HTTPError as exc:
                 last = exc
             else:

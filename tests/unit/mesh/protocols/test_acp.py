@@ -15,7 +15,7 @@ import httpx
 import pytest
 import uvicorn
 from acp_sdk.client import Client
-from acp_sdk.models import ACPError, Message, MessagePart, RunStatus
+from acp_sdk.models import Message, MessagePart, RunStatus
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gaiamesh.deploy.local import free_port
@@ -231,7 +231,7 @@ async def test_a_frame_error_is_acps_invalid_input(agent: tuple[FakeAgent, str],
 async def test_the_sdks_plain_client_sync_async_and_stream(agent: tuple[FakeAgent, str]) -> None:
     _, url = agent
     part = MessagePart(content_type="application/json", content=packet("echo", seq=1).decode())
-    # A user of acp-sdk 1.0.3 passes the Content-Type its client leaves out (see mesh/protocols/acp/binding.py).
+    # With the header too: a user who passes the Content-Type the client leaves out still works.
     async with Client(base_url=url + "/acp", headers=JSON, timeout=5) as sdk:
         run = await sdk.run_sync(Message(parts=[part]), agent="echo")
         assert run.status == RunStatus.COMPLETED and run.output[0].role == "agent/echo"
@@ -260,15 +260,39 @@ async def test_the_sdks_plain_client_sync_async_and_stream(agent: tuple[FakeAgen
     ]
 
 
-async def test_the_sdks_client_without_the_header_is_refused(agent: tuple[FakeAgent, str]) -> None:
-    """The break the workaround answers: current FastAPI refuses the SDK's header-less POST, in
-    ACP's own error body. If this starts passing, the hook in mesh/protocols/acp/binding.py can go."""
+async def test_the_sdks_client_as_shipped_gets_a_run(agent: tuple[FakeAgent, str]) -> None:
+    """acp-sdk's ``Client`` with no extra headers, as its documentation shows it: it posts its
+    JSON with no Content-Type, which the agent reads as JSON (FastAPI alone would answer 422)."""
     _, url = agent
     part = MessagePart(content_type="application/json", content=packet("echo").decode())
     async with Client(base_url=url + "/acp", timeout=5) as sdk:
-        with pytest.raises(ACPError) as refused:
-            await sdk.run_sync(Message(parts=[part]), agent="echo")
-    assert refused.value.error.code == "invalid_input"
+        run = await sdk.run_sync(Message(parts=[part]), agent="echo")
+        kinds = [e.type async for e in sdk.run_stream(Message(parts=[part]), agent="echo")]
+    assert run.status == RunStatus.COMPLETED and json.loads(run.output[0].parts[0].content or "")["seq"] == 2
+    assert kinds[-1] == "run.completed"
+
+
+async def test_an_error_names_no_file_and_a_pages_post_still_needs_its_content_type(
+    agent: tuple[FakeAgent, str],
+) -> None:
+    _, url = agent
+    runs = url + "/acp/runs"
+    async with httpx.AsyncClient(timeout=5) as http:
+        for body, where in ((b"{not json", "JSON decode error"), (b'{"agent_name": "echo"}', "body.input")):
+            refused = await http.post(runs, content=body)  # no Content-Type, as the SDK's client
+            error = refused.json()
+            assert refused.status_code == 422 and error["code"] == "invalid_input", error
+            assert where in error["message"] and error["message"].startswith("acp: not a run request: ")
+            assert not any(leak in error["message"] for leak in ('File "', ".py", "line ", "site-packages"))
+        # A browser's cross-site POST carries an Origin: no JSON is assumed for it (FastAPI's guard).
+        valid = {
+            "agent_name": "echo",
+            "input": [{"parts": [{"content_type": "application/json", "content": "{}"}]}],
+        }
+        page = await http.post(
+            runs, content=json.dumps(valid).encode(), headers={"Origin": "http://evil.example"}
+        )
+        assert page.status_code == 422 and page.json()["code"] == "invalid_input"
 
 
 async def test_bad_input_gets_acps_errors_and_the_server_keeps_serving(agent: tuple[FakeAgent, str]) -> None:

@@ -289,11 +289,23 @@ async def test_the_sdks_transporter_alone_speaks_the_same_message(running: Runni
     assert reply == {"status": "success", "body": "[]"}
 
 
-async def test_the_sdks_transporter_cannot_read_an_error_reply(running: Running) -> None:
-    # Why the relay's transporter is ours: the SDK's reads `body`, which an error reply lacks.
-    conversation = SimpleSenderTransporter().new_conversation(running.base + "/", False, "bad-hash", [])
-    with pytest.raises(KeyError, match="body"):
-        await asyncio.to_thread(conversation, packet().decode())
+async def test_the_sdks_sender_reads_a_refusal_and_its_reason(running: Running) -> None:
+    """Natural language (no protocol) to an agent with no model, and a wrong hash, sent by the
+    SDK's transporter as the SDK's sender sends them: the reply has a body, the reason in it."""
+    for protocol_hash, reason in (
+        (None, "this agent has no model"),
+        ("bad-hash", "Failed to download protocol"),
+    ):
+        conversation = SimpleSenderTransporter().new_conversation(
+            running.base + "/", False, protocol_hash, []
+        )
+        reply = await asyncio.to_thread(conversation, "What rose at the solar farm?")
+        assert reply["status"] == "error" and reason in reply["body"], reply
+    # Multi-round, the SDK's choice for a message with no protocol: its error names the reply.
+    conversation = SimpleSenderTransporter().new_conversation(running.base + "/", True, None, [])
+    with pytest.raises(Exception, match="this agent has no model"):
+        await asyncio.to_thread(conversation, "What rose at the solar farm?")
+    assert running.agent.seen == []
 
 
 # --- bad input: the receiver's own error reply, and it keeps serving -----------------------------
@@ -339,6 +351,7 @@ async def test_bad_messages_get_the_receivers_error_reply(
         reply = await http.post(url, json=body)
     assert reply.status_code == 200  # Agora's receiver answers every failure with 200 and status: error
     assert reply.json()["status"] == "error" and words in reply.json()["message"]
+    assert reply.json()["body"] == "error: " + reply.json()["message"]  # what the SDK's sender reads
     assert running.agent.seen == []
     good = await http.post(url, json=message(packet().decode(), sources=[encode_as_data_uri(DOCUMENT)]))
     assert good.json()["status"] == "success" and len(json.loads(good.json()["body"])) == 2

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from anp.anp_crawler.anp_client import ANPClient
 from anp.authentication import DIDWbaAuthHeader
 from anp.authentication.did_wba import validate_did_document_binding
 from anp.openanp import RemoteAgent
@@ -459,6 +460,7 @@ def test_bad_did_wba_authentication_gets_the_sdks_refusal(
     fetched = len(did_host.fetched)
     stranger = signed_post(keys, url, body, pem=keys / "7.pem", document=relay_document_path(keys, "7"))
     assert stranger.status_code == 403 and 'error="forbidden_did"' in challenge(stranger)
+    assert stranger.json()["detail"].startswith("forbidden_did: ")
     assert len(did_host.fetched) == fetched
     stranger_auth = DIDWbaAuthHeader(str(relay_document_path(keys, "7")), str(keys / "7.pem"))
     description = httpx.get(agent + "/ad.json", headers=stranger_auth.get_auth_header(agent + "/ad.json"))
@@ -473,6 +475,24 @@ def test_bad_did_wba_authentication_gets_the_sdks_refusal(
     assert httpx.post(url, content=body).status_code == 401
     assert httpx.post(url, content=body, headers={"Authorization": "Bearer not.a.token"}).status_code == 401
     assert signed_post(keys, url, rpc(sdk_params(keys, target, packet("echo")))).status_code == 200
+
+
+async def test_the_sdks_client_reads_why_another_did_is_refused(keys: Path, agent: str, did_host: DidHost) -> None:
+    """A DID that is not the relay's, with the SDK's ANPClient as its user would call
+    ``direct.send``: the 403's body says why (its ``fetch_url`` gives the body as ``text``;
+    ``call_jsonrpc`` keeps only the status, the SDK's choice)."""
+    publish_did(keys, f"localhost:{did_host.port}", node="7")
+    client = ANPClient(str(relay_document_path(keys, "7")), str(keys / "7.pem"))
+    async with httpx.AsyncClient() as http:
+        target = (await http.get(agent + "/ad.json")).json()["did"]
+    request = json.loads(rpc(sdk_params(keys, target, packet("echo"))))
+    got = await client.fetch_url(agent + "/rpc", method="POST", body=request)
+    assert (got["success"], got["status_code"], got["error"]) == (False, 403, "HTTP 403: Forbidden")
+    detail = json.loads(got["text"])["detail"]
+    assert detail.startswith("forbidden_did: this agent answers only the relay of the runs it was started for")
+    assert ":agents:network:e1_" in detail and "did:wba:localhost" in detail
+    called = await client.call_jsonrpc(agent + "/rpc", "direct.send", request["params"])
+    assert called["error"]["message"] == "HTTP 403: Forbidden"
 
 
 async def test_our_client_recovers_from_a_token_the_agent_refuses(keys: Path, agent: str) -> None:

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import mcp
 import pytest
 import uvicorn
 from mcp.client.session import ClientSession as SdkClientSession
+from mcp.client.streamable_http import streamable_http_client
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gaiamesh.deploy.local import free_port
@@ -37,6 +39,7 @@ class FakeAgent:
     tool = "search_docs"
     description = "Finds the passages of the document that answer the question."
     consumes = frozenset({"doc_init", "subtask"})
+    host_names = ("agent-search",)  # what the deployment calls it (agents/native.py's host_names)
 
     def __init__(self) -> None:
         self.gate = asyncio.Event()
@@ -61,7 +64,8 @@ class FakeAgent:
 
 
 def mounted(app: ASGIApp) -> ASGIApp:
-    """The agent's native server as it hands a binding its requests: below the mount, no lifespan."""
+    """The agent's native server as it hands a binding its requests (agents/native.py): the path
+    whole, the mount as ``root_path`` (as Starlette's Mount does), no lifespan."""
 
     async def asgi(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -71,7 +75,7 @@ def mounted(app: ASGIApp) -> ASGIApp:
             await send({"type": "http.response.start", "status": 404, "headers": []})
             await send({"type": "http.response.body", "body": b"no such protocol"})
             return
-        await app({**scope, "root_path": MOUNT, "path": path[len(MOUNT) :] or "/"}, receive, send)
+        await app({**scope, "root_path": MOUNT}, receive, send)
 
     return asgi
 
@@ -283,6 +287,39 @@ async def test_the_sdks_own_client_lists_and_calls_the_tool(served: Agent, mode:
         ]
 
 
+async def test_the_sdks_client_at_the_documented_url_needs_no_redirect(served: Agent) -> None:
+    """The SDK's streamable HTTP client at ``.../mcp`` (no slash), as an MCP user is told: every
+    request is answered where it was sent, none by a 307 to ``/mcp/``."""
+    answered: list[tuple[int, str]] = []
+
+    async def seen(response: httpx2.Response) -> None:
+        answered.append((response.status_code, response.request.url.path))
+
+    async with (
+        httpx2.AsyncClient(event_hooks={"response": [seen]}) as http2,
+        streamable_http_client(served.url, http_client=http2) as (read, write),
+        SdkClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        listed = await session.list_tools()
+    assert [tool.name for tool in listed.tools] == ["search_docs"]
+    assert answered and {path for _, path in answered} == {MOUNT}
+    assert all(status < 300 for status, _ in answered), answered
+
+
+async def test_a_deployment_name_in_the_host_is_served_and_a_strange_one_refused(
+    served: Agent, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    client, initialize = http[0], {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for host in ("agent-search:10000", "agent-search", "localhost:10000"):
+        named = await client.post(served.url, headers={**ACCEPT, "host": host}, json=initialize)
+        assert named.status_code != 421 and named.status_code < 500, (host, named.status_code)
+    stranger = await client.post(
+        served.url, headers={**ACCEPT, "host": "rebound.example:10000"}, json=initialize
+    )
+    assert stranger.status_code == 421
+
+
 # --- bad input --------------------------------------------------------------------------------
 async def test_bad_input_gets_mcps_own_errors_and_the_server_keeps_serving(
     made: McpBinding, agent: Agent, http: tuple[httpx.AsyncClient, list[str]]
@@ -323,7 +360,7 @@ async def test_bad_input_gets_mcps_own_errors_and_the_server_keeps_serving(
     )
     assert no_session.status_code == 400 and "Missing session ID" in no_session.json()["error"]["message"]
     elsewhere = await client.post(agent.url, headers={**ACCEPT, "host": "agent.example:80"}, json={})
-    assert elsewhere.status_code == 421  # the SDK's DNS-rebinding check: only a loopback Host
+    assert elsewhere.status_code == 421  # the SDK's DNS-rebinding check: loopback and the agent's names
     # and it still serves
     assert await collect(ours, frame()) == [answer("where?", 5)]
     await ours.aclose()

@@ -31,13 +31,19 @@ Three workarounds for acp-sdk 1.0.3 on the project's pins, each as small as it c
 - ``create_app`` makes its thread pool and HTTP client in the app's lifespan, which the agent's
   native server does not run for the apps it mounts: :class:`_Started` enters it on first use.
 - The SDK's ``Client`` posts its JSON bodies with no ``Content-Type``; FastAPI 0.132 and later
-  refuse those with 422 (strict Content-Type checking, fastapi/fastapi#14978). The relay's
-  client adds ``Content-Type: application/json`` to its POSTs to this agent with an httpx
-  request hook (and, with a response hook, says an error answer that is not ACP's JSON as its
-  HTTP status, where the SDK would only fail to parse it); :meth:`AcpClient.aclose` removes
-  both. The server keeps FastAPI's check (it guards unauthenticated local servers against
-  cross-site requests); a user of the SDK's client passes the header (``Client(headers=...)``),
-  as ibm-granite-community/granite-snack-cookbook#330 does for ACP.
+  refuse those with 422 (strict Content-Type checking, fastapi/fastapi#14978), so the SDK's own
+  client, used as its documentation shows, could not start a run. The server takes a POST with
+  no ``Content-Type`` and no ``Origin`` as JSON (:class:`_JsonByDefault`): a program's client
+  (the SDK's, curl's) sends no ``Origin``, while a browser sends one with every cross-site POST,
+  so FastAPI's check still refuses what it guards against (a web page scripting these
+  unauthenticated local servers). The relay's client still adds the header with an httpx
+  request hook (its requests' bytes stay those of earlier results), and, with a response hook,
+  says an error answer that is not ACP's JSON as its HTTP status, where the SDK would only fail
+  to parse it; :meth:`AcpClient.aclose` removes both.
+
+Every error body is ACP's ``Error`` (code and message): the SDK words a body that is not a run
+request with ``str()`` of FastAPI's validation error, which names the SDK's source file and line;
+:func:`_not_a_run` says what was wrong with the body and nothing of the server.
 """
 
 from __future__ import annotations
@@ -51,6 +57,9 @@ from typing import Any
 
 import httpx
 import uvicorn.config
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ....errors import FrameError
@@ -100,7 +109,9 @@ class AcpBinding(Binding):
                 f"acp: the tool name {agent.tool!r} cannot name an ACP agent (letters, digits, _ and -)"
             )
         # No playground CORS: it would let one public origin script these unauthenticated agents.
-        return _Started(create_app(ToolAgent(agent), enable_playground_cors=False))
+        app = create_app(ToolAgent(agent), enable_playground_cors=False)
+        app.exception_handler(RequestValidationError)(_not_a_run)  # in place of the SDK's
+        return _JsonByDefault(_Started(app))
 
     def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
         return AcpClient(peer, http, stream)
@@ -169,6 +180,34 @@ class ToolAgent(AgentManifest):
         finally:
             if isinstance(frames, AsyncGenerator):  # a run cancelled mid-answer stops the handling
                 await frames.aclose()
+
+
+async def _not_a_run(request: Request, exc: Exception) -> JSONResponse:
+    """A body that is not a run request: ACP's ``invalid_input``, saying where the body is wrong
+    (the SDK's handler says ``str(exc)``, which ends with the SDK's file and line)."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    said = "; ".join(
+        f"{'.'.join(str(part) for part in e.get('loc', ()))}: {e.get('msg', '')}" for e in errors[:5]
+    )
+    error = Error(code=ErrorCode.INVALID_INPUT, message=f"acp: not a run request: {said or 'invalid'}")
+    return JSONResponse(error.model_dump(mode="json"), status_code=422)
+
+
+class _JsonByDefault:
+    """A POST with a body but no ``Content-Type`` and no ``Origin`` (a program's client, such as
+    the SDK's own, not a browser's page) is read as ``application/json``, which FastAPI would
+    otherwise refuse with 422 (see the module's docstring)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            names = {name.lower() for name, _ in scope["headers"]}
+            if b"content-type" not in names and b"origin" not in names:
+                headers = [*scope["headers"], (b"content-type", MEDIA_TYPE.encode())]
+                scope = {**scope, "headers": headers}
+        await self.app(scope, receive, send)
 
 
 class _Started:

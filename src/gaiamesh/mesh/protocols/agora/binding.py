@@ -5,7 +5,9 @@ One frame is one Agora message: the sender POSTs ``{protocolHash, protocolSource
 receiver's ``/`` (``body``: the packet's canonical JSON as text), and the receiver replies
 ``{"status": "success", "body": ...}`` where ``body`` is a JSON array (as text) of the packets
 the agent emitted while handling it, or ``{"status": "error", "message": ...}``, the SDK's own
-error reply (a wrong hash, an unknown protocol, a malformed message, a body that is not a packet).
+error reply (a wrong hash, an unknown protocol, a malformed message, a body that is not a packet,
+natural language to an agent with no model), with the reason as ``body`` too, which the SDK's
+sender reads from every reply (``server.readable_errors``).
 
 ``protocolSources`` carries the URL of the document, ``<mount>/protocols/<name>``, not the
 document inline (the relay mode's ``data:`` source, ~1.3 kB a frame). The agent serves it; its

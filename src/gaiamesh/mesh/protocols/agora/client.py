@@ -27,8 +27,9 @@ SENDER_THREADS = 16  # one client's pool: frames in flight to one agent (request
 class TimedTransporter(SimpleSenderTransporter):
     """The SDK's transporter for single-round messages (the same ``requests.post(target,
     json=message)``), with the two things its conversation cannot do: a timeout (it posts with
-    none, so a silent agent holds the thread forever) and the receiver's error reply (it reads
-    ``body``, which an error reply lacks: ``KeyError: 'body'``, the receiver's message lost)."""
+    none, so a silent agent holds the thread forever) and the receiver's error reply as an error
+    (it hands on ``status`` and ``body`` alike; the SDK's own receiver's error reply has no
+    ``body``, ``KeyError: 'body'``, which ours adds: ``server.readable_errors``)."""
 
     def __init__(self, timeout: tuple[float | None, float | None]) -> None:
         self.timeout = timeout

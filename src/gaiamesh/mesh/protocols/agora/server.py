@@ -4,7 +4,9 @@ and our protocol document published beside it (the wire: ``binding.py``)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
+from collections.abc import Callable
 from typing import Any, cast
 
 from a2wsgi import WSGIMiddleware
@@ -18,6 +20,8 @@ from agora.receiver.components.programmer import ReceiverProgrammer
 from agora.receiver.components.protocol_checker import ReceiverProtocolChecker
 from agora.receiver.components.responder import Responder
 from agora.utils import compute_hash, extract_metadata
+from flask import Flask, jsonify
+from flask import Response as FlaskResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -105,7 +109,8 @@ class NoModel(Responder, ReceiverNegotiator):
 
     def create_conversation(self, *args: Any, **kwargs: Any) -> Any:
         raise ProtocolRejectedError(
-            f"this agent has no model: it speaks only the protocol {PROTOCOL_HASH} ({DOCUMENT_NAME})"
+            f"this agent has no model to read natural language or negotiate with: it speaks only the "
+            f"protocol {PROTOCOL_HASH} ({DOCUMENT_NAME}, published at {document_path()} under its Agora URL)"
         )
 
 
@@ -141,6 +146,30 @@ class LockedReceiver(Receiver):
             return super().create_conversation(protocol_hash, protocol_sources)
 
 
+def readable_errors(app: Flask) -> None:
+    """Every error reply of the SDK's receiver also carries its reason as ``body``.
+
+    The receiver answers a failure with ``{"status": "error", "message": ...}``, but the SDK's
+    sender reads ``status`` and ``body`` from every reply (``SimpleSenderTransporter``), so a
+    sender refused (natural language to an agent with no model, a wrong hash, a bad packet)
+    failed on ``KeyError: 'body'`` and its user never saw why. ``message`` stays, as the
+    receiver writes it."""
+    for name in ("main", "continue_conversation"):  # the receiver's two routes
+        app.view_functions[name] = _with_body(app.view_functions[name])
+
+
+def _with_body(view: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(view)
+    def replied(*args: Any, **kwargs: Any) -> Any:
+        reply = view(*args, **kwargs)
+        said = reply.get_json(silent=True) if isinstance(reply, FlaskResponse) else None
+        if isinstance(said, dict) and said.get("status") == "error" and "body" not in said:
+            return jsonify({**said, "body": f"error: {said.get('message', '')}"})
+        return reply
+
+    return replied
+
+
 class AgentApp:
     """The agent's Agora server: the SDK's Flask ``ReceiverServer`` under ``a2wsgi`` for the
     messages, and Starlette for the published documents and the list of them."""
@@ -159,6 +188,7 @@ class AgentApp:
             implementation_threshold=1,  # the routine from the first message on (never the responder)
         )
         self.server = ReceiverServer(self.receiver)
+        readable_errors(self.server.app)
         self.app = Starlette(
             routes=[
                 Route("/protocols", self.protocols, methods=["GET"]),

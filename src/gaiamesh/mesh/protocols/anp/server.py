@@ -44,9 +44,12 @@ class InvalidParams(TypeError):
 
 
 def _forbidden(host: str, description: str) -> JSONResponse:
-    # The SDK verifier's challenge, with the error its authenticator will not retry.
+    # The SDK verifier's challenge, with the error its authenticator will not retry, and the
+    # body its authentication refusals have ({"detail": ...}, as its 401s on the same paths):
+    # the SDK's ANPClient.fetch_url hands it to its user as the answer's text.
     challenge = f'DIDWba realm="{host}", error="forbidden_did", error_description="{description}"'
-    return JSONResponse({"detail": description}, status_code=403, headers={"WWW-Authenticate": challenge})
+    body = {"detail": f"forbidden_did: {description}"}
+    return JSONResponse(body, status_code=403, headers={"WWW-Authenticate": challenge})
 
 
 def _claimed_did(headers: dict[str, str]) -> str | None:
@@ -124,7 +127,12 @@ class AgentServer:
         public = request.url.path.endswith("/ad.json")
         did = None if public else _claimed_did({k.lower(): v for k, v in request.headers.items()})
         if did is not None and (not did.startswith("did:wba:") or did.split(":")[-3:] != self.relay_path):
-            return _forbidden(request.url.hostname or "", f"DID {did[:120]} is not the relay's")
+            relay = ":".join(self.relay_path)
+            return _forbidden(
+                request.url.hostname or "",
+                f"this agent answers only the relay of the runs it was started for (its DID ends in "
+                f":{relay}); {did[:120]} is another DID",
+            )
         response: Response = await call_next(request)
         return response
 

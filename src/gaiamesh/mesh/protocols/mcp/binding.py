@@ -44,11 +44,18 @@ Where the SDK falls short, and what this binding does instead (``server.py``, ``
   (a 404 means no handler saw it), as the Rust and TypeScript SDKs do. Nothing else is retried:
   a frame the SDK gives up on (connection refused or reset, a timeout, an error) is lost.
 
-A Host check comes with the SDK's app (DNS-rebinding protection, on by default): a request
-must name 127.0.0.1, localhost or [::1] (any port) in its Host, which the relay's tap URL and a
-caller of a published 127.0.0.1 port do; any other Host gets the SDK's 421. MCP's documents
-(the initialize result, the tool list) carry no URL of the server, so nothing is derived from
-the request's Host.
+The endpoint is the mount, ``/mcp``, with or without the slash (``server.at_the_mount``: the
+SDK's route is its app's ``/``, and Starlette would answer ``/mcp`` with a 307 to ``/mcp/``,
+a second request for every call).
+
+A Host check comes with the SDK's app (DNS-rebinding protection): on an agent listening on
+loopback, a request must name in its Host loopback (127.0.0.1, localhost, [::1]) or one of the
+deployment's names for the agent (its host name, its configured ``AGENT_HOST``, the hosts of
+``AGENTS``), any port; any other Host gets the SDK's 421 (``server.transport_security``). An
+agent listening on a network address (a container's 0.0.0.0) has no check, as the SDK leaves
+it: its callers name it by their network's names, which it cannot list. MCP's documents (the
+initialize result, the tool list) carry no URL of the server, so nothing is derived from the
+request's Host.
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ from starlette.types import ASGIApp
 
 from ..native import AgentEndpoint, Binding, NativeClient, Peer
 from .client import Handshake, McpClient
-from .server import SelfStartingApp, server_for
+from .server import SelfStartingApp, server_for, transport_security
 
 
 class McpBinding(Binding):
@@ -76,11 +83,14 @@ class McpBinding(Binding):
     def app(self, agent: AgentEndpoint, keys_dir: Path) -> ASGIApp:
         server = server_for(agent)
         # The app's own path is "/": the agent's server hands it requests below the mount.
-        # The SDK guards against DNS rebinding (a Host other than loopback gets 421) when it is told
-        # it listens on loopback; an agent in a container listens on its network, where its callers
-        # name it by its service's name, so it is told the address it really listens on.
+        # The SDK guards against DNS rebinding when it listens on loopback: the Host must name
+        # loopback or one of the agent's names. An agent in a container listens on its network,
+        # where its callers name it by its service's name, so it is told the address it really
+        # listens on. The names are the agent's (agents/native.py), none for an endpoint without.
         host = getattr(agent, "listens_on", "127.0.0.1")
-        return SelfStartingApp(server, server.streamable_http_app(streamable_http_path="/", host=host))
+        security = transport_security(host, tuple(getattr(agent, "host_names", ())))
+        app = server.streamable_http_app(streamable_http_path="/", host=host, transport_security=security)
+        return SelfStartingApp(server, app)
 
     def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
         return McpClient(peer, http, stream, self.handshake)

@@ -167,8 +167,9 @@ def _packet(blob: bytes) -> dict[str, Any]:
 
 class McpClient(NativeClient):
     def __init__(self, peer: Peer, http: httpx.AsyncClient, stream: bool, handshake: Handshake) -> None:
-        # The MCP endpoint is the mount's root, "/mcp/": without the slash every request would be
-        # answered by a redirect first (Starlette's), a cost of the harness and not of MCP.
+        # The MCP endpoint is the mount's root: the relay names it "/mcp/", as it always has (the
+        # agent answers "/mcp" alike, with no redirect: server.at_the_mount), so its bytes stay
+        # those of earlier results.
         self.url = peer.base_url + "/"
         self.http = http
         self.stream = stream

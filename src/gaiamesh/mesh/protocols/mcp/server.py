@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -18,6 +19,7 @@ from ..base import canonical_json
 from ..native import AgentEndpoint
 
 CONSUMES_META = "gaiamesh/consumes"  # the tool's _meta key listing the packet types it works on
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # what the SDK allows by itself, on a loopback agent
 
 PacketArgument = Annotated[
     dict[str, Any],
@@ -45,7 +47,8 @@ def tool_function(agent: AgentEndpoint) -> Callable[..., Awaitable[CallToolResul
 
 
 class SelfStartingApp:
-    """The SDK's Starlette app with its session manager started by the first request.
+    """The SDK's Starlette app with its session manager started by the first request, and its
+    endpoint at the mount with or without the slash (:func:`at_the_mount`).
 
     The SDK starts the manager in its app's lifespan, and the agent's native server runs none
     (it builds each binding's app when first asked for it). A lifespan, if one is run, starts
@@ -63,7 +66,7 @@ class SelfStartingApp:
             await self._lifespan(receive, send)
             return
         await self.start()
-        await self.app(scope, receive, send)
+        await self.app(at_the_mount(scope), receive, send)
 
     async def start(self) -> None:
         if self._ready.is_set():
@@ -116,3 +119,33 @@ def server_for(agent: AgentEndpoint) -> MCPServer:
         structured_output=False,  # the frames are the content items; no output schema
     )
     return server
+
+
+def transport_security(listens_on: str, names: tuple[str, ...]) -> TransportSecuritySettings | None:
+    """The SDK's DNS-rebinding check for an agent listening on ``listens_on``: on a loopback
+    agent, the Host (and a browser's Origin) may name loopback or one of the deployment's names
+    for the agent (``names``: its host name, its configured host, the hosts AGENTS names), on any
+    port; any other name gets the SDK's 421. An agent on a network address (a container's
+    0.0.0.0) keeps the SDK's own choice there, no check: its callers name it as their network
+    does (a service's name, a replica's address), which it cannot list."""
+    if listens_on not in LOOPBACK:
+        return None
+    hosts = [f"[{n}]" if ":" in n else n for n in dict.fromkeys([*LOOPBACK, *names]) if n]
+    return TransportSecuritySettings(
+        allowed_hosts=[*hosts, *(f"{h}:*" for h in hosts)],
+        allowed_origins=[
+            f"{scheme}://{h}{port}" for h in hosts for scheme in ("http", "https") for port in ("", ":*")
+        ],
+    )
+
+
+def at_the_mount(scope: Scope) -> Scope:
+    """A request for the mount itself (``/mcp``, the URL an MCP user is given) as one for its
+    root (``/mcp/``). The SDK's route is its app's ``/``, and the mount alone reaches it as an
+    empty path, which Starlette answers with a 307 to ``/mcp/``: two requests for every call."""
+    if scope["type"] != "http" or scope["path"] != scope.get("root_path", ""):
+        return scope
+    rooted = {**scope, "path": scope["path"] + "/"}
+    if scope.get("raw_path") is not None:
+        rooted["raw_path"] = scope["raw_path"] + b"/"
+    return rooted
