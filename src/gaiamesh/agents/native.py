@@ -28,7 +28,7 @@ from ..errors import ConfigError, FrameError, PortTaken
 from ..mesh import admission
 from ..mesh.frames import Announcement, Packet
 from ..mesh.freshness import Freshness
-from ..mesh.native import Binding, NoNativeWire, binding
+from ..mesh.native import Binding, NoNativeWire, binding, pool
 from ..mesh.protocols import ProtocolAdapter
 from ..mesh.protocols.native import HELLO
 from ..settings import Settings, parse_agents
@@ -220,7 +220,8 @@ async def serve_native(agent: ServedAgent, stop: asyncio.Event) -> None:
         app.build(protocol.strip())  # its SDK loads now, not in a run's first request
     host, port = settings.agent_host, settings.port + settings.native_port_offset
     config = uvicorn.Config(app, host=host, port=port, lifespan="off", log_level="warning", access_log=False,
-                            http="h11", timeout_graceful_shutdown=2)  # fmt: skip (a run outlives a lost request)
+                            http="h11", timeout_graceful_shutdown=2,  # a run outlives a lost request
+                            timeout_keep_alive=pool.server_keep_alive(settings))  # fmt: skip (idle gaps: mesh/native/pool.py)
     server = _Server(config)
     try:
         sock = config.bind_socket()

@@ -66,7 +66,7 @@ class MeshNetwork:
         self.run_id = run_id or uuid.uuid4().hex[:16]
         # TRANSPORT=native: each frame is a request of the protocol's own client (mesh/native/);
         # the core then speaks the adapter that encodes the packet inside the protocol's body.
-        self.transport = transport_for(settings, self.run_id)
+        self.transport = transport_for(settings, self.run_id, len(lineup.agents))
         self.adapter = get_adapter(self.transport.inner, "network", settings.keys_dir, settings.replay_window_s)
         self.lineup = lineup
         self.specs: list[AgentSpec] = list(lineup.agents)

@@ -86,6 +86,10 @@ class WireLayers(BaseModel):
     # takes a sub-task's result): the protocol's request and answer with no tool's work in them.
     ack_ms_p50: float | None = None
     ack_ms_p99: float | None = None
+    # How the relay's client keeps its connections (``mesh/native/pool.py``): an idle one stays
+    # open this long (the agents' servers likewise), and at most this many are open at once.
+    keep_alive_s: float | None = None
+    pool_connections: int | None = None
 
     def __add__(self, other: WireLayers) -> WireLayers:
         """The counters summed (the timings are the gateway's, set on the sum)."""

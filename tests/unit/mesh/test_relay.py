@@ -42,8 +42,9 @@ def settings_for(tmp: Path, base: int, tools: list[str], **kw: Any) -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def mesh(settings: Settings, scripted: dict[str, Script] | None = None) -> AsyncIterator[None]:
-    """Run real agents (fake model) for every spec, except scripted ones that play a role."""
+async def mesh(settings: Settings, scripted: dict[str, Script] | None = None, llm_delay: float = 0.0) -> AsyncIterator[None]:
+    """Run real agents (fake model, each call taking ``llm_delay`` s) for every spec, except
+    scripted ones that play a role."""
     scripted = scripted or {}
     stop = asyncio.Event()
     tasks = []
@@ -53,7 +54,7 @@ async def mesh(settings: Settings, scripted: dict[str, Script] | None = None) ->
             tasks.append(asyncio.create_task(_scripted(spec.port, scripted[spec.node_id], stop, said)))
         else:
             s = settings.model_copy(update={"node_id": spec.node_id, "tool": spec.tool, "port": spec.port})
-            tasks.append(asyncio.create_task(MeshAgent(s, get_tool(s.tool), llm=FakeLLM()).serve(stop)))  # type: ignore[arg-type]
+            tasks.append(asyncio.create_task(MeshAgent(s, get_tool(s.tool), llm=FakeLLM(delay=llm_delay)).serve(stop)))  # type: ignore[arg-type]
     try:
         yield
     finally:
@@ -85,8 +86,8 @@ async def _scripted(port: int, script: Script, stop: asyncio.Event, said: Announ
         await stop.wait()
 
 
-async def run(tmp: Path, settings: Settings, scripted: dict[str, Script] | None = None) -> dict[str, Any]:
-    async with mesh(settings, scripted):
+async def run(tmp: Path, settings: Settings, scripted: dict[str, Script] | None = None, llm_delay: float = 0.0) -> dict[str, Any]:
+    async with mesh(settings, scripted, llm_delay):
         metrics = await run_and_finish(MeshNetwork(
             settings, load_task(TASKS / "solar-farm"), tmp / "out", reporter=lambda _: None, lineup=lineup(settings)
         ))

@@ -27,7 +27,7 @@ from ..faults import FaultPlan
 from ..frames import Announcement
 from ..protocols.native import HELLO, NativeClient, Peer, Undelivered
 from ..wireend import WireLayers
-from . import SUBTASKING, binding, check
+from . import SUBTASKING, binding, check, pool
 from .tap import Tap
 from .tapfaults import TapFaults
 
@@ -39,16 +39,17 @@ OnLost = Callable[[str, str], None]  # node id, what the protocol's client saw
 class Gateway:
     """One run's native wire, relay side."""
 
-    def __init__(self, settings: Settings, run_id: str, faults: FaultPlan | None = None) -> None:
+    def __init__(self, settings: Settings, run_id: str, faults: FaultPlan | None = None, peers: int = 1) -> None:
         self.settings = settings
         self.run_id = run_id
         self.binding = binding(check(settings.protocol, settings.strategy))
         # Sub-tasks need the agents' frames while they work: the protocol's streaming method.
         self.stream = settings.strategy in SUBTASKING
         # The run's one HTTP client. A frame's answer comes when the agent's tool is done, so
-        # reads may take as long as the run; its pool is httpx's default (a harness setting,
-        # recorded in config.json with the run's settings).
-        self.http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=settings.run_timeout))
+        # reads may take as long as the run; its pool keeps every connection for the run, sized
+        # to the team (pool.py, recorded in metrics.json's layers).
+        self.pool = pool.limits(settings, peers)
+        self.http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=settings.run_timeout), limits=self.pool)
         self.taps: dict[str, Tap] = {}
         self.faults: FaultPlan | None = faults if faults is not None and faults.active else None  # FAULT_*, at the taps
         self.origin = time.monotonic()  # the run's t=0 (the relay sets its own), for the faults' windows
@@ -151,6 +152,7 @@ class Gateway:
             "first_request_ms": round(statistics.median(f[0] for f in firsts), 3) if firsts else None,
             "first_request_bytes": int(statistics.median(f[1] for f in firsts)) if firsts else None,
             "ack_ms_p50": _nearest_rank(self._acks, 0.50), "ack_ms_p99": _nearest_rank(self._acks, 0.99),
+            "keep_alive_s": self.pool.keepalive_expiry, "pool_connections": self.pool.max_connections,
         })  # fmt: skip
 
     async def aclose(self) -> None:

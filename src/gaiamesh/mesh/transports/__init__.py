@@ -15,8 +15,8 @@ from .websocket import WebSocketTransport
 __all__ = ["Transport", "Wire", "transport_for"]
 
 
-def transport_for(settings: Settings, run_id: str) -> Transport:
-    """The transport ``settings.transport`` names, for run ``run_id``."""
+def transport_for(settings: Settings, run_id: str, peers: int) -> Transport:
+    """The transport ``settings.transport`` names, for run ``run_id`` over ``peers`` agents."""
     if settings.transport == "native":
-        return SdkTransport(settings, run_id)
+        return SdkTransport(settings, run_id, peers)
     return WebSocketTransport(settings)

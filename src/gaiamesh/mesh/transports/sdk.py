@@ -25,8 +25,8 @@ class SdkTransport:
     own_wire = True
     rediscovers = False  # the line-up is the one reached at the start
 
-    def __init__(self, settings: Settings, run_id: str) -> None:
-        self.gateway = Gateway(settings, run_id)
+    def __init__(self, settings: Settings, run_id: str, peers: int) -> None:
+        self.gateway = Gateway(settings, run_id, peers=peers)
         self.inner = self.gateway.binding.inner
         self.reached: set[str] = set()  # the agents admitted and whose client is open
         self._wire: Wire | None = None

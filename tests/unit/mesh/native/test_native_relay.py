@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import httpx
@@ -51,6 +52,25 @@ async def test_a_native_run_answers_as_on_the_relay_and_counts_every_layer(tmp_p
     assert layers["http_tx"] > layers["body_tx"] and layers["http_rx"] > layers["body_rx"]
     assert layers["connections"] >= len(TOOLS) and layers["unparsed"] == layers["refused"] == 0
     assert all(a == b for _, a, b in audit(tmp_path / "out"))
+
+
+async def test_a_keep_alive_wire_keeps_each_agents_connection_across_the_runs_idle_gaps(tmp_path: Path) -> None:
+    """The model's time between two frames to one agent (here the fake model takes 2 s a call,
+    so reason waits longer than httpx's and uvicorn's 5 s default idle limits between its doc_init
+    and its triples) does not close the connection: plain HTTP keeps one per agent for the run."""
+    s = settings_for(tmp_path, free_port_block(4), TOOLS, protocol="json", transport="native")
+    m = await run(tmp_path, s, llm_delay=2.0)
+    assert m["status"] == "ok", m["error"]
+    lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    sent: dict[str, list[float]] = {}
+    for line in lines:
+        for node in line["dst"]:
+            sent.setdefault(node, []).append(line["t_ms"])
+    assert max(b - a for times in sent.values() for a, b in pairwise(times)) > 5500  # a gap to outlive
+    layers = m["layers"]
+    assert layers["requests"] > len(TOOLS)  # several requests to some agent
+    assert layers["connections"] == len(TOOLS), layers  # and one connection each, for the whole run
+    assert layers["keep_alive_s"] == s.run_timeout and layers["pool_connections"] >= 4 * len(TOOLS)  # recorded
 
 
 async def test_a_native_run_where_no_agent_serves_its_native_port_ends_connect_failed(tmp_path: Path) -> None:
