@@ -63,9 +63,10 @@ def test_an_mcp_host_asks_the_mesh_about_a_document(service: Service) -> None:
         ("ask", {"document": "x" * 4001, "question": task.question}),
         ("no_such_tool", {}),
         ("list_tasks", {}),
+        ("run_task", {"name": TASK}),
     ]))  # fmt: skip
     assert sorted(tools) == ["ask", "list_tasks", "run_task"]
-    answered, empty, large, unknown, listed = results
+    answered, empty, large, unknown, listed, ran = results
     assert isinstance(answered, CallToolResult) and not answered.is_error, text(answered)
     reply = text(answered)
     assert normalize(reply.splitlines()[0]) == normalize(task.answer), reply
@@ -80,9 +81,11 @@ def test_an_mcp_host_asks_the_mesh_about_a_document(service: Service) -> None:
     # bad input: MCP's own error shapes, in words a person can act on
     assert empty.is_error and "the document is empty" in text(empty)
     assert large.is_error and "MAX_DOC_BYTES is 4000" in text(large)
-    message = text(unknown) if isinstance(unknown, CallToolResult) else unknown.error.message
-    assert "no_such_tool" in message and (isinstance(unknown, MCPError) or unknown.is_error), message
-    assert TASK in text(listed) and task.question in text(listed)
+    assert isinstance(unknown, CallToolResult) and unknown.is_error and "Unknown tool: no_such_tool" in text(unknown)
+    # the bundled tasks, and one run by name: scored against its gold
+    assert f"{TASK}: {task.question}" in text(listed).splitlines()
+    assert not ran.is_error and f"gold: {task.answer} (exact match 1)" in text(ran), text(ran)
+    assert service.http.get(f"/api/runs/{ran.structured_content['run_id']}").json()["task_id"] == TASK
 
 
 def test_the_endpoint_wants_the_access_key(service: Service) -> None:

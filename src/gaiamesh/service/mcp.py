@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 from starlette.requests import HTTPConnection, Request
@@ -32,14 +32,26 @@ from .models import FrameEvent, NoteEvent, RunEvent, RunRequest, RunView, StateE
 from .service import MeshService
 
 PATH = "/mcp"
+ADMIN = Principal(None)  # the access key's holder: only it passes the endpoint's check
 INSTRUCTIONS = (
     "Gaia Mesh answers a question about a document with its team of agents (the service's "
     "strategy, protocol and transport). Each call is one run of the mesh; the reply names it."
 )
 
+ASK = (
+    "Ask Gaia Mesh a question about a document you give as plain text. The mesh's agents read it "
+    "and answer from it alone; the reply is the answer, then the run that found it (its id, and "
+    "the service's URLs of its metrics and archive). A run takes seconds to minutes: progress "
+    "notifications follow it (its state, each frame between the agents)."
+)
+LIST = "The bundled tasks of this service: each one's name and question (run one with run_task)."
+RUN_TASK = (
+    "Run one bundled task by name (see list_tasks): its document and question through the mesh. "
+    "The reply is the answer, the task's gold answer and whether it matched, and the run."
+)
+
 Document = Annotated[str, Field(description="the text to ask about (plain text, up to the service's MAX_DOC_BYTES)")]
 Question = Annotated[str, Field(description="the question, answered from the document alone")]
-ADMIN = Principal(None)  # the access key's holder: only it passes the endpoint's check
 TaskName = Annotated[str, Field(description="a bundled task's name, as list_tasks gives it (e.g. solar-farm)")]
 
 
@@ -55,19 +67,17 @@ class MeshTools:
         return service
 
     async def ask(self, document: Document, question: Question, ctx: Context) -> CallToolResult:
-        """Ask the mesh a question about a document: the answer, and the run that found it."""
         return await self._run({"document": document, "question": question}, ctx)
 
     async def run_task(self, name: TaskName, ctx: Context) -> CallToolResult:
-        """Run one bundled task (its document and question): the answer, its gold and the run."""
         return await self._run({"task": name}, ctx)
 
     def list_tasks(self) -> CallToolResult:
-        """The bundled tasks: each one's name and question."""
+        root = Path(self.service.settings.tasks_dir)
         listed = []
-        for name in bundled_names(self.service.settings.tasks_dir):
+        for name in bundled_names(root):
             with contextlib.suppress(TaskError):  # a broken folder is run_task's to explain
-                listed.append({"name": name, "question": load_task(Path(self.service.settings.tasks_dir) / name).question})
+                listed.append({"name": name, "question": load_task(root / name).question})
         lines = [f"{t['name']}: {t['question']}" for t in listed] or ["no bundled tasks"]
         return CallToolResult(content=[_text("\n".join(lines))], structured_content={"tasks": listed})
 
@@ -137,9 +147,10 @@ def build(state: Any) -> MCPServer:
     tools = MeshTools(state)
     server: MCPServer = MCPServer("gaiamesh", instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True)
-    server.add_tool(tools.ask, name="ask", structured_output=False)
-    server.add_tool(tools.list_tasks, name="list_tasks", structured_output=False, annotations=read_only)
-    server.add_tool(tools.run_task, name="run_task", structured_output=False)
+    server.add_tool(tools.ask, name="ask", description=ASK, structured_output=False)
+    server.add_tool(tools.list_tasks, name="list_tasks", description=LIST, structured_output=False,
+                    annotations=read_only)  # fmt: skip
+    server.add_tool(tools.run_task, name="run_task", description=RUN_TASK, structured_output=False)
     return server
 
 
@@ -147,8 +158,9 @@ class Endpoint:
     """``/mcp`` and ``/mcp/`` (no redirect between them): the access key checked, then the SDK's
     streamable HTTP session manager. An ASGI app, so the SDK streams its answers itself."""
 
-    def __init__(self, server: MCPServer) -> None:
+    def __init__(self, server: MCPServer, max_doc_bytes: int) -> None:
         self.server = server
+        self.max_doc_bytes = max_doc_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         conn = HTTPConnection(scope)
@@ -162,8 +174,12 @@ class Endpoint:
     async def running(self) -> AsyncIterator[None]:
         """The SDK's session manager, for one lifetime of the app (a manager runs once: each
         lifespan makes its own)."""
+        # A body big enough for a document of MAX_DOC_BYTES, every byte escaped: one over it gets
+        # the API's own words (TooLarge), not the SDK's bare 413.
+        most = max(DEFAULT_MAX_REQUEST_BODY_SIZE, 6 * self.max_doc_bytes + 65_536)
         self.server.streamable_http_app(
             streamable_http_path=PATH,
+            max_request_body_size=most,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         async with self.server.session_manager.run():
@@ -185,7 +201,7 @@ def _refusal(conn: HTTPConnection, svc: MeshService) -> JSONResponse | None:
 def mount(app: Any) -> Endpoint:
     """Serve the mesh's MCP server at ``/mcp`` and ``/mcp/`` of ``app``; the app's lifespan
     runs :meth:`Endpoint.running`."""
-    endpoint = Endpoint(build(app.state))
+    endpoint = Endpoint(build(app.state), app.state.settings.max_doc_bytes)
     for path in (PATH, PATH + "/"):
         app.router.add_route(path, endpoint, include_in_schema=False)
     return endpoint
