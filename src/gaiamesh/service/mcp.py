@@ -70,6 +70,9 @@ class MeshTools:
         return await self._run({"document": document, "question": question}, ctx)
 
     async def run_task(self, name: TaskName, ctx: Context) -> CallToolResult:
+        # Checked here first: the API's own refusal names the tasks folder, a path of the service's.
+        if name not in bundled_names(self.service.settings.tasks_dir):
+            raise ToolError(f"no bundled task named {name!r}: list_tasks names them")
         return await self._run({"task": name}, ctx)
 
     def list_tasks(self) -> CallToolResult:

@@ -81,6 +81,11 @@ def test_the_tools_a_host_is_shown(client: TestClient) -> None:
                                        "params": {"name": "list_tasks", "arguments": {}}}, headers=auth)  # fmt: skip
     result = messages(called.text)[0]["result"]
     assert not result["isError"] and "glass-museum: Who founded the Veldt Glass Museum?" in result["content"][0]["text"]
+    unknown = client.post("/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                                        "params": {"name": "run_task", "arguments": {"name": "nope"}}}, headers=auth)  # fmt: skip
+    result = messages(unknown.text)[0]["result"]
+    assert result["isError"] and "no bundled task named 'nope': list_tasks names them" in result["content"][0]["text"]
+    assert str(ROOT) not in result["content"][0]["text"]  # the service's folders are not the caller's
 
 
 def view(metrics: RunMetrics | None, state: RunState = RunState.FINISHED, error: str | None = None) -> RunView:
