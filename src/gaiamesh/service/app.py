@@ -1,5 +1,6 @@
 """The network service's app: one :class:`MeshService` over its lifetime, the API's and the
-page's routes (``api``, ``page``), and the translation of errors into HTTP answers, in one place."""
+page's routes (``api``, ``page``), the mesh as an MCP server (``mcp``), and the translation of
+errors into HTTP answers, in one place."""
 
 # No `from __future__ import annotations`: FastAPI resolves the handlers' annotations.
 import asyncio
@@ -17,6 +18,7 @@ from ..settings import Settings
 from .api import __version__
 from .api import router as api_router
 from .auth import Authority
+from .mcp import mount as mount_mcp
 from .page import STATIC
 from .page import router as page_router
 from .service import MeshService
@@ -30,7 +32,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     worker = asyncio.create_task(service.runs.serve(), name="run-manager")
     streamer = asyncio.create_task(service.streams.serve(), name="stream-manager")
     try:
-        yield
+        async with app.state.mcp.running():  # the MCP sessions end first: their runs go on below
+            yield
     finally:
         await service.runs.stop()
         await service.streams.stop()  # the stream in flight and every process it started
@@ -79,6 +82,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(sqlite3.OperationalError, store_failed)
     app.include_router(api_router)
+    app.state.mcp = mount_mcp(app)
     app.include_router(page_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
