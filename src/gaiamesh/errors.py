@@ -83,6 +83,15 @@ class SubmitError(GaiameshError, RuntimeError):
     """The network service refused a run or could not be reached (``gaiamesh submit``)."""
 
 
+class RunRefused(SubmitError):
+    """The network service answered a run with a refusal; ``status`` is its HTTP status (409: the
+    strategy's team is not running, 429: its queue is full, 422: a bad request)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class ServiceGone(SubmitError):
     """The network service went away while a client followed a run, and did not come back in
     time (``gaiamesh submit``: killed, or restarting for longer than the client waits)."""

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import pytest
 
 from gaiamesh.deploy import cluster
 from gaiamesh.deploy.swarm import AGENTS_LABEL
+from gaiamesh.errors import RunRefused
 from gaiamesh.evaluation.metrics import outages_ms
 from gaiamesh.mesh.records import MemberEvent
 from gaiamesh.service.client import answers, submit
@@ -35,6 +37,7 @@ KEY = "swarm-suite-access-key-0123456789"
 SECRET = "swarm-suite-session-secret-0123456789-abcdef"
 MESH_TOKEN = "swarm-suite-mesh-token-0123456789"
 ROTATED = "swarm-suite-rotated-access-key-9876543210"  # the access key of the second deploy
+TEAM_WAIT_S = 120.0  # how long a run may be refused while a deploy replaces the agents
 SUBNET = "198.18.251.0/24"
 DOCKER_ENV = ("PATH", "HOME", "TMPDIR", "DOCKER_CONFIG", "LANG", "LC_ALL", "GAIAMESH_USER")  # not make swarm-cluster's default, so a developer's cluster can stay up
 
@@ -98,8 +101,19 @@ class Swarm:
         return subprocess.run(argv, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300)
 
     def run(self, task: str, progress: Any = None) -> tuple[dict[str, Any], Path]:
-        """One run of a bundled task through the API: its metrics.json and its folder on disk."""
-        view, _ = submit(self.api, self.key, RunRequest(task=task), progress=progress or (lambda _line: None))
+        """One run of a bundled task through the API: its metrics.json and its folder on disk.
+        Right after a deploy, swarm may still be replacing an agent's task (a service whose
+        settings changed is updated after `docker stack deploy` returns): the service then
+        refuses the run (409, its team is not all there) until the new task answers."""
+        deadline = time.monotonic() + TEAM_WAIT_S
+        while True:
+            try:
+                view, _ = submit(self.api, self.key, RunRequest(task=task), progress=progress or (lambda _line: None))
+                break
+            except RunRefused as exc:
+                if exc.status != HTTPStatus.CONFLICT or time.monotonic() > deadline:
+                    raise
+                time.sleep(1.0)  # polling the service's team check: swarm gives no event for a task's start
         folder = self.results / "runs" / view.id
         return json.loads((folder / "metrics.json").read_text()), folder
 

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 from websockets.exceptions import WebSocketException
 from websockets.sync.client import connect
 
-from ..errors import ServiceGone, SubmitError
+from ..errors import RunRefused, ServiceGone, SubmitError
 from ..evaluation.metrics import RunMetrics
 from .models import (
     FrameEvent,
@@ -68,7 +68,7 @@ def submit(
         except httpx.HTTPError as exc:
             raise SubmitError(f"network service unreachable at {url}: {exc}") from exc
         if r.status_code != 202:
-            raise SubmitError(f"the service refused the run ({r.status_code}): {_detail(r)}")
+            raise RunRefused(f"the service refused the run ({r.status_code}): {_detail(r)}", r.status_code)
         run = RunView.model_validate(r.json())
         progress(f"run {run.id} accepted ({run.task_id}), queue position {run.queue_position or 0}")
         metrics = _follow(http, url, headers, run.id, progress, back_within)
