@@ -29,7 +29,7 @@ from .archive import write_archive
 from .metrics import RunMetrics, read_log
 from .modeltime import memory_bytes, model_time, parse_memories
 from .scoring import score
-from .wirecost import protocol_cost
+from .wirecost import enveloped, protocol_cost
 
 if TYPE_CHECKING:  # the network is only run here, never built: evaluation sits above mesh
     from ..mesh.relay import MeshNetwork
@@ -147,13 +147,17 @@ def _mesh(
     totals = wire.totals if wire is not None and wire.totals is not None else _fold(records)
     totals.llm_ms, agent_ms = model_time(records, memories)  # the model's time, kept off the wire
     encode_us = [us for memory in memories.values() for us in memory.get("encode_us", [])]
+    cost = protocol_cost(records, encode_us)
+    layers = wire.layers if wire is not None else None
+    if layers is not None:  # the native wire: the protocol's envelope is in the HTTP bodies
+        layers, cost = enveloped(layers, cost, totals, records)
     fields: dict[str, Any] = {
         "strategy": settings.strategy,
         "ablated": ",".join(sorted(settings.ablated)),
         "protocol": settings.protocol,
         "transport": settings.transport,
         **totals.fields(),
-        **protocol_cost(records, encode_us).model_dump(),
+        **cost.model_dump(),
     }
     if wire is None:
         return fields
@@ -170,7 +174,7 @@ def _mesh(
         "network_share": round(max(0.0, 1 - totals.llm_ms / wire.elapsed_ms), 4) if wire.elapsed_ms > 0 else 0.0,
         "agents": {n: replace(a, llm_ms=round(agent_ms.get(n, 0.0), 3)) for n, a in wire.agents.items()},
         "membership": wire.membership,
-        "layers": wire.layers,
+        "layers": layers,
         "stream": next((m["stream"] for m in memories.values() if "stream" in m), None),  # the coordinator's
     }
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from ..mesh.records import FrameRecord
+from ..mesh.records import FrameRecord, Totals
+from ..mesh.wireend import WireLayers
 from .metrics import WireCost
 
 
@@ -40,3 +41,16 @@ def protocol_cost(records: Iterable[FrameRecord], encode_us: Sequence[float]) ->
         bytes_per_msg=rounded(size / len(frames)) if frames else None,
         header_share=round(sum(r.header_size for r in frames) / size, 4) if size else None,
     )
+
+
+def enveloped(
+    layers: WireLayers, cost: WireCost, totals: Totals, records: Iterable[FrameRecord]
+) -> tuple[WireLayers, WireCost]:
+    """A native run's envelope: the HTTP bodies' bytes less the frames' (``envelope_bytes``), and
+    the header share with it, so that the share compares the same thing on both transports (on
+    the relay's WebSocket the envelope is in the frame, on the protocol's own wire around it)."""
+    envelope = max(0, layers.body_tx + layers.body_rx - totals.bytes_tx - totals.bytes_rx)
+    frames = [r for r in records if r.status not in ("rejected", "dropped_fault")]
+    size, header = sum(r.size for r in frames), sum(r.header_size for r in frames)
+    share = round((header + envelope) / (size + envelope), 4) if size + envelope else None
+    return layers.model_copy(update={"envelope_bytes": envelope}), cost.model_copy(update={"header_share": share})

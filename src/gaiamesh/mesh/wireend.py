@@ -90,6 +90,11 @@ class WireLayers(BaseModel):
     # open this long (the agents' servers likewise), and at most this many are open at once.
     keep_alive_s: float | None = None
     pool_connections: int | None = None
+    # The protocol's own bytes around the packets in the HTTP bodies, both ways: its JSON-RPC,
+    # run object, SSE framing or length prefix, and its first requests (card, session, DID
+    # document). ``body_*`` less the frames' bytes; set when the run is finished (evaluation/),
+    # where both are known. HTTP's own bytes are ``http_*`` less ``body_*``; TCP/IP's below.
+    envelope_bytes: int | None = None
 
     def __add__(self, other: WireLayers) -> WireLayers:
         """The counters summed (the timings are the gateway's, set on the sum)."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from gaiamesh.evaluation.wirecost import percentile, protocol_cost
-from gaiamesh.mesh.records import FrameRecord
+from gaiamesh.evaluation.wirecost import enveloped, percentile, protocol_cost
+from gaiamesh.mesh.records import FrameRecord, Totals
+from gaiamesh.mesh.wireend import WireLayers
 
 
 def rec(size: int, header: int, decode_us: float | None, status: str = "accepted") -> FrameRecord:
@@ -26,3 +27,16 @@ def test_the_cost_per_message_leaves_rejected_frames_out_of_bytes_and_header() -
     assert cost.bytes_per_msg == 150.0 and cost.header_share == round(40 / 450, 4)
     empty = protocol_cost([], [])
     assert set(empty.model_dump().values()) == {None}
+
+
+def test_on_the_native_wire_the_envelope_around_the_frames_joins_the_header_share() -> None:
+    records = [rec(100, 0, 30.0), rec(300, 0, 50.0), rec(999, 0, 900.0, "rejected")]
+    totals = Totals()
+    for r in records:
+        totals.add(r)
+    layers = WireLayers(body_tx=totals.bytes_tx + 150, body_rx=totals.bytes_rx + 50)  # 200 bytes of JSON-RPC, say
+    got, cost = enveloped(layers, protocol_cost(records, []), totals, records)
+    assert got.envelope_bytes == 200 and got.body_tx == layers.body_tx  # the rest as counted
+    assert cost.header_share == round(200 / 600, 4) and cost.bytes_per_msg == 200.0
+    none, _ = enveloped(WireLayers(), protocol_cost([], []), Totals(), [])
+    assert none.envelope_bytes == 0

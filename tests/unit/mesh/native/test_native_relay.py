@@ -49,6 +49,7 @@ async def test_a_native_run_answers_as_on_the_relay_and_counts_every_layer(tmp_p
     assert layers["requests"] == sum(len(x["dst"]) for x in lines)  # one request per copy sent
     assert layers["body_tx"] == m["bytes_tx"]  # plain HTTP: the body is the protocol's frame
     assert layers["body_rx"] == m["bytes_rx"] + 4 * (len(lines) - 1)  # each answer frame's length prefix
+    assert layers["envelope_bytes"] == 4 * (len(lines) - 1)  # plain HTTP's only envelope: that prefix
     assert layers["http_tx"] > layers["body_tx"] and layers["http_rx"] > layers["body_rx"]
     assert layers["connections"] >= len(TOOLS) and layers["unparsed"] == layers["refused"] == 0
     assert all(a == b for _, a, b in audit(tmp_path / "out"))
@@ -117,6 +118,9 @@ async def test_a_run_on_a_protocols_own_sdk_answers_as_on_the_relay(tmp_path: Pa
     lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
     assert layers["requests"] >= sum(len(x["dst"]) for x in lines)  # and the protocol's first requests
     assert layers["body_tx"] > m["bytes_tx"] and layers["body_rx"] > m["bytes_rx"]  # the envelope, counted
+    assert layers["envelope_bytes"] == layers["body_tx"] + layers["body_rx"] - m["bytes_tx"] - m["bytes_rx"]
+    # the header share counts the envelope as the relay's wire counts it inside the frame
+    assert relay["header_share"] > 0 and m["header_share"] > 0.5 * relay["header_share"]
     assert layers["http_tx"] > layers["body_tx"] and layers["unparsed"] == 0
     assert all(a == b for _, a, b in audit(tmp_path / "out"))
 
