@@ -39,11 +39,11 @@ def finished(service: Service, run_id: str) -> bool:
     return bool(view["state"] == "finished" and view["metrics"]["status"] == "ok" and view["task_id"] == "document")
 
 
-async def a2a_ask(url: str, *texts: str) -> tuple[a2a_types.AgentCard, list[a2a_types.StreamResponse]]:
-    """The card, and every response to one streamed message of text parts (or the A2AError)."""
+async def a2a_ask(url: str, *texts: str, stream: bool = True) -> tuple[a2a_types.AgentCard, list[a2a_types.StreamResponse]]:
+    """The card, and every response to one message of text parts (or the A2AError)."""
     async with httpx.AsyncClient(headers=BEARER, timeout=httpx.Timeout(30, read=300)) as http:
         card = await A2ACardResolver(http, url).get_agent_card()
-        client = ClientFactory(ClientConfig(httpx_client=http)).create(card)
+        client = ClientFactory(ClientConfig(httpx_client=http, streaming=stream)).create(card)
         message = a2a_types.Message(message_id=str(uuid.uuid4()), role=a2a_types.Role.ROLE_USER,
                                     parts=[new_text_part(t) for t in texts])  # fmt: skip
         try:
@@ -67,6 +67,11 @@ def test_an_a2a_client_asks_the_mesh(service: Service) -> None:
               for r in responses if r.HasField("status_update")]  # fmt: skip
     assert states[0] == (a2a_types.TaskState.TASK_STATE_WORKING, f"run {run_id}: queued"), states
     assert any("doc_init" in said for _, said in states) and states[-1][0] == a2a_types.TaskState.TASK_STATE_COMPLETED
+    # not streamed: the finished Task, its answer the same (the model's answers from the memo)
+    _, (done,) = asyncio.run(a2a_ask(f"{service.url}/a2a", task.doc, task.question, stream=False))
+    assert done.task.status.state == a2a_types.TaskState.TASK_STATE_COMPLETED
+    (artifact,) = done.task.artifacts
+    assert artifact.name == "answer" and normalize(get_artifact_text(artifact).splitlines()[0]) == normalize(task.answer)
     # a document over MAX_DOC_BYTES: the protocol's invalid-params error, in the API's words
     with pytest.raises(A2AError, match="MAX_DOC_BYTES is 4000"):
         asyncio.run(a2a_ask(f"{service.url}/a2a", "x" * 4001, task.question))
