@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 import uuid
 
 import httpx
@@ -75,6 +76,33 @@ def test_an_a2a_client_asks_the_mesh(service: Service) -> None:
     # a document over MAX_DOC_BYTES: the protocol's invalid-params error, in the API's words
     with pytest.raises(A2AError, match="MAX_DOC_BYTES is 4000"):
         asyncio.run(a2a_ask(f"{service.url}/a2a", "x" * 4001, task.question))
+
+
+async def a2a_cancel(url: str, *texts: str) -> tuple[str, a2a_types.Task]:
+    """Send a streamed message, and cancel its task at its first status update: the run's id
+    and the task as tasks/cancel returned it."""
+    async with httpx.AsyncClient(headers=BEARER, timeout=httpx.Timeout(30, read=300)) as http:
+        client = ClientFactory(ClientConfig(httpx_client=http)).create(await A2ACardResolver(http, url).get_agent_card())
+        message = a2a_types.Message(message_id=str(uuid.uuid4()), role=a2a_types.Role.ROLE_USER,
+                                    parts=[new_text_part(t) for t in texts])  # fmt: skip
+        async for response in client.send_message(a2a_types.SendMessageRequest(message=message)):
+            if response.HasField("status_update"):
+                run_id = run_id_in(get_message_text(response.status_update.status.message))
+                task = await client.cancel_task(a2a_types.CancelTaskRequest(id=response.status_update.task_id))
+                break
+        await client.close()
+    return run_id, task
+
+
+def test_cancelling_the_a2a_task_cancels_the_run(service: Service) -> None:
+    task = load_task(TASKS / TASK)
+    run_id, cancelled = asyncio.run(a2a_cancel(f"{service.url}/a2a", task.doc, "Who designed the building?"))
+    assert cancelled.status.state == a2a_types.TaskState.TASK_STATE_CANCELED
+    for _ in range(100):  # the run ends cancelled as DELETE /api/runs/<id> ends it
+        if (view := service.http.get(f"/api/runs/{run_id}").json())["state"] != "running":
+            break
+        time.sleep(0.1)
+    assert view["state"] == "cancelled", view
 
 
 async def acp_ask(url: str, document: str, question: str) -> tuple[list[str], Run, list[Event]]:
