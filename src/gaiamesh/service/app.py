@@ -1,6 +1,7 @@
 """The network service's app: one :class:`MeshService` over its lifetime, the API's and the
-page's routes (``api``, ``page``), the mesh as an MCP server (``mcp``), and the translation of
-errors into HTTP answers, in one place."""
+page's routes (``api``, ``page``), the mesh as a standard agent (an MCP server, ``mcp``; an A2A
+agent, ``a2a``; an ACP agent, ``acp``), and the translation of errors into HTTP answers, in one
+place."""
 
 # No `from __future__ import annotations`: FastAPI resolves the handlers' annotations.
 import asyncio
@@ -15,6 +16,8 @@ from fastapi.staticfiles import StaticFiles
 
 from ..errors import Refused
 from ..settings import Settings
+from .a2a import mount as mount_a2a
+from .acp import mount as mount_acp
 from .api import __version__
 from .api import router as api_router
 from .auth import Authority
@@ -32,7 +35,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     worker = asyncio.create_task(service.runs.serve(), name="run-manager")
     streamer = asyncio.create_task(service.streams.serve(), name="stream-manager")
     try:
-        async with app.state.mcp.running():  # the MCP sessions end first: their runs go on below
+        # The MCP sessions and the ACP app end first: their runs go on below.
+        async with app.state.mcp.running(), app.state.acp.running():
             yield
     finally:
         await service.runs.stop()
@@ -83,6 +87,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_exception_handler(sqlite3.OperationalError, store_failed)
     app.include_router(api_router)
     app.state.mcp = mount_mcp(app)
+    mount_a2a(app)
+    app.state.acp = mount_acp(app)
     app.include_router(page_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

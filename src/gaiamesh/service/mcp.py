@@ -20,19 +20,16 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import Field
 from starlette.requests import HTTPConnection, Request
-from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
-from ..errors import Forbidden, Refused, RunStatus
 from ..tasks import TaskError, bundled_names, load_task
-from .auth import Principal, credential
-from .models import FrameEvent, NoteEvent, RunEvent, RunRequest, RunView, StateEvent, TeamEvent
+from .models import RunView
 from .service import MeshService
+from .standard import ADMIN, BadAsk, follow, outcome, refusal, refused_response, submit
 
 PATH = "/mcp"
-ADMIN = Principal(None)  # the access key's holder: only it passes the endpoint's check
 INSTRUCTIONS = (
     "Gaia Mesh answers a question about a document with its team of agents (the service's "
     "strategy, protocol and transport). Each call is one run of the mesh; the reply names it."
@@ -86,53 +83,22 @@ class MeshTools:
 
     async def _run(self, fields: dict[str, str], ctx: Context) -> CallToolResult:
         """Submit the run as the API does, follow its events, and answer with how it ended."""
-        svc = self.service
         try:
-            request = RunRequest.model_validate(fields)
-            view = await svc.submit(ADMIN, request)
-        except ValidationError as exc:
-            raise ToolError("; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())) from exc
-        except Refused as exc:  # the API's own refusals, in its words (empty, too large, busy...)
+            view = await submit(self.service, fields)
+        except BadAsk as exc:  # the API's own checks and refusals, in its words
             raise ToolError(str(exc)) from exc
-        sub = svc.subscribe(ADMIN, view.id)
         sent = 0
-        while (event := await sub.queue.get()) is not None:
-            if (said := _progress(event)) is not None:
-                sent += 1
-                await ctx.report_progress(sent, None, f"run {view.id}: {said}")
-        return _reply(svc.run_view(ADMIN, view.id), _base_url(ctx))
-
-
-def _progress(event: RunEvent) -> str | None:
-    """What one live event says to a person following the run (None: nothing worth a line)."""
-    if isinstance(event, StateEvent):
-        return event.state.value + (f" ({event.error})" if event.error else "")
-    if isinstance(event, FrameEvent):
-        return f"{event.type or 'frame'} {event.src} -> {', '.join(event.dst) or '-'} ({event.status})"
-    if isinstance(event, NoteEvent):
-        return event.text
-    if isinstance(event, TeamEvent):
-        return "team: " + ", ".join(f"{a.node_id} {a.state}" for a in event.agents)
-    return None
+        async for said in follow(self.service, view.id):
+            sent += 1
+            await ctx.report_progress(sent, None, f"run {view.id}: {said}")
+        return _reply(self.service.run_view(ADMIN, view.id), _base_url(ctx))
 
 
 def _reply(view: RunView, base: str) -> CallToolResult:
     """The run's answer as text, with its id and where its metrics and archive are; a run that
     did not end ok is a tool error saying how it ended and why."""
-    where = {"run_id": view.id, "run": f"{base}/api/runs/{view.id}", "archive": f"{base}/api/runs/{view.id}/artifacts"}
-    m = view.metrics
-    about = f"run {view.id} ({view.strategy}, {view.protocol}, {view.transport}): {where['run']}, archive {where['archive']}"
-    if m is None or m.status != RunStatus.OK:
-        status = m.status if m is not None else view.state.value
-        why = (m.error if m is not None else None) or view.error or "no reason recorded"
-        return CallToolResult(content=[_text(f"the run ended {status}: {why}\n{about}")], is_error=True,
-                              structured_content={**where, "status": str(status), "error": why})  # fmt: skip
-    scored = {"exact_match": m.exact_match, "quality_score": m.quality_score} if m.exact_match is not None else {}
-    lines = [m.prediction, "", about]
-    if scored:
-        lines.insert(2, f"gold: {m.answer} (exact match {m.exact_match})")
-    return CallToolResult(content=[_text("\n".join(lines))],
-                          structured_content={**where, "answer": m.prediction, "status": str(m.status), **scored})  # fmt: skip
+    ended = outcome(view, base)
+    return CallToolResult(content=[_text(ended.text)], is_error=not ended.ok, structured_content=ended.fields)
 
 
 def _text(text: str) -> TextContent:
@@ -167,9 +133,9 @@ class Endpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         conn = HTTPConnection(scope)
-        refusal = _refusal(conn, conn.app.state.service)
-        if refusal is not None:
-            await refusal(scope, receive, send)
+        refused = refusal(conn, conn.app.state.service, "MCP")
+        if refused is not None:
+            await refused_response(refused)(scope, receive, send)
             return
         await self.server.session_manager.handle_request(scope, receive, send)
 
@@ -187,18 +153,6 @@ class Endpoint:
         )
         async with self.server.session_manager.run():
             yield
-
-
-def _refusal(conn: HTTPConnection, svc: MeshService) -> JSONResponse | None:
-    """The API's 401 (or 403) for a caller without the access key; None lets it in."""
-    value, from_cookie = credential(conn)
-    try:
-        who = svc.authority.principal(None if from_cookie else value)
-        if not who.is_admin:
-            raise Forbidden("the MCP endpoint takes the access key: a session token does not open it")
-    except Refused as exc:
-        return JSONResponse({"detail": str(exc)}, status_code=exc.status, headers=dict(exc.headers))
-    return None
 
 
 def mount(app: Any) -> Endpoint:

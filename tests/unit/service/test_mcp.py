@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 from gaiamesh.errors import RunStatus
 from gaiamesh.evaluation.metrics import RunMetrics
 from gaiamesh.service import create_app
-from gaiamesh.service.mcp import _progress, _reply
-from gaiamesh.service.models import FrameEvent, RunState, RunView, StateEvent
+from gaiamesh.service.mcp import _reply
+from gaiamesh.service.models import RunState, RunView
 from gaiamesh.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -107,10 +107,3 @@ def test_the_reply_names_the_run_and_a_failed_run_is_a_tool_error() -> None:
     assert timed_out.is_error and "ended timeout: no answer within RUN_TIMEOUT" in timed_out.content[0].text  # type: ignore[union-attr]
     cancelled = _reply(view(None, RunState.CANCELLED, "cancelled through the API"), "")
     assert cancelled.is_error and "ended cancelled: cancelled through the API" in cancelled.content[0].text  # type: ignore[union-attr]
-
-
-def test_progress_lines_follow_the_runs_events() -> None:
-    assert _progress(StateEvent(seq=0, state=RunState.QUEUED)) == "queued"
-    frame = FrameEvent(seq=1, t_ms=1.0, src="0", dst=["1", "2"], type="search_docs", tag=None, bytes=10,
-                       header_bytes=2, token_used=None, status="accepted", error=None)  # fmt: skip
-    assert _progress(frame) == "search_docs 0 -> 1, 2 (accepted)"

@@ -33,17 +33,19 @@ Three workarounds for acp-sdk 1.0.3 on the project's pins, each as small as it c
 - The SDK's ``Client`` posts its JSON bodies with no ``Content-Type``; FastAPI 0.132 and later
   refuse those with 422 (strict Content-Type checking, fastapi/fastapi#14978), so the SDK's own
   client, used as its documentation shows, could not start a run. The server takes a POST with
-  no ``Content-Type`` and no ``Origin`` as JSON (:class:`_JsonByDefault`): a program's client
+  no ``Content-Type`` and no ``Origin`` as JSON (:class:`JsonByDefault`): a program's client
   (the SDK's, curl's) sends no ``Origin``, while a browser sends one with every cross-site POST,
   so FastAPI's check still refuses what it guards against (a web page scripting these
   unauthenticated local servers). The relay's client still adds the header with an httpx
   request hook (its requests' bytes stay those of earlier results), and, with a response hook,
   says an error answer that is not ACP's JSON as its HTTP status, where the SDK would only fail
   to parse it; :meth:`AcpClient.aclose` removes both.
+  The service's ACP endpoint (``service/acp.py``) serves the SDK's app too, and takes the same
+  two: :class:`JsonByDefault` and :func:`not_a_run`.
 
 Every error body is ACP's ``Error`` (code and message): the SDK words a body that is not a run
 request with ``str()`` of FastAPI's validation error, which names the SDK's source file and line;
-:func:`_not_a_run` says what was wrong with the body and nothing of the server.
+:func:`not_a_run` says what was wrong with the body and nothing of the server.
 """
 
 from __future__ import annotations
@@ -110,8 +112,8 @@ class AcpBinding(Binding):
             )
         # No playground CORS: it would let one public origin script these unauthenticated agents.
         app = create_app(ToolAgent(agent), enable_playground_cors=False)
-        app.exception_handler(RequestValidationError)(_not_a_run)  # in place of the SDK's
-        return _JsonByDefault(_Started(app))
+        app.exception_handler(RequestValidationError)(not_a_run)  # in place of the SDK's
+        return JsonByDefault(_Started(app))
 
     def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
         return AcpClient(peer, http, stream)
@@ -182,7 +184,7 @@ class ToolAgent(AgentManifest):
                 await frames.aclose()
 
 
-async def _not_a_run(request: Request, exc: Exception) -> JSONResponse:
+async def not_a_run(request: Request, exc: Exception) -> JSONResponse:
     """A body that is not a run request: ACP's ``invalid_input``, saying where the body is wrong
     (the SDK's handler says ``str(exc)``, which ends with the SDK's file and line)."""
     errors = exc.errors() if isinstance(exc, RequestValidationError) else []
@@ -193,7 +195,7 @@ async def _not_a_run(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(error.model_dump(mode="json"), status_code=422)
 
 
-class _JsonByDefault:
+class JsonByDefault:
     """A POST with a body but no ``Content-Type`` and no ``Origin`` (a program's client, such as
     the SDK's own, not a browser's page) is read as ``application/json``, which FastAPI would
     otherwise refuse with 422 (see the module's docstring)."""
