@@ -6,7 +6,6 @@ the mesh (the API knows it, finished), named in the reply."""
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 import uuid
 
@@ -16,50 +15,37 @@ from a2a import types as a2a_types
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.helpers import get_artifact_text, get_message_text, new_text_part
 from a2a.utils.errors import A2AError
-from acp_sdk.client import Client as AcpClient
-from acp_sdk.models import Event, GenericEvent, Run, RunStatus
+from acp_sdk.models import GenericEvent, RunStatus
 
 from gaiamesh.tasks import load_task
 from gaiamesh.tasks.answers import normalize
 
 from ..conftest import TASKS
+from ..standard_clients import a2a_send, acp_run, bearer, run_id_in
 from .conftest import KEY, Service
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
 TASK = "glass-museum"  # a bundled task the pipeline answers exactly (test_mcp.py asks it too)
-BEARER = {"Authorization": f"Bearer {KEY}"}
-
-
-def run_id_in(text: str) -> str:
-    return re.search(r"run ([0-9a-f]{16})", text).group(1)  # type: ignore[union-attr]
+BEARER = bearer(KEY)
 
 
 def finished(service: Service, run_id: str) -> bool:
     view = service.http.get(f"/api/runs/{run_id}").json()
-    return bool(view["state"] == "finished" and view["metrics"]["status"] == "ok" and view["task_id"] == "document")
-
-
-async def a2a_ask(url: str, *texts: str, stream: bool = True) -> tuple[a2a_types.AgentCard, list[a2a_types.StreamResponse]]:
-    """The card, and every response to one message of text parts (or the A2AError)."""
-    async with httpx.AsyncClient(headers=BEARER, timeout=httpx.Timeout(30, read=300)) as http:
-        card = await A2ACardResolver(http, url).get_agent_card()
-        client = ClientFactory(ClientConfig(httpx_client=http, streaming=stream)).create(card)
-        message = a2a_types.Message(message_id=str(uuid.uuid4()), role=a2a_types.Role.ROLE_USER,
-                                    parts=[new_text_part(t) for t in texts])  # fmt: skip
-        try:
-            return card, [r async for r in client.send_message(a2a_types.SendMessageRequest(message=message))]
-        finally:
-            await client.close()
+    return bool(
+        view["state"] == "finished" and view["metrics"]["status"] == "ok" and view["task_id"] == "document"
+    )
 
 
 def test_an_a2a_client_asks_the_mesh(service: Service) -> None:
     task = load_task(TASKS / TASK)
-    card, responses = asyncio.run(a2a_ask(f"{service.url}/a2a", task.doc, task.question))
+    card, responses = asyncio.run(a2a_send(f"{service.url}/a2a", KEY, task.doc, task.question))
     assert card.name == "Gaia Mesh" and [s.id for s in card.skills] == ["ask"]
     assert "text/plain" in card.default_input_modes and list(card.default_output_modes) == ["text/plain"]
     assert card.supported_interfaces[0].url == f"{service.url}/a2a/"
-    answers = [get_artifact_text(r.artifact_update.artifact) for r in responses if r.HasField("artifact_update")]
+    answers = [
+        get_artifact_text(r.artifact_update.artifact) for r in responses if r.HasField("artifact_update")
+    ]
     assert len(answers) == 1 and normalize(answers[0].splitlines()[0]) == normalize(task.answer), answers
     run_id = run_id_in(answers[0])
     assert finished(service, run_id)
@@ -67,28 +53,37 @@ def test_an_a2a_client_asks_the_mesh(service: Service) -> None:
     states = [(r.status_update.status.state, get_message_text(r.status_update.status.message))
               for r in responses if r.HasField("status_update")]  # fmt: skip
     assert states[0] == (a2a_types.TaskState.TASK_STATE_WORKING, f"run {run_id}: queued"), states
-    assert any("doc_init" in said for _, said in states) and states[-1][0] == a2a_types.TaskState.TASK_STATE_COMPLETED
+    assert (
+        any("doc_init" in said for _, said in states)
+        and states[-1][0] == a2a_types.TaskState.TASK_STATE_COMPLETED
+    )
     # not streamed: the finished Task, its answer the same (the model's answers from the memo)
-    _, (done,) = asyncio.run(a2a_ask(f"{service.url}/a2a", task.doc, task.question, stream=False))
+    _, (done,) = asyncio.run(a2a_send(f"{service.url}/a2a", KEY, task.doc, task.question, stream=False))
     assert done.task.status.state == a2a_types.TaskState.TASK_STATE_COMPLETED
     (artifact,) = done.task.artifacts
-    assert artifact.name == "answer" and normalize(get_artifact_text(artifact).splitlines()[0]) == normalize(task.answer)
+    assert artifact.name == "answer" and normalize(get_artifact_text(artifact).splitlines()[0]) == normalize(
+        task.answer
+    )
     # a document over MAX_DOC_BYTES: the protocol's invalid-params error, in the API's words
     with pytest.raises(A2AError, match="MAX_DOC_BYTES is 4000"):
-        asyncio.run(a2a_ask(f"{service.url}/a2a", "x" * 4001, task.question))
+        asyncio.run(a2a_send(f"{service.url}/a2a", KEY, "x" * 4001, task.question))
 
 
 async def a2a_cancel(url: str, *texts: str) -> tuple[str, a2a_types.Task]:
     """Send a streamed message, and cancel its task at its first status update: the run's id
     and the task as tasks/cancel returned it."""
     async with httpx.AsyncClient(headers=BEARER, timeout=httpx.Timeout(30, read=300)) as http:
-        client = ClientFactory(ClientConfig(httpx_client=http)).create(await A2ACardResolver(http, url).get_agent_card())
+        client = ClientFactory(ClientConfig(httpx_client=http)).create(
+            await A2ACardResolver(http, url).get_agent_card()
+        )
         message = a2a_types.Message(message_id=str(uuid.uuid4()), role=a2a_types.Role.ROLE_USER,
                                     parts=[new_text_part(t) for t in texts])  # fmt: skip
         async for response in client.send_message(a2a_types.SendMessageRequest(message=message)):
             if response.HasField("status_update"):
                 run_id = run_id_in(get_message_text(response.status_update.status.message))
-                task = await client.cancel_task(a2a_types.CancelTaskRequest(id=response.status_update.task_id))
+                task = await client.cancel_task(
+                    a2a_types.CancelTaskRequest(id=response.status_update.task_id)
+                )
                 break
         await client.close()
     return run_id, task
@@ -105,17 +100,9 @@ def test_cancelling_the_a2a_task_cancels_the_run(service: Service) -> None:
     assert view["state"] == "cancelled", view
 
 
-async def acp_ask(url: str, document: str, question: str) -> tuple[list[str], Run, list[Event]]:
-    async with AcpClient(base_url=url, headers=BEARER, timeout=300) as client:
-        agents = [agent.name async for agent in client.agents()]
-        run = await client.run_sync([document, question], agent="gaia-mesh")
-        events = [event async for event in client.run_events(run_id=run.run_id)]
-    return agents, run, events
-
-
 def test_an_acp_client_asks_the_mesh(service: Service) -> None:
     task = load_task(TASKS / TASK)
-    agents, run, events = asyncio.run(acp_ask(f"{service.url}/acp", task.doc, task.question))
+    agents, run, events = asyncio.run(acp_run(f"{service.url}/acp", KEY, task.doc, task.question))
     assert agents == ["gaia-mesh"]
     assert run.status == RunStatus.COMPLETED, run
     answer = str(run.output[0].parts[0].content)

@@ -3,6 +3,7 @@ serves, a worker node lost in the middle of a batch, and everything removed afte
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 import tarfile
@@ -15,8 +16,11 @@ import httpx
 import pytest
 
 from gaiamesh.evaluation.audit import audit
+from gaiamesh.tasks import load_task
+from gaiamesh.tasks.answers import normalize
 
-from ..conftest import RECORDED_STREAM, recorded_metrics
+from ..conftest import RECORDED_STREAM, TASKS, recorded_metrics
+from ..standard_clients import bearer, mcp_session, mcp_text, run_id_in
 from .conftest import Swarm
 
 pytestmark = pytest.mark.swarm
@@ -55,6 +59,21 @@ def test_a_run_across_nodes_gives_the_bytes_of_the_same_run_locally(recorded: Pa
     assert len(metrics["agents"]) == 4
     for node in metrics["agents"]:  # a replica's id: its entry's and its address (0.10-0-1-5)
         assert {f"workspaces/{node}/agent.log", f"workspaces/{node}/memory.json"} <= names, names
+
+
+def test_an_mcp_host_asks_the_swarm_about_a_document(recorded: Path, swarm: Swarm) -> None:
+    # the official mcp client against the deployed service's /mcp/, as against `make up`'s stack
+    # (tests/integration/test_compose_open.py has all three clients): the task's own text, so
+    # the agents' model calls are those the recording holds
+    task = load_task(TASKS / "solar-farm")
+    calls = [("ask", {"document": task.doc, "question": task.question})]
+    _, (answered,), _ = asyncio.run(mcp_session(f"{swarm.api}/mcp/", swarm.key, calls))
+    reply = mcp_text(answered)
+    assert not answered.is_error, reply
+    recorded_answer = recorded_metrics(recorded, "solar-farm")["prediction"]
+    assert normalize(reply.splitlines()[0]) == normalize(recorded_answer), reply
+    view = httpx.get(f"{swarm.api}/api/runs/{run_id_in(reply)}", headers=bearer(swarm.key), timeout=30).json()
+    assert view["state"] == "finished" and view["metrics"]["status"] == "ok" and view["task_id"] == "document"
 
 
 def test_a_replica_added_by_docker_service_scale_receives_work(swarm: Swarm) -> None:
