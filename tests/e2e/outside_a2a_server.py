@@ -34,20 +34,30 @@ class EchoingAnswerer(AgentExecutor):
 
 
 def main(port: int) -> None:
-    skill = AgentSkill(id="answer", name="Answer", description="answers a question", tags=["answer"],
-                       examples=["What is the capital of France?"])
+    skill = AgentSkill(
+        id="answer",
+        name="Answer",
+        description="answers a question",
+        tags=["answer"],
+        examples=["What is the capital of France?"],
+    )
     card = AgentCard(
         name="Echoing Answerer",
         description="Answers a question",
         version="1.0.0",
-        supported_interfaces=[AgentInterface(url=f"http://127.0.0.1:{port}/", protocol_binding="JSONRPC",
-                                             protocol_version="1.0")],
+        supported_interfaces=[
+            AgentInterface(
+                url=f"http://127.0.0.1:{port}/", protocol_binding="JSONRPC", protocol_version="1.0"
+            )
+        ],
         capabilities=AgentCapabilities(streaming=False),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[skill],
     )
-    handler = DefaultRequestHandler(agent_executor=EchoingAnswerer(), task_store=InMemoryTaskStore(), agent_card=card)
+    handler = DefaultRequestHandler(
+        agent_executor=EchoingAnswerer(), task_store=InMemoryTaskStore(), agent_card=card
+    )
     app = Starlette(routes=create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/"))
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 

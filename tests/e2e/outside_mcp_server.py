@@ -16,7 +16,9 @@ mcp = MCPServer("Fact Answerer")
 def answer(question: str) -> str:
     """Answer a question from the facts given with it."""
     lines = question.splitlines()
-    asked = next((line.removeprefix("Question: ") for line in lines if line.startswith("Question: ")), lines[0])
+    asked = next(
+        (line.removeprefix("Question: ") for line in lines if line.startswith("Question: ")), lines[0]
+    )
     facts = sum(1 for line in lines if line.startswith("- "))
     return f"mcp answers {asked!r} from {facts} facts"
 

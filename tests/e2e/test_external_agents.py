@@ -40,7 +40,9 @@ def outside(script: str, tmp: Path) -> Iterator[int]:
     """The outside agent ``script`` running on a free loopback port, until the test ends."""
     port = free_port()
     log = (tmp / f"{script}.log").open("wb")
-    proc = subprocess.Popen([sys.executable, str(HERE / script), str(port)], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / script), str(port)], stdout=log, stderr=subprocess.STDOUT
+    )
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -72,7 +74,11 @@ async def _run(tmp: Path, agents: str, **kw: object) -> dict[str, object]:
     ("script", "entry", "kw"),
     [
         ("outside_mcp_server.py", "reason@mcp+http://127.0.0.1:{port}/mcp#answer", {}),
-        ("outside_a2a_server.py", "reason@a2a+http://127.0.0.1:{port}/", {"protocol": "a2a", "transport": "native"}),
+        (
+            "outside_a2a_server.py",
+            "reason@a2a+http://127.0.0.1:{port}/",
+            {"protocol": "a2a", "transport": "native"},
+        ),
     ],
     ids=["mcp-on-the-relays-wire", "a2a-beside-a-native-a2a-team"],
 )
@@ -85,7 +91,9 @@ async def test_an_outside_agent_answers_for_the_team_and_its_bytes_are_counted(
     assert m["status"] == "ok", m["error"]
     prediction = str(m["prediction"])
     if script.startswith("outside_mcp"):  # the question line and every fact reached the tool
-        assert prediction.startswith(f"mcp answers {question!r} from ") and not prediction.endswith(" 0 facts")
+        assert prediction.startswith(f"mcp answers {question!r} from ") and not prediction.endswith(
+            " 0 facts"
+        )
     else:
         assert prediction == f"a2a answers {'Question: ' + question!r} without a document"
         assert m["transport"] == "native" and m["layers"] is not None  # the team kept its own wire
@@ -98,7 +106,9 @@ async def test_an_outside_agent_answers_for_the_team_and_its_bytes_are_counted(
     assert isinstance(wire, dict), m
     # Counted at the tap: the protocol's first requests and the one question, HTTP and bodies.
     assert wire["requests"] >= 2 and wire["connections"] >= 1 and wire["refused"] == 0
-    assert wire["http_tx"] > wire["body_tx"] > len(question) and wire["http_rx"] > wire["body_rx"] > len(prediction)
+    assert wire["http_tx"] > wire["body_tx"] > len(question) and wire["http_rx"] > wire["body_rx"] > len(
+        prediction
+    )
 
 
 async def test_an_outside_agent_unreachable_ends_the_run_connect_failed_naming_it(tmp_path: Path) -> None:

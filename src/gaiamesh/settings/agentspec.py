@@ -49,7 +49,7 @@ def parse_external(addr: str) -> ExternalAgent:
         raise ConfigError(f"external agent {addr!r}: an A2A agent takes no #tool (it answers messages)")
     del port  # checked above; the URL keeps it as written
     url = urlunsplit(("http", parts.netloc, parts.path or "/", parts.query, ""))
-    return ExternalAgent(protocol, url, tool)  # type: ignore[arg-type]  # checked against EXTERNAL_PROTOCOLS
+    return ExternalAgent("a2a" if protocol == "a2a" else "mcp", url, tool)
 
 
 class AgentSpec(NamedTuple):

@@ -30,8 +30,15 @@ ENVELOPE = {"run_id": "run1", "seq": 3, "question": "How much power does the far
 
 def triples() -> TriplesPacket:
     body = Triples(
-        triples=[Triple(subject="the farm", relation="makes", object="148 megawatts", fact="The farm makes 148 MW.")],
-        facts=[Fact(text="The farm makes 148 megawatts.", score=2.0), Fact(text="It opened in 2019.", score=1.0)],
+        triples=[
+            Triple(
+                subject="the farm", relation="makes", object="148 megawatts", fact="The farm makes 148 MW."
+            )
+        ],
+        facts=[
+            Fact(text="The farm makes 148 megawatts.", score=2.0),
+            Fact(text="It opened in 2019.", score=1.0),
+        ],
         hops=[Hop(question="Which farm?", fact="The Sunny farm.", answer="Sunny", method="rules")],
     )
     packet = make_packet(PacketType.TRIPLES, body, src="2", **ENVELOPE)
@@ -55,7 +62,13 @@ def test_an_external_entry_names_its_protocol_url_and_tool() -> None:
         "6=utility@a2a+http://agents.example/team/a"
     )
     assert a2a.external == ExternalAgent("a2a", "http://10.0.0.5:9300/", "")
-    assert (a2a.node_id, a2a.tool, a2a.host, a2a.port, a2a.optional) == ("3", "reason", "10.0.0.5", 9300, False)
+    assert (a2a.node_id, a2a.tool, a2a.host, a2a.port, a2a.optional) == (
+        "3",
+        "reason",
+        "10.0.0.5",
+        9300,
+        False,
+    )
     assert mcp.external == ExternalAgent("mcp", "http://host.example:9400/mcp/", "answer")
     assert (mcp.host, mcp.port, mcp.optional) == ("host.example", 9400, True)
     assert default_port.external is not None and default_port.external.url == "http://agents.example/team/a"
@@ -118,7 +131,9 @@ def test_a_worker_reads_its_task_inputs_and_the_document() -> None:
 
 
 def test_a_packet_no_external_agent_works_on_is_not_rendered() -> None:
-    packet = make_packet(PacketType.DATA_EVENT, reply(triples(), "x", "3", 1, "a2a").payload, src="3", **ENVELOPE)
+    packet = make_packet(
+        PacketType.DATA_EVENT, reply(triples(), "x", "3", 1, "a2a").payload, src="3", **ENVELOPE
+    )
     with pytest.raises(ValueError, match="does not work on 'data_event'"):
         render(packet)
 
@@ -152,7 +167,11 @@ def test_a_workers_text_is_its_result_and_no_text_fails_the_stage() -> None:
     assert empty.payload.error_details is not None
     assert empty.payload.error_details.message == "the external agent (a2a) answered no text"
     lost = failure(triples(), "a2a: HTTP 500", "3", 3)
-    assert isinstance(lost, ErrorPacket) and lost.payload.error == "a2a: HTTP 500" and lost.payload.on == "triples"
+    assert (
+        isinstance(lost, ErrorPacket)
+        and lost.payload.error == "a2a: HTTP 500"
+        and lost.payload.on == "triples"
+    )
 
 
 # --- MCP: which argument takes the text -----------------------------------------------------------
@@ -161,7 +180,10 @@ def test_the_mcp_tools_one_string_argument_takes_the_text() -> None:
 
     one = {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]}
     assert text_argument("answer", one) == "question"
-    optional_number = {"properties": {"q": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["q"]}
+    optional_number = {
+        "properties": {"q": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["q"],
+    }
     assert text_argument("answer", optional_number) == "q"
     unrequired = {"properties": {"text": {"type": "string"}}}
     assert text_argument("answer", unrequired) == "text"

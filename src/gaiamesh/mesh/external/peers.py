@@ -8,6 +8,7 @@ to the core as the agent's frame, encoded as the team's own agents encode theirs
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit, urlunsplit
@@ -23,10 +24,13 @@ from ..protocols.native import TextClient, Undelivered
 from ..wireend import WireLayers
 from .text import STANDS_IN, failure, render, reply
 
+log = logging.getLogger(__name__)
 Answer = Callable[[str, bytes], None]  # node id, one frame of its answer (the relay's Wire.frame)
 
 
-def _client(external: ExternalAgent, through: str, http: httpx.AsyncClient, run_id: str, host: str) -> TextClient:
+def _client(
+    external: ExternalAgent, through: str, http: httpx.AsyncClient, run_id: str, host: str
+) -> TextClient:
     """The protocol's text client (its SDK is imported only by runs that have such an agent)."""
     if external.protocol == "a2a":
         from ..protocols.a2a.text import A2ATextClient
@@ -37,10 +41,38 @@ def _client(external: ExternalAgent, through: str, http: httpx.AsyncClient, run_
     return McpTextClient(external.url, through, http, external.tool, host)
 
 
+async def _opened(
+    spec: AgentSpec,
+    external: ExternalAgent,
+    through: str,
+    http: httpx.AsyncClient,
+    run_id: str,
+    deadline: float,
+) -> TextClient:
+    """The agent's client, its first requests made, trying again while the agent starts until
+    ``deadline``; a :class:`ConnectError` with the last reason after it."""
+    host = urlsplit(external.url).netloc
+    while True:
+        client = _client(external, through, http, run_id, host)
+        try:
+            await client.connect()
+            return client
+        except Undelivered as exc:
+            last = str(exc)
+            await client.aclose()
+        if time.monotonic() >= deadline:
+            raise ConnectError(
+                f"external agent {spec.node_id} ({spec.tool}) at {external.url} not usable: {last}"
+            )
+        await asyncio.sleep(0.25)  # retry back-off while the agent starts
+
+
 class ExternalPeers:
     """Every external agent of one run: reached at the start, asked for each packet it works on."""
 
-    def __init__(self, settings: Settings, run_id: str, inner: str, announced: Mapping[str, Announcement]) -> None:
+    def __init__(
+        self, settings: Settings, run_id: str, inner: str, announced: Mapping[str, Announcement]
+    ) -> None:
         self.settings = settings
         self.run_id = run_id
         self.inner = inner  # the adapter the core speaks: the agent's frames are encoded with it
@@ -68,6 +100,11 @@ class ExternalPeers:
         external, said = spec.external, self.announced.get(spec.node_id)
         if external is None or said is None:
             raise ConnectError(f"agent {spec.node_id} is not an external agent of this run")
+        try:  # its packets are encoded as the team's own agents encode theirs (keyed: with its node's key)
+            self.adapters[spec.node_id] = get_adapter(self.inner, spec.announces, self.settings.keys_dir,
+                                                      self.settings.replay_window_s)  # fmt: skip
+        except FrameError as exc:  # a keyed protocol with no key made for its node id
+            raise ConnectError(f"external agent {spec.node_id} ({spec.tool}): {exc}") from exc
         tap = self.taps[spec.node_id] = Tap(spec.host, spec.port)
         await tap.start()
         parts = urlsplit(external.url)
@@ -76,23 +113,8 @@ class ExternalPeers:
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=self.settings.run_timeout),
                                  headers={"Host": parts.netloc}, trust_env=False)  # fmt: skip
         self._https.append(http)
-        client = _client(external, through, http, self.run_id, parts.netloc)
-        last = ""
-        while True:
-            try:
-                await client.connect()
-                break
-            except Undelivered as exc:
-                last = str(exc)
-                await client.aclose()
-                client = _client(external, through, http, self.run_id, parts.netloc)
-            if time.monotonic() >= deadline:
-                raise ConnectError(f"external agent {spec.node_id} ({spec.tool}) at {external.url} not usable: {last}")
-            await asyncio.sleep(0.25)  # retry back-off while the agent starts
-        self.clients[spec.node_id] = client
+        self.clients[spec.node_id] = await _opened(spec, external, through, http, self.run_id, deadline)
         self.protocols[spec.node_id] = external.protocol
-        self.adapters[spec.node_id] = get_adapter(self.inner, spec.announces, self.settings.keys_dir,
-                                                  self.settings.replay_window_s)  # fmt: skip
         return said
 
     def serve(self, answer: Answer) -> None:
@@ -105,8 +127,9 @@ class ExternalPeers:
         for blob in blobs:
             try:
                 packet = adapter.decode_packet(blob)
-            except FrameError:
-                continue  # the core encoded it: nothing the agent could read either
+            except FrameError as exc:  # the core encoded it: the agent could not read it either
+                log.warning("external agent %s: a frame it cannot read: %s", node_id, exc)
+                continue
             if isinstance(packet, DocInitPacket):
                 self.docs[node_id] = packet
             elif packet.type in STANDS_IN and packet.type.value in said.consumes:

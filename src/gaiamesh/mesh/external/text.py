@@ -122,6 +122,8 @@ def failure(packet: Packet, why: str, src: str, seq: int) -> Packet:
             error_details=ErrorDetails(message=why, type=EXTERNAL_ERROR),
         )  # fmt: skip
         return make_packet(PacketType.RESULT, result, **envelope)
-    made = make_packet(PacketType.ERROR, ToolFailure(tool="external", error=why, on=packet.type.value), **envelope)
+    made = make_packet(
+        PacketType.ERROR, ToolFailure(tool="external", error=why, on=packet.type.value), **envelope
+    )
     assert isinstance(made, ErrorPacket)
     return made

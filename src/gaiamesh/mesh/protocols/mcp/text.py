@@ -29,7 +29,9 @@ def text_argument(tool: str, schema: dict[str, Any]) -> str:
     """The argument of ``tool`` that takes the text, from its input ``schema``; :class:`Undelivered`
     when it has no single string argument."""
     properties: dict[str, Any] = schema.get("properties") or {}
-    strings = [name for name, prop in properties.items() if isinstance(prop, dict) and prop.get("type") == "string"]
+    strings = [
+        name for name, prop in properties.items() if isinstance(prop, dict) and prop.get("type") == "string"
+    ]
     required = [name for name in schema.get("required") or [] if name in properties]
     if len(required) == 1 and required[0] in strings:
         return required[0]
@@ -91,7 +93,9 @@ class McpTextClient(TextClient):
                 listing = await session.list_tools()
                 found = {t.name: t for t in listing.tools}
                 if self.tool not in found:
-                    raise Undelivered(f"mcp: {self.url} has no tool {self.tool!r} (it lists {', '.join(found)})")
+                    raise Undelivered(
+                        f"mcp: {self.url} has no tool {self.tool!r} (it lists {', '.join(found)})"
+                    )
                 self.argument = text_argument(self.tool, found[self.tool].input_schema)
                 self.session = session
                 ready.set_result(None)
@@ -112,11 +116,15 @@ class McpTextClient(TextClient):
         try:
             result = await session.call_tool(self.tool, {self.argument: text})
         except MCPError as exc:
-            raise Undelivered(f"mcp: tools/call {self.tool}: error {exc.error.code}: {exc.error.message}") from exc
+            raise Undelivered(
+                f"mcp: tools/call {self.tool}: error {exc.error.code}: {exc.error.message}"
+            ) from exc
         except Exception as exc:  # the transport broke under the call
             raise Undelivered(f"mcp: tools/call {self.tool}: {describe(exc)}") from exc
         if not isinstance(result, CallToolResult):
-            raise Undelivered(f"mcp: tools/call {self.tool}: the server asked for input ({type(result).__name__})")
+            raise Undelivered(
+                f"mcp: tools/call {self.tool}: the server asked for input ({type(result).__name__})"
+            )
         texts = [item.text for item in result.content if isinstance(item, TextContent)]
         if result.is_error:
             raise Undelivered(f"mcp: tools/call {self.tool}: the tool answered an error: {' '.join(texts)}")
