@@ -7,8 +7,8 @@ counting tap."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import json
 import socket
 import subprocess
 import sys
@@ -20,11 +20,7 @@ import pytest
 
 from gaiamesh.agents.teams import lineup
 from gaiamesh.evaluation.finish import run_and_finish
-from gaiamesh.mesh.external import ExternalPeers
-from gaiamesh.mesh.frames import PacketType, ResultPacket, doc_init, make_packet, parse_packet_json
-from gaiamesh.mesh.protocols import get_adapter
 from gaiamesh.mesh.relay import MeshNetwork
-from gaiamesh.settings import load_settings
 from gaiamesh.tasks import load_task
 
 from ..conftest import TASKS, free_port, free_port_block
@@ -117,31 +113,22 @@ async def test_an_outside_agent_unreachable_ends_the_run_connect_failed_naming_i
     assert "external agent 3 (reason)" in str(m["error"]) and "no agent card" in str(m["error"])
 
 
-async def test_an_outside_worker_answers_a_subtask_with_the_document_as_its_result(tmp_path: Path) -> None:
-    """The orchestrated strategy's worker role, through the same peers the relay uses: the
-    document it reads and a sub-task in, its text back as the sub-task's result."""
+async def test_an_outside_worker_answers_the_orchestrators_subtask_with_the_document(tmp_path: Path) -> None:
+    """The orchestrated strategy's research worker is the outside A2A agent: it gets the sub-task
+    as text with the document it read, and its text is the sub-task's result the plan answers with."""
     with outside("outside_a2a_server.py", tmp_path) as port:
-        s = load_settings(agents=f"5=research@a2a+http://127.0.0.1:{port}/", strategy="orchestrated",
-                          keys_dir=tmp_path, connect_timeout=10)  # fmt: skip
-        team = lineup(s)
-        peers = ExternalPeers(s, "run1", "json", team.externals)
-        got: asyncio.Queue[bytes] = asyncio.Queue()
-        peers.serve(lambda node, blob: got.put_nowait(blob))
-        try:
-            said = await peers.reach(team.agents[0], time.monotonic() + 10)
-            assert said.consumes == {"subtask"} and "doc_init" in said.reads
-            json = get_adapter("json")
-            task = make_packet(PacketType.SUBTASK, {
-                "sub_task_id": "s1", "parent_task_id": "run1", "assigned_agent_role": "research",
-                "tool_name": "answer_question", "sub_task_input": {"question": "When did it open?"},
-            }, run_id="run1", src="o", seq=1)  # fmt: skip
-            peers.send("5", [json.encode(doc_init("run1", "The museum opened in 1905.", "q?").to_dict()),
-                             json.encode(task.to_dict())])  # fmt: skip
-            answer = parse_packet_json(await asyncio.wait_for(got.get(), 10))
-        finally:
-            await peers.close()
-    assert isinstance(answer, ResultPacket) and answer.src == "5"
-    assert answer.payload.status == "COMPLETED" and answer.payload.sub_task_id == "s1"
-    assert answer.payload.result_data == "a2a answers 'Task: answer_question' with the document"
-    layers = peers.layers()
-    assert layers is not None and layers.requests >= 2 and layers.body_tx > len("The museum opened in 1905.")
+        s = settings_for(tmp_path, free_port_block(2), ["orchestrator", "utility"], strategy="orchestrated")
+        s = s.model_copy(update={"agents": f"{s.agents},2=research@a2a+http://127.0.0.1:{port}/"})
+        async with mesh(s):
+            m = await run_and_finish(MeshNetwork(
+                s, load_task(TASKS / "solar-farm"), tmp_path / "out", reporter=lambda _: None, lineup=lineup(s)
+            ))  # fmt: skip
+    assert m.status == "ok", m.error
+    assert m.prediction == "a2a answers 'Task: answer_question' with the document"
+    lines = [json.loads(x) for x in (tmp_path / "out/frames.jsonl").read_text().splitlines()]
+    assert [(x["src"], x["type"]) for x in lines[1:3]] == [("0", "subtask"), ("2", "result")]
+    worker = m.agents["2"]
+    assert worker.tool == "research" and worker.pkts_sent == 1 and worker.bytes_received > 0
+    assert m.external_layers is not None and m.external_layers.body_tx > len(
+        load_task(TASKS / "solar-farm").doc
+    )

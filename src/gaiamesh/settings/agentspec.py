@@ -24,6 +24,11 @@ class ExternalAgent(NamedTuple):
     url: str
     tool: str = ""  # mcp: the tool to call (the URL's #fragment)
 
+    @property
+    def written(self) -> str:
+        """The address as an AGENTS entry writes it (``mcp+http://host:9400/mcp/#answer``)."""
+        return f"{self.protocol}+{self.url}" + (f"#{self.tool}" if self.tool else "")
+
 
 def parse_external(addr: str) -> ExternalAgent:
     """``a2a+http://host:9300/`` or ``mcp+http://host:9400/mcp/#answer`` as an external agent;

@@ -111,6 +111,17 @@ def test_an_external_agent_stands_in_for_the_answer_or_a_worker_only() -> None:
         lineup(s.model_copy(update={"agents": "0=search@a2a+http://h:1/"}))
 
 
+def test_an_external_entry_is_written_back_as_it_was_read() -> None:
+    from gaiamesh.deploy.swarm import swarm_agents
+
+    line = "3=reason@a2a+http://agent-reason:9300/,5=research@mcp+http://h:8000/mcp#answer?"
+    for spec in parse_agents(line):
+        assert spec.external is not None
+        assert parse_agents(f"{spec.node_id}={spec.tool}@{spec.external.written}") == [spec._replace(optional=False)]
+    # A stack's AGENTS: a service of the stack becomes its replicas; an external agent stays itself.
+    assert swarm_agents(line, frozenset({"agent-reason"})) == line
+
+
 # --- packets as text ------------------------------------------------------------------------------
 def test_the_answer_stage_reads_the_question_facts_and_triples() -> None:
     text = render(triples())
