@@ -37,8 +37,13 @@ def default_agents(base_port: int = 9000, host: str = "127.0.0.1", strategy: str
 
 
 def settled(settings: Mesh) -> Mesh:
-    """``settings`` with ``AGENTS`` written out: its strategy's own team when it was left unset."""
+    """``settings`` with ``AGENTS`` written out: its strategy's own team when it was left unset.
+    An external agent named for a tool it cannot stand in for is refused here, where the relay's
+    settings are loaded (a ``ConfigError``: the command's exit code 2, the service not started)."""
     if settings.agents:
+        for spec in parse_agents(settings.agents):
+            if spec.external is not None:
+                external_announcement(spec)
         return settings
     return settings.model_copy(update={"agents": default_agents(strategy=settings.strategy)})
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gaiamesh.agents.catalog import readings, subscriptions
-from gaiamesh.agents.teams import external_announcement, lineup
+from gaiamesh.agents.teams import external_announcement, lineup, settled
 from gaiamesh.errors import ConfigError
 from gaiamesh.mesh.core import RelayCore
 from gaiamesh.mesh.external import failure, render, reply
@@ -107,8 +107,10 @@ def test_an_external_agent_stands_in_for_the_answer_or_a_worker_only() -> None:
     s = load_settings(agents="0=search@127.0.0.1:9000,1=extract@127.0.0.1:9001,2=triple@127.0.0.1:9002,"
                       "3=reason@a2a+http://h:1/")  # fmt: skip
     assert set(lineup(s).externals) == {"3"} and len(lineup(s).agents) == 4
-    with pytest.raises(ConfigError, match="not 'search'"):
-        lineup(s.model_copy(update={"agents": "0=search@a2a+http://h:1/"}))
+    assert settled(s) is s
+    for refused in (lineup, settled):  # a run's line-up, and where the relay's settings are loaded
+        with pytest.raises(ConfigError, match="not 'search'"):
+            refused(s.model_copy(update={"agents": "0=search@a2a+http://h:1/"}))
 
 
 def test_an_external_entry_is_written_back_as_it_was_read() -> None:
