@@ -132,3 +132,12 @@ async def test_an_outside_worker_answers_the_orchestrators_subtask_with_the_docu
     assert m.external_layers is not None and m.external_layers.body_tx > len(
         load_task(TASKS / "solar-farm").doc
     )
+
+
+async def test_an_mcp_entry_naming_a_tool_the_server_lacks_ends_connect_failed_naming_its_tools(
+    tmp_path: Path,
+) -> None:
+    with outside("outside_mcp_server.py", tmp_path) as port:
+        m = await _run(tmp_path, f"reason@mcp+http://127.0.0.1:{port}/mcp#summarize", connect_timeout=1.0)
+    assert m["status"] == "connect_failed"
+    assert "has no tool 'summarize' (it lists answer)" in str(m["error"])
