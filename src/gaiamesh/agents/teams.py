@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from ..errors import ConfigError
 from ..mesh.discovery import Lineup
+from ..mesh.external import STANDS_IN
+from ..mesh.frames import Announcement
 from ..orchestrated import TOOLS as ORCHESTRATED
 from ..pipeline import TOOLS as PIPELINE
 from ..settings import AgentSpec, MeshSettings, parse_agents
@@ -34,8 +37,13 @@ def default_agents(base_port: int = 9000, host: str = "127.0.0.1", strategy: str
 
 
 def settled(settings: Mesh) -> Mesh:
-    """``settings`` with ``AGENTS`` written out: its strategy's own team when it was left unset."""
+    """``settings`` with ``AGENTS`` written out: its strategy's own team when it was left unset.
+    An external agent named for a tool it cannot stand in for is refused here, where the relay's
+    settings are loaded (a ``ConfigError``: the command's exit code 2, the service not started)."""
     if settings.agents:
+        for spec in parse_agents(settings.agents):
+            if spec.external is not None:
+                external_announcement(spec)
         return settings
     return settings.model_copy(update={"agents": default_agents(strategy=settings.strategy)})
 
@@ -56,4 +64,25 @@ def team_specs(settings: MeshSettings) -> list[AgentSpec]:
 
 def lineup(settings: MeshSettings) -> Lineup:
     """Whom a run with ``settings`` may use, for the relay (:class:`~gaiamesh.mesh.relay.MeshNetwork`)."""
-    return Lineup(settings.strategy, tools_of(settings.strategy), tuple(team_specs(settings)))
+    specs = team_specs(settings)
+    outside = {s.node_id: external_announcement(s) for s in specs if s.external is not None}
+    return Lineup(settings.strategy, tools_of(settings.strategy), tuple(specs), outside)
+
+
+def standing_in() -> list[str]:
+    """The tools an external agent may stand in for: those whose output is text with a clear
+    meaning (the pipeline's answer, a worker's result: ``mesh.external.STANDS_IN``)."""
+    return sorted({t.name for team in TEAMS.values() for t in team if t.consumes in STANDS_IN})
+
+
+def external_announcement(spec: AgentSpec) -> Announcement:
+    """What an external agent would announce if it could: its tool's declaration (what it works
+    on, what it reads), made by the relay since the agent has no handshake of ours; a
+    :class:`ConfigError` for a tool it cannot stand in for."""
+    tools = {t.name: t for team in TEAMS.values() for t in team}
+    tool = tools.get(spec.tool)
+    if tool is None or tool.consumes not in STANDS_IN:
+        raise ConfigError(f"AGENTS entry {spec.node_id}={spec.tool}: an external agent (text in, text out) can "
+                          f"stand in for {', '.join(standing_in())}, not {spec.tool!r}")  # fmt: skip
+    return Announcement(node_id=spec.announces, tool=tool.name, consumes=frozenset({tool.consumes.value}),
+                        reads=frozenset(r.value for r in tool.reads))  # fmt: skip

@@ -136,7 +136,7 @@ def own_team(settings: Settings, base_port: int = 0) -> Settings:
                        "it out to use free ones")  # fmt: skip
         update["agents"] = default_agents(base_port or free_port_block(n), strategy=settings.strategy)
     else:
-        local = [s.port for s in agent_specs(settings) if s.host in ("127.0.0.1", "localhost")]
+        local = [s.port for s in agent_specs(settings) if s.host in ("127.0.0.1", "localhost") and s.external is None]
         check_free(local, "AGENTS names it for an agent this command starts: change AGENTS, or leave it unset")
     if settings.strategy == "orchestrated" and "web_url" not in settings.model_fields_set:
         update["web_url"] = f"http://127.0.0.1:{free_port()}"
@@ -204,8 +204,10 @@ class ProcessGroup:
         return name
 
     def start_team(self, settings: Settings, prefix: str = "", leave_out: frozenset[str] = frozenset()) -> list[str]:
-        """An agent process for every agent of AGENTS but those in ``leave_out`` (node ids)."""
-        return [self.start_agent(settings, s, prefix) for s in agent_specs(settings) if s.node_id not in leave_out]
+        """An agent process for every agent of AGENTS but those in ``leave_out`` (node ids) and
+        the external ones (someone else runs them)."""
+        return [self.start_agent(settings, s, prefix) for s in agent_specs(settings)
+                if s.node_id not in leave_out and s.external is None]  # fmt: skip
 
     def check(self, name: str) -> None:
         proc = self.procs[name]

@@ -181,14 +181,15 @@ def swarm_agents(agents: str, services: frozenset[str]) -> str:
     out: list[str] = []
     for spec in parse_agents(agents):
         service = spec.dns_name if spec.dns_name is not None else spec.host
-        if service in services:  # compose's dns:SERVICE (its every replica) is tasks.SERVICE here
+        if service in services and spec.external is None:  # compose's dns:SERVICE (its every replica) is tasks.SERVICE here
             spec = spec._replace(host=f"{DNS_PREFIX}tasks.{service}", optional=False)
         out.append(_agent_entry(spec))
     return ",".join(out)
 
 
 def _agent_entry(spec: AgentSpec) -> str:
-    return f"{spec.node_id}={spec.tool}@{spec.host}:{spec.port}" + ("?" if spec.optional else "")
+    address = spec.external.written if spec.external is not None else f"{spec.host}:{spec.port}"
+    return f"{spec.node_id}={spec.tool}@{address}" + ("?" if spec.optional else "")
 
 
 def image_name(image: str, options: StackOptions) -> str:

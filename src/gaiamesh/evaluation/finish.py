@@ -175,6 +175,7 @@ def _mesh(
         "agents": {n: replace(a, llm_ms=round(agent_ms.get(n, 0.0), 3)) for n, a in wire.agents.items()},
         "membership": wire.membership,
         "layers": layers,
+        "external_layers": wire.external,
         "stream": next((m["stream"] for m in memories.values() if "stream" in m), None),  # the coordinator's
     }
 

@@ -148,6 +148,9 @@ class RunMetrics(Scores, WireCost):
     workspaces_missing: dict[str, str] = Field(default_factory=dict)
     # The native wire's layers below the packet (null: TRANSPORT=relay, where only frames are counted)
     layers: WireLayers | None = None
+    # The wire of the agents written by someone else (AGENTS' a2a+http://, mcp+http:// entries),
+    # counted at the relay's tap in front of each, any TRANSPORT; absent from runs without one
+    external_layers: Annotated[WireLayers | None, Field(exclude_if=lambda v: v is None)] = None
     # A stream's figures (strategy `stream`: its coordinator's summary of every item's fate);
     # absent from every other run's metrics.json
     stream: Annotated[StreamSummary | None, Field(exclude_if=lambda v: v is None)] = None
@@ -170,7 +173,7 @@ class RunMetrics(Scores, WireCost):
         return [
             n
             for n in (*own, *parts)
-            if n not in ("agents", "membership", "workspaces_missing", "layers", "stream")
+            if n not in ("agents", "membership", "workspaces_missing", "layers", "external_layers", "stream")
         ]
 
 

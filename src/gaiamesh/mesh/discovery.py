@@ -20,10 +20,11 @@ import ipaddress
 import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 from ..settings import AgentSpec
+from .frames import Announcement
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]  # (name, port) -> IPv4 addresses
 
@@ -36,6 +37,9 @@ class Lineup:
     strategy: str
     tools: tuple[str, ...]
     agents: tuple[AgentSpec, ...]
+    # The external agents among them (no handshake of theirs): node id -> the announcement the
+    # relay makes for each from its tool's declaration.
+    externals: Mapping[str, Announcement] = field(default_factory=dict)
 
 
 RESOLVE_TIMEOUT_S = 5.0  # one lookup of a name

@@ -66,7 +66,8 @@ class MeshNetwork:
         self.run_id = run_id or uuid.uuid4().hex[:16]
         # TRANSPORT=native: each frame is a request of the protocol's own client (mesh/native/);
         # the core then speaks the adapter that encodes the packet inside the protocol's body.
-        self.transport = transport_for(settings, self.run_id, len(lineup.agents))
+        # External agents (mesh/external/) are reached beside the run's transport, by their own protocol.
+        self.transport, self.externals = transport_for(settings, self.run_id, len(lineup.agents), lineup.externals)
         self.adapter = get_adapter(self.transport.inner, "network", settings.keys_dir, settings.replay_window_s)
         self.lineup = lineup
         self.specs: list[AgentSpec] = list(lineup.agents)
@@ -270,7 +271,8 @@ class MeshNetwork:
                 timer.cancel()
             self._flush()
             self.framelog.close()
-        folders, missing = await collect.of_run(self.settings, self.specs, core.agents, self.run_id, self.staging,
+        ours = [s for s in self.specs if s.external is None]  # an external agent keeps no workspace of ours
+        folders, missing = await collect.of_run(self.settings, ours, core.agents, self.run_id, self.staging,
                                                 set(self.replicas.left))  # fmt: skip
         return self.wire_end(core, folders, missing)
 
@@ -294,5 +296,6 @@ class MeshNetwork:
             ending, totals = Ending(run_status(StorageError(self.storage_error)), self.storage_error), None
         return WireEnd(ending, core.router.mode.value, totals, core.agents, core.membership, core.elapsed_ms(now),
                        (now - self._wall0) * 1000, announced(self.heard), self.transport.layers(), self.records,
-                       folders, missing, self.staging, self.storage_error)  # fmt: skip
+                       folders, missing, self.staging, self.storage_error,
+                       self.externals.layers() if self.externals else None)  # fmt: skip
 

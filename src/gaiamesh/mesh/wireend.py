@@ -121,6 +121,7 @@ class WireEnd:
     missing: Mapping[str, str] = field(default_factory=dict)  # node id -> why its workspace is not there
     staging: Path | None = None  # fetched workspaces, to remove once they are in the archive
     storage_error: str | None = None  # why the frame log could not be written (the run ended there)
+    external: WireLayers | None = None  # the external agents' wire, from their taps (any transport)
 
 
 def announced(heard: dict[str, Announcement]) -> Announced:

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ..errors import ConfigError
-from .agentspec import DNS_PREFIX, AgentSpec, parse_agents
+from .agentspec import DNS_PREFIX, AgentSpec, ExternalAgent, parse_agents
 from .parts import (
     STRATEGIES,
     TASK_STRATEGIES,
@@ -32,6 +32,7 @@ from .parts import (
 
 __all__ = [
     "DNS_PREFIX", "SECRETS", "SECRET_VARIABLES", "STRATEGIES", "TASK_STRATEGIES", "AgentSettings", "AgentSpec",
+    "ExternalAgent",
     "FaultSettings", "MeshSettings", "ModelSettings", "PathSettings", "RoutingMode", "RunSettings",
     "ServiceSettings", "Settings", "Strategy", "ToolSettings", "load_settings", "parse_agents",
     "secrets_from_files",

@@ -49,6 +49,8 @@ async def mesh(settings: Settings, scripted: dict[str, Script] | None = None, ll
     stop = asyncio.Event()
     tasks = []
     for spec in agent_specs(settings):
+        if spec.external is not None:
+            continue  # an agent someone else runs (tests/e2e/test_external_agents.py)
         if spec.node_id in scripted:
             said = Announcement(node_id=spec.node_id, tool=spec.tool, consumes=subscriptions()[spec.tool])
             tasks.append(asyncio.create_task(_scripted(spec.port, scripted[spec.node_id], stop, said)))

@@ -87,6 +87,24 @@ class NativeClient(abc.ABC):
         return None
 
 
+class TextClient(abc.ABC):
+    """The relay's client of an agent someone else wrote, in its protocol's plain semantics:
+    text in, text out (``mesh/external/``). ``url``: the agent's address, as AGENTS names it;
+    ``through``: the same address with the relay's counting tap in its place."""
+
+    @abc.abstractmethod
+    async def connect(self) -> None:
+        """The protocol's first request (the agent card, an MCP session and its tool list);
+        raises :class:`Undelivered` when the agent cannot be used."""
+
+    @abc.abstractmethod
+    async def ask(self, text: str) -> str:
+        """Send ``text``; return the text of the answer. Raises :class:`Undelivered`."""
+
+    async def aclose(self) -> None:  # noqa: B027 (optional: a protocol with nothing to close)
+        """Close what the client holds open (the run's HTTP client is the caller's)."""
+
+
 @dataclass(frozen=True)
 class Peer:
     """Where the relay's client reaches one agent (``base_url``, through the tap) and who the

@@ -195,7 +195,7 @@ class McpClient(NativeClient):
                 f"MCP {self.handshake} at {self.url}: error {exc.error.code}: {exc.error.message}"
             ) from exc
         except Exception as exc:
-            raise Undelivered(f"MCP {self.handshake} at {self.url}: {_describe(exc)}") from exc
+            raise Undelivered(f"MCP {self.handshake} at {self.url}: {describe(exc)}") from exc
 
     async def send(self, blob: bytes) -> AsyncIterator[bytes]:
         packet = _packet(blob)
@@ -243,7 +243,7 @@ async def _checked(call: Awaitable[CallToolResult], tool: str, bridge: ThroughHt
         saw = f" ({bridge.failure})" if exc.error.code == CONNECTION_CLOSED and bridge.failure else ""
         raise Undelivered(f"tools/call {tool}: MCP error {exc.error.code}: {exc.error.message}{saw}") from exc
     except Exception as exc:  # the transport broke under the call
-        raise Undelivered(f"tools/call {tool}: {_describe(exc)}") from exc
+        raise Undelivered(f"tools/call {tool}: {describe(exc)}") from exc
 
 
 async def _streamed(
@@ -277,7 +277,7 @@ async def _streamed(
         yield frame
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     """An error in one line; an exception group (anyio's task groups raise them) by its first leaf."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
