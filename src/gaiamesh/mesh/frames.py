@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.json_schema import GenerateJsonSchema
 
 from ..errors import FrameError
 from ..tasks import Turn  # a conversation turn: a task's history, and doc_init's
@@ -154,6 +155,14 @@ PACKET_MODELS: dict[PacketType, type[Envelope]] = {
 }
 
 
+class _Schema(GenerateJsonSchema):
+    """Pydantic's JSON schema without a title on each field (its name again, capitalised): each
+    protocol's first request carries the schemas, so they carry nothing twice."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
 def packet_schema(types: Iterable[str]) -> dict[str, Any]:
     """The JSON schema of one packet of any of ``types`` (packet type names): each type's model,
     the envelope with that type's payload model, picked by ``type``. Self-contained: the models
@@ -163,9 +172,9 @@ def packet_schema(types: Iterable[str]) -> dict[str, Any]:
     if not models:
         raise ValueError("a packet schema needs at least one packet type")
     if len(models) == 1:
-        return models[0].model_json_schema()
+        return models[0].model_json_schema(schema_generator=_Schema)
     union: Any = Annotated[Union[models], Field(discriminator="type")]  # noqa: UP007 (a tuple of types)
-    return TypeAdapter(union).json_schema()
+    return TypeAdapter(union).json_schema(schema_generator=_Schema)
 
 
 def _frame_error(exc: ValidationError, blob: bytes | None = None, data: Any = None) -> FrameError:

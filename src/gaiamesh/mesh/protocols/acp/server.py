@@ -81,7 +81,6 @@ class ToolAgent(AgentManifest):
         return Metadata(
             capabilities=[Capability(name=self.agent.tool, description=self.agent.description)],
             annotations=Annotations.model_validate({"gaiamesh": mesh}),
-            documentation=self.description,
             framework="gaiamesh",
         )
 
