@@ -1,8 +1,10 @@
 """``a2a`` on its own wire: each agent is an A2A 1.0 server made with the official ``a2a-sdk``,
 and the relay calls it with the SDK's own client.
 
-Agent side: the SDK's Starlette routes, mounted at :attr:`A2ABinding.mount`; the agent card at
-``/.well-known/agent-card.json`` and the JSON-RPC endpoint at ``/`` (both relative to the mount).
+Agent side (``server.py``): the SDK's Starlette routes, mounted at :attr:`A2ABinding.mount`; the
+agent card at ``/.well-known/agent-card.json`` (with the JSON schemas of the packets the agent
+takes and emits in an extension's params) and the JSON-RPC endpoint at ``/`` (both relative to
+the mount). A message of text parts only is a text request (``server.py``).
 A frame is one ``SendMessage`` (or, streaming, ``SendStreamingMessage`` over SSE): a ``Message``
 from the relay (role user, ``contextId`` = the run) with one *data* part holding the packet
 object. The agent answers with a ``Task``: one artifact per frame the agent emits, in order, then

@@ -2,7 +2,9 @@
 relay calls it with ``acp-sdk``'s own ``Client``.
 
 The agent is one ACP agent named after its tool (``GET /agents`` lists it; its manifest's
-metadata describes the tool, and ``annotations.gaiamesh`` carries the packet types it consumes).
+metadata describes the tool, and ``annotations.gaiamesh`` carries the packet types it takes and
+emits with their JSON schemas; ``server.py``). A run whose parts are all text is a text request,
+which a tool that answers text answers with text parts, and any other refuses (``invalid_input``).
 A frame is one run (``POST /runs``) whose input is one message with one part: content type
 ``application/json``, content the packet's canonical JSON. Each frame the agent emits while
 handling it is one part of the run's output message: in ``sync`` mode all of them in the run the
