@@ -37,6 +37,12 @@ class FrameError(GaiameshError, ValueError):
     """A frame that cannot be decoded or validated; the message says exactly why."""
 
 
+class Unanswerable(GaiameshError, ValueError):
+    """A request to an agent's own endpoint that its tool gives no meaning or cannot answer as
+    sent (plain text to a tool that takes packets, a text query with no document to read); the
+    message says what to send instead."""
+
+
 # --- running -----------------------------------------------------------------------------------
 class RunError(GaiameshError, RuntimeError):
     """A run, or a process it needs, could not be started or finished."""
@@ -217,6 +223,7 @@ LABELS: dict[type[GaiameshError], str] = {
     Refused: "refused",
     ToolError: "tool error",
     FrameError: "bad frame",
+    Unanswerable: "bad request",
     GaiameshError: "error",
 }
 

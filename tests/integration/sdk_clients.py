@@ -61,9 +61,44 @@ async def acp(base: str) -> list[dict[str, Any]]:
     return [json.loads(p.content or "") for m in run.output for p in m.parts]
 
 
+# --- a text request: the document and the query as text, passages as text back ----------------
+async def a2a_text(base: str) -> list[str]:
+    from a2a.helpers import new_text_part
+
+    async with httpx.AsyncClient(timeout=300) as http:
+        client = await create_client(f"{base}/a2a", ClientConfig(streaming=False, httpx_client=http))
+        message = a2a_types.Message(message_id="sdk-a2a-text", role=a2a_types.Role.ROLE_USER,
+                                    parts=[new_text_part(DOC), new_text_part(QUESTION)])  # fmt: skip
+        texts: list[str] = []
+        async for response in client.send_message(a2a_types.SendMessageRequest(message=message)):
+            if response.HasField("task"):
+                texts += [p.text for a in response.task.artifacts for p in a.parts]
+        await client.close()
+    return texts
+
+
+async def mcp_text(base: str) -> list[str]:
+    import mcp
+
+    async with mcp.Client(f"{base}/mcp/") as user:
+        (tool,) = (await user.list_tools()).tools
+        result = await user.call_tool(tool.name, {"query": QUESTION, "document": DOC})
+    return [item.text for item in result.content if isinstance(item, mcp.types.TextContent)]
+
+
+async def acp_text(base: str) -> list[str]:
+    from acp_sdk.client import Client
+
+    async with Client(base_url=f"{base}/acp", timeout=300) as sdk:  # as shipped: no extra header
+        (agent,) = [a async for a in sdk.agents()]
+        run = await sdk.run_sync([DOC, QUESTION], agent=agent.name)
+    return [p.content or "" for m in run.output for p in m.parts]
+
+
 async def main(base: str) -> None:
-    for name, call in (("a2a", a2a), ("mcp", mcp_call), ("acp", acp)):
-        print(json.dumps({"sdk": name, "frames": await call(base)}), flush=True)
+    calls = (("a2a", a2a, a2a_text), ("mcp", mcp_call, mcp_text), ("acp", acp, acp_text))
+    for name, call, text in calls:
+        print(json.dumps({"sdk": name, "frames": await call(base), "texts": await text(base)}), flush=True)
 
 
 if __name__ == "__main__":

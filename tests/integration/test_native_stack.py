@@ -35,9 +35,12 @@ def test_the_sdks_own_clients_call_an_agent_of_the_stack(stack: Stack) -> None:
         cwd=ROOT, env=stack.env, input=script, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    answers = {line["sdk"]: line["frames"] for line in map(json.loads, proc.stdout.splitlines())}
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    answers = {line["sdk"]: line["frames"] for line in lines}
     assert sorted(answers) == ["a2a", "acp", "mcp"]
     for sdk, frames in answers.items():
         (frame,) = frames
         assert frame["type"] == "search_docs" and frame["src"] == "0", (sdk, frame)
         assert frame["payload"]["passages"], (sdk, frame)  # the search agent's own work on the document
+    for line in lines:  # a text request: the passage with the answer's sentence, as text
+        assert any("It was opened in 1968" in text for text in line["texts"]), line

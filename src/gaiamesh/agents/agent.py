@@ -104,6 +104,12 @@ class MeshAgent:
             state.keep()
         return state
 
+    def held_document(self) -> str | None:
+        """The document of the newest run this agent holds one for (what a text request is
+        about when it sends none), or None."""
+        docs = [state.doc for state in reversed(self.runs.values()) if state.doc is not None]
+        return "".join(docs[0].chunks) if docs else None
+
     def _log_unowned(self, record: dict[str, Any]) -> None:
         with (self.workspace / "agent.log").open("a", encoding="utf-8") as f:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -24,7 +24,7 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import ports
-from ..errors import ConfigError, FrameError, PortTaken
+from ..errors import ConfigError, FrameError, PortTaken, Unanswerable
 from ..mesh import admission
 from ..mesh.frames import Announcement, Packet
 from ..mesh.freshness import Freshness
@@ -66,6 +66,7 @@ class ServedAgent(Protocol):
 
     def adapter_for(self, protocol: str) -> ProtocolAdapter | None: ...
     def decode_or_log(self, adapter: ProtocolAdapter, blob: bytes) -> Packet: ...
+    def held_document(self) -> str | None: ...
     async def handle(self, packet: Packet, out: QueueOutbox) -> None: ...
 
 
@@ -78,6 +79,9 @@ class Endpoint:
         self.tool = agent.tool.name
         self.description = agent.tool.description or f"the {agent.tool.name} tool"
         self.consumes = agent.announcement.consumes
+        self.reads = agent.announcement.reads
+        self.emits = frozenset(t.value for t in agent.tool.emitted)
+        self.answers_text = agent.tool.text is not None
         self.listens_on = agent.settings.agent_host  # loopback, or a container's network (0.0.0.0)
         self.host_names = host_names(agent.settings)
         self.replay_window_s = agent.settings.replay_window_s
@@ -98,6 +102,21 @@ class Endpoint:
             out.open = False
             if not handling.done():  # the caller went away: the work it asked for stops
                 handling.cancel()
+
+    async def answer_text(self, query: str, document: str | None) -> list[str]:
+        # Outside any run: nothing is kept, logged or written under workspaces/.
+        tool_text = self.agent.tool.text
+        if tool_text is None:
+            raise Unanswerable(f"the {self.tool} tool takes packets, not text")
+        if not query.strip():
+            raise Unanswerable("an empty query: send what to look for as the last text")
+        if document is None and (document := self.agent.held_document()) is None:
+            raise Unanswerable(
+                f"no document: send it as text before the query (agent {self.node_id} holds no run's document)"
+            )
+        if not document.strip():
+            raise Unanswerable("an empty document: send its text before the query")
+        return await asyncio.to_thread(tool_text, query, document)  # BM25 over a long document
 
 
 class NativeApp:

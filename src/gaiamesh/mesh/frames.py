@@ -8,10 +8,12 @@ discriminated union of one model per type, so ``parse_packet`` picks the payload
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.json_schema import GenerateJsonSchema
 
 from ..errors import FrameError
 from ..tasks import Turn  # a conversation turn: a task's history, and doc_init's
@@ -46,19 +48,30 @@ NETWORK_SRC = "network"
 
 
 # --- packets ----------------------------------------------------------------------------------
+def _type_required(schema: dict[str, Any]) -> None:
+    # ``type`` has a default only so that Python code can build a packet without naming it; on
+    # the wire it is the discriminator, without which no packet is read (parse_packet).
+    if "type" in schema.get("properties", {}):
+        schema["required"] = ["type", *(f for f in schema.get("required", []) if f != "type")]
+
+
 class Envelope(BaseModel):
     """The fields every packet has; subclasses fix ``type`` and the payload model."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_type_required)
 
     # Run ids name workspace folders: letters, digits, '-' and '_' only, so no path escapes.
-    run_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-    src: str = Field(min_length=1, max_length=64)
-    seq: int = Field(ge=0)
-    tag: str | None = None
-    question: str = ""
+    run_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", description="The run it belongs to.")
+    src: str = Field(
+        min_length=1, max_length=64, description="Its sender: a node id, or 'network' for the relay."
+    )
+    seq: int = Field(ge=0, description="The sender's sequence number in the run.")
+    tag: str | None = Field(default=None, description="'final_answer' on the answer.")
+    question: str = Field(default="", description="The question the run answers.")
     # The model server's own token counts for this step; null when it gave none (not 0).
-    token_used: int | None = Field(default=0, ge=0)
+    token_used: int | None = Field(
+        default=0, ge=0, description="The model's tokens for this step (null: not reported)."
+    )
     # No model time: it is the agent's measurement, not a message, and on the wire it made a
     # protocol's byte count depend on how long the model took. Each agent keeps it in its
     # memory.json, by the seq of the packet its step emitted (evaluation/modeltime.py).
@@ -69,41 +82,57 @@ class Envelope(BaseModel):
 
 
 class DocInitPacket(Envelope):
+    """The relay's broadcast at t=0: the document in chunks and the question."""
+
     type: Literal[PacketType.DOC_INIT] = PacketType.DOC_INIT
     payload: DocInit
 
 
 class SearchDocsPacket(Envelope):
+    """search's answer: the passages retrieved for the question."""
+
     type: Literal[PacketType.SEARCH_DOCS] = PacketType.SEARCH_DOCS
     payload: SearchDocs
 
 
 class EventsPacket(Envelope):
+    """extract's answer: candidate facts for the question."""
+
     type: Literal[PacketType.EVENTS] = PacketType.EVENTS
     payload: Events
 
 
 class TriplesPacket(Envelope):
+    """triple's answer: subject-relation-object triples read from the facts."""
+
     type: Literal[PacketType.TRIPLES] = PacketType.TRIPLES
     payload: Triples
 
 
 class DataEventPacket(Envelope):
+    """The answer (tag 'final_answer'), with how it was found."""
+
     type: Literal[PacketType.DATA_EVENT] = PacketType.DATA_EVENT
     payload: FinalAnswer
 
 
 class ErrorPacket(Envelope):
+    """An agent's report that its tool failed on a packet."""
+
     type: Literal[PacketType.ERROR] = PacketType.ERROR
     payload: ToolFailure
 
 
 class SubTaskPacket(Envelope):
+    """One step of a plan, for a worker of the assigned role."""
+
     type: Literal[PacketType.SUBTASK] = PacketType.SUBTASK
     payload: SubTask
 
 
 class ResultPacket(Envelope):
+    """A worker's result for one sub-task, to the agent that sent it."""
+
     type: Literal[PacketType.RESULT] = PacketType.RESULT
     payload: SubTaskResult
 
@@ -120,6 +149,32 @@ Packet = Annotated[
     Field(discriminator="type"),
 ]
 PACKET: TypeAdapter[Packet] = TypeAdapter(Packet)
+# Each packet type's model (the envelope with that type's payload model), read off the union.
+PACKET_MODELS: dict[PacketType, type[Envelope]] = {
+    model.model_fields["type"].default: model for model in get_args(get_args(Packet)[0])
+}
+
+
+class _Schema(GenerateJsonSchema):
+    """Pydantic's JSON schema without a title on each field (its name again, capitalised): each
+    protocol's first request carries the schemas, so they carry nothing twice."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+def packet_schema(types: Iterable[str]) -> dict[str, Any]:
+    """The JSON schema of one packet of any of ``types`` (packet type names): each type's model,
+    the envelope with that type's payload model, picked by ``type``. Self-contained: the models
+    it refers to are in its ``$defs``. What an agent's endpoints publish of what they take and
+    emit, so that a client written elsewhere can build a packet the agent reads."""
+    models = tuple(PACKET_MODELS[PacketType(t)] for t in sorted(set(types)))
+    if not models:
+        raise ValueError("a packet schema needs at least one packet type")
+    if len(models) == 1:
+        return models[0].model_json_schema(schema_generator=_Schema)
+    union: Any = Annotated[Union[models], Field(discriminator="type")]  # noqa: UP007 (a tuple of types)
+    return TypeAdapter(union).json_schema(schema_generator=_Schema)
 
 
 def _frame_error(exc: ValidationError, blob: bytes | None = None, data: Any = None) -> FrameError:

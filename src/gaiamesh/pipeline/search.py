@@ -4,7 +4,7 @@ the model's likelihood of the question (``rerank.py``), typed chunks first."""
 from __future__ import annotations
 
 from ..errors import ToolError
-from ..mesh.frames import DocInitPacket, PacketType
+from ..mesh.frames import DocInitPacket, PacketType, chunk_document
 from ..mesh.payloads import Passage, SearchDocs
 from ..tools.tool import Tool, ToolContext
 from .answer_type import prefer, typed_rank
@@ -71,9 +71,20 @@ def passthrough(packet: DocInitPacket) -> SearchDocs:
     return SearchDocs(passages=[Passage(chunk=i, score=0.0, text=c) for i, c in enumerate(chunks)], n_chunks=len(chunks))
 
 
+def passages_for(query: str, document: str) -> list[str]:
+    """A plain text request (an outside client's): the document's best chunks for ``query`` by
+    BM25, typed chunks first, each grown to whole sentences. No model: the request names no run
+    and no model time is counted for it, and BM25 alone answers it at once."""
+    size = 400  # doc_init's chunks, as the relay cuts them
+    chunks = chunk_document(document, size)
+    ranked = typed_rank(query, chunks)[:TOP_K]
+    return [_expand(document, i * size, i * size + len(chunks[i])) for i, _ in ranked]
+
+
 TOOL = Tool(
     "search", PacketType.DOC_INIT, PacketType.SEARCH_DOCS, run, description="BM25 over document chunks",
     passthrough=passthrough,
     uses_schemas=lambda s: "json" if s.decompose == "model" else None,  # the model's split of a question
     scores=True,  # query-likelihood reranking
+    text=passages_for,
 )

@@ -66,3 +66,15 @@ class Tool:
     # Whether the tool scores continuations (ANSWER_CHOICE): its agent then times one scoring
     # probe at start-up and chooses likelihood or weights (see agents.modelcheck.check_model).
     scores: bool = False
+    # What the tool answers to a plain text request from outside the relay: the query and the
+    # document it is about (the request's, or the run's its agent holds) in, passages of text
+    # out. None: the tool takes packets only (it needs a model, or an earlier stage's output).
+    text: Callable[[str, str], list[str]] | None = None
+
+    @property
+    def emitted(self) -> frozenset[PacketType]:
+        """Every packet type its agent may emit: its output, ``error`` when it fails, and
+        ``subtask`` for a tool that reads results (an agent gets a result only for a sub-task
+        it sent)."""
+        asks = {PacketType.SUBTASK} if PacketType.RESULT in self.reads else set()
+        return frozenset({self.emits, PacketType.ERROR, *asks})

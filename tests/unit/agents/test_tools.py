@@ -53,6 +53,22 @@ def test_registry_has_each_strategys_tools_one_consumed_type_each() -> None:
         get_tool("fly")
 
 
+def test_what_each_tool_emits_and_which_answer_text() -> None:
+    """A tool's agent emits its output, an error when it fails, and sub-tasks when it waits for
+    results; only search gives a plain text request a meaning (no model, no earlier stage)."""
+    emitted = {name: sorted(get_tool(name).emitted) for name in ("search", "orchestrator", "coordinator")}
+    assert emitted == {
+        "search": ["error", "search_docs"],
+        "orchestrator": ["data_event", "error", "subtask"],
+        "coordinator": ["data_event", "error", "subtask"],
+    }
+    assert [name for name in registered() if get_tool(name).text is not None] == ["search"]
+    search_text = get_tool("search").text
+    assert search_text is not None
+    passages = search_text(Q, DOC)
+    assert 0 < len(passages) <= 3 and "148 megawatts" in passages[0]
+
+
 def test_each_strategys_team_is_declared_once_from_its_own_tools() -> None:
     assert set(TEAMS) == set(STRATEGIES)  # every strategy a run may ask for has a team
     assert tools_of("pipeline") == ("search", "extract", "triple", "reason")

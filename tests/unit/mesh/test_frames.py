@@ -1,5 +1,6 @@
 import json
 
+import jsonschema
 import pytest
 
 from gaiamesh.mesh.frames import (
@@ -9,6 +10,7 @@ from gaiamesh.mesh.frames import (
     chunk_document,
     doc_init,
     make_packet,
+    packet_schema,
     parse_packet,
     parse_packet_json,
 )
@@ -77,3 +79,28 @@ def test_json_path_names_malformed_json() -> None:
         parse_packet_json(b"{oops")
     with pytest.raises(FrameError, match="packet must be a JSON object"):
         parse_packet_json(b"[1, 2]")
+
+
+def test_packet_schema_reads_what_the_relay_sends_and_refuses_what_parse_packet_refuses() -> None:
+    relays = doc_init("r1", "The farm has 148 megawatts.", "How big is the farm?", 10).to_dict()
+    schema = packet_schema(["doc_init"])
+    jsonschema.validate(relays, schema)
+    untyped = {k: v for k, v in relays.items() if k != "type"}
+    for bad in (untyped, {**relays, "extra": 1}, {**relays, "run_id": "../up"}, {**relays, "payload": {}}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+        with pytest.raises(FrameError):
+            parse_packet(bad)
+    # Several types: one of them, picked by its type; what an agent emits (absent optional fields
+    # left off the wire) reads, and a packet of another type does not.
+    emitted = make_packet(PacketType.SEARCH_DOCS, SearchDocs(passages=[], n_chunks=3), run_id="r1", src="0", seq=1)
+    either = packet_schema(["search_docs", "error"])
+    jsonschema.validate(emitted.to_dict(), either)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(relays, either)
+    assert sorted(either["discriminator"]["mapping"]) == ["error", "search_docs"]
+    jsonschema.Draft202012Validator.check_schema(packet_schema(PacketType))  # every type: a valid schema
+    with pytest.raises(ValueError):
+        packet_schema(["telegram"])
+    with pytest.raises(ValueError):
+        packet_schema([])

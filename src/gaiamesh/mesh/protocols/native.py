@@ -22,13 +22,14 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 from starlette.types import ASGIApp
 
 from ...errors import RunError
 from ...settings import Settings
+from ..frames import packet_schema
 
 # Where the relay asks an agent to prove the run's mesh token before it uses the agent's native
 # endpoints (both ends: the relay's gateway and the agent's native server).
@@ -59,8 +60,26 @@ class AgentEndpoint(Protocol):
         """The packet types it works on (the relay routes by them)."""
 
     @property
+    def reads(self) -> frozenset[str]:
+        """The packet types it only reads (it takes them and answers none)."""
+
+    @property
+    def emits(self) -> frozenset[str]:
+        """The packet types the frames of its answers may have."""
+
+    @property
+    def answers_text(self) -> bool:
+        """Whether its tool gives a plain text request a meaning (:meth:`answer_text`)."""
+
+    @property
     def replay_window_s(self) -> float:
         """How long a signed request stays fresh (``REPLAY_WINDOW_S``; 0: not checked)."""
+
+    async def answer_text(self, query: str, document: str | None) -> list[str]:
+        """The tool's answer to a plain text request, as texts: ``query`` about ``document``, or,
+        when None, about the document of the newest run the agent holds. Raises
+        :class:`~gaiamesh.errors.Unanswerable` saying what to send when it cannot answer (no
+        document, an empty query, a tool that takes packets only); writes nothing on disk."""
 
     def answer(self, blob: bytes, inner: str) -> AsyncIterator[bytes]:
         """Decode ``blob`` with the adapter ``inner``, handle the packet, and yield each frame
@@ -68,6 +87,58 @@ class AgentEndpoint(Protocol):
         emitted: none for a packet it only reads or a sub-task's result it was waiting for.
         Raises :class:`~gaiamesh.errors.FrameError` before yielding for a blob it cannot
         decode (the binding answers with its protocol's own error)."""
+
+
+# --- what an agent says of itself, the same in every binding's card, tool or manifest ---------
+def takes(agent: AgentEndpoint) -> list[str]:
+    """Every packet type the agent takes: those it works on and those it only reads."""
+    return sorted(agent.consumes | agent.reads)
+
+
+def packets(agent: AgentEndpoint) -> dict[str, Any]:
+    """The agent's packets for a client written elsewhere: the types it works on, reads and
+    emits, and the JSON schemas (from the packet models) of a packet it takes and of one it
+    emits. An A2A card's extension and an ACP manifest carry it whole; an MCP tool its parts."""
+    return {
+        "consumes": sorted(agent.consumes),
+        "reads": sorted(agent.reads),
+        "emits": sorted(agent.emits),
+        "takes_schema": packet_schema(takes(agent)),
+        "emits_schema": packet_schema(agent.emits),
+    }
+
+
+def about(agent: AgentEndpoint, where: str) -> str:
+    """What the agent does and what to send it, for a card's, a tool's or a manifest's
+    description; ``where``: where that protocol's document carries the packets' schemas."""
+    said = (
+        f"{agent.description.rstrip('.')}: Gaia Mesh's {agent.tool} agent (node {agent.node_id}). "
+        f"It takes one packet as JSON, of type {' or '.join(takes(agent))}, and answers with packets "
+        f"of type {', '.join(sorted(agent.emits))}; their JSON schemas are in {where}."
+    )
+    if agent.answers_text:
+        said += (
+            " It also answers plain text: a query, after the document it is about (without one, the "
+            "document of the newest run it holds), answered with passages of text."
+        )
+    return said
+
+
+def text_refused(agent: AgentEndpoint, where: str) -> str:
+    """A text request to an agent whose tool takes packets only: what to send instead."""
+    return (
+        f"the {agent.tool} tool takes packets, not text: send one packet of type "
+        f"{' or '.join(takes(agent))} as JSON (its JSON schema is in {where})"
+    )
+
+
+def text_request(texts: list[str]) -> tuple[str, str | None]:
+    """A text request's query and document from its texts in order: the last is the query, the
+    ones before it (if any) the document; none: the document of a run the agent holds."""
+    if not texts:
+        return "", None
+    *document, query = texts
+    return query, ("\n\n".join(document) if document else None)
 
 
 class NativeClient(abc.ABC):

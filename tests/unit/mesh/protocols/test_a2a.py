@@ -24,7 +24,8 @@ from gaiamesh.mesh.frames import PacketType, make_packet, parse_packet_json
 from gaiamesh.mesh.native import Peer, Undelivered
 from gaiamesh.mesh.native import binding as native_binding
 from gaiamesh.mesh.protocols import canonical_json
-from gaiamesh.mesh.protocols.a2a.binding import CONSUMES_EXTENSION, A2ABinding
+from gaiamesh.mesh.protocols.a2a.binding import A2ABinding
+from gaiamesh.mesh.protocols.a2a.server import CONSUMES_EXTENSION
 
 RUN = "run-a2a"
 CARD = "/.well-known/agent-card.json"
@@ -41,6 +42,9 @@ class FakeAgent:
     tool: str = "fake_search"
     description: str = "Searches the document (a test's fake)."
     consumes: frozenset[str] = frozenset({"search_docs", "doc_init"})
+    reads: frozenset[str] = frozenset()
+    emits: frozenset[str] = frozenset({"search_docs"})
+    answers_text: bool = False  # a text request gets the protocol's error (tests/unit/agents/test_described.py)
     gates: dict[str, threading.Event] = field(default_factory=dict)
     seen: list[bytes] = field(default_factory=list)
 
@@ -186,11 +190,15 @@ def test_the_registry_names_the_a2a_binding() -> None:
 async def test_the_card_describes_the_tool_at_the_url_the_caller_used(server: Server) -> None:
     async with httpx.AsyncClient(timeout=WAIT) as http:
         card = await A2ACardResolver(http, server.base_url).get_agent_card()
-        assert (card.name, card.description) == ("fake", server.agent.description)
-        assert [(s.id, s.description) for s in card.skills] == [("fake_search", server.agent.description)]
+        assert card.name == "Gaia Mesh fake_search agent (node fake)"
+        assert card.description.startswith(server.agent.description.rstrip("."))
+        [skill] = card.skills
+        assert skill.id == "fake_search" and "a packet of type doc_init or search_docs" in skill.description
+        assert list(card.default_input_modes) == list(skill.input_modes) == ["application/json"]  # no text
         [extension] = card.capabilities.extensions
         assert extension.uri == CONSUMES_EXTENSION
         assert list(extension.params["consumes"]) == ["doc_init", "search_docs"]
+        assert list(extension.params["emits"]) == ["search_docs"]
         assert card.capabilities.streaming
         [interface] = card.supported_interfaces
         assert (interface.url, interface.protocol_binding) == (f"{server.base_url}/", "JSONRPC")
@@ -307,7 +315,7 @@ def _send(parts: list[dict[str, Any]], method: str = "SendMessage") -> dict[str,
     [
         (b"{not json", -32700, "Expecting property name"),
         (b'{"jsonrpc":"2.0","id":7,"method":"message/send","params":{}}', -32601, "Method not found"),
-        (_send([{"text": "hello"}]), -32602, "expected a data part carrying the packet, got a text part"),
+        (_send([{"text": "hello"}]), -32602, "a2a: the fake_search tool takes packets, not text: send one packet"),
         (_send([{"data": [1, 2]}]), -32602, "holds a list, not a packet object"),
         (_send([{"data": {"type": "x"}}, {"data": {"type": "x"}}]), -32602, "found 2 parts"),
         (_send([{"data": {"hello": 1}}]), -32602, "the packet was refused"),

@@ -43,6 +43,9 @@ class FakeAgent:
     tool = "echo"
     description = "echoes a packet back with the next seq"
     consumes = frozenset({"doc_init", "subtask"})
+    reads: frozenset[str] = frozenset()
+    emits = frozenset({"doc_init", "subtask"})  # it echoes what it takes
+    answers_text = False  # a text request gets the protocol's error (tests/unit/agents/test_described.py)
 
     def __init__(self) -> None:
         self.release = asyncio.Event()  # "two": the second frame is made only once this is set
@@ -170,13 +173,12 @@ async def test_manifest_lists_the_tool(agent: tuple[FakeAgent, str]) -> None:
         listed = [a async for a in sdk.agents()]
         one = await sdk.agent(name="echo")
     assert [a.name for a in listed] == ["echo"] and one.name == "echo"
-    assert one.description == FakeAgent.description
-    assert one.input_content_types == one.output_content_types == ["application/json"]
+    assert one.description.startswith(FakeAgent.description)
+    assert one.input_content_types == one.output_content_types == ["application/json"]  # no text
     assert one.metadata.capabilities[0].name == "echo"
-    assert one.metadata.annotations.model_dump()["gaiamesh"] == {
-        "node_id": "7",
-        "consumes": ["doc_init", "subtask"],
-    }
+    mesh = one.metadata.annotations.model_dump()["gaiamesh"]
+    assert (mesh["node_id"], mesh["consumes"], mesh["emits"]) == ("7", ["doc_init", "subtask"], ["doc_init", "subtask"])
+    assert mesh["takes_schema"]["discriminator"]["propertyName"] == "type"
 
 
 @pytest.mark.parametrize("stream", [False, True])

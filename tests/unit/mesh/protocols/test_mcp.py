@@ -39,6 +39,9 @@ class FakeAgent:
     tool = "search_docs"
     description = "Finds the passages of the document that answer the question."
     consumes = frozenset({"doc_init", "subtask"})
+    reads: frozenset[str] = frozenset()
+    emits = frozenset({"doc_init", "subtask"})  # it echoes what it takes
+    answers_text = False  # a text request gets the protocol's error (tests/unit/agents/test_described.py)
     host_names = ("agent-search",)  # what the deployment calls it (agents/native.py's host_names)
 
     def __init__(self) -> None:
@@ -276,9 +279,10 @@ async def served(fake: FakeAgent) -> AsyncIterator[Agent]:
 async def test_the_sdks_own_client_lists_and_calls_the_tool(served: Agent, mode: str) -> None:
     async with mcp.Client(served.url, mode=mode) as user:
         (tool,) = (await user.list_tools()).tools
-        assert (tool.name, tool.description) == ("search_docs", FakeAgent.description)
-        assert tool.input_schema["required"] == ["packet"]
+        assert tool.name == "search_docs" and tool.description.startswith(FakeAgent.description.rstrip("."))
+        assert tool.input_schema["required"] == ["packet"]  # no text: a packet or nothing
         assert tool.input_schema["properties"]["packet"]["type"] == "object"
+        assert set(tool.input_schema["properties"]) == {"packet"}
         assert (tool.meta or {})[CONSUMES_META] == ["doc_init", "subtask"]
         result = await user.call_tool("search_docs", {"packet": json.loads(frame())})
         assert not result.is_error and result.structured_content is None
@@ -335,7 +339,8 @@ async def test_bad_input_gets_mcps_own_errors_and_the_server_keeps_serving(
     async with mcp.Client(agent.url) as user:
         for name, arguments, said in [
             ("telegraph", {"packet": {}}, "Unknown tool: telegraph"),
-            ("search_docs", {}, r"search_docsArguments\npacket\n  Field required"),
+            ("search_docs", {}, r"no packet: send 'packet', of type doc_init or subtask \(its JSON schema is in"),
+            ("search_docs", {"query": "where?"}, "the search_docs tool takes packets, not text: send one packet"),
             ("search_docs", {"packet": "a string"}, "Input should be a valid dictionary"),
             ("search_docs", {"packet": {"type": "doc_init"}}, "the packet was refused: invalid packet field"),
         ]:

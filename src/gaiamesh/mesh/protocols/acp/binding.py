@@ -2,7 +2,9 @@
 relay calls it with ``acp-sdk``'s own ``Client``.
 
 The agent is one ACP agent named after its tool (``GET /agents`` lists it; its manifest's
-metadata describes the tool, and ``annotations.gaiamesh`` carries the packet types it consumes).
+metadata describes the tool, and ``annotations.gaiamesh`` carries the packet types it takes and
+emits with their JSON schemas; ``server.py``). A run whose parts are all text is a text request,
+which a tool that answers text answers with text parts, and any other refuses (``invalid_input``).
 A frame is one run (``POST /runs``) whose input is one message with one part: content type
 ``application/json``, content the packet's canonical JSON. Each frame the agent emits while
 handling it is one part of the run's output message: in ``sync`` mode all of them in the run the
@@ -50,48 +52,32 @@ request with ``str()`` of FastAPI's validation error, which names the SDK's sour
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx
-import uvicorn.config
-from fastapi import Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
-
-from ....errors import FrameError
-from ..base import ProtocolError, canonical_json, loads_object
-from ..native import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
-
-if not hasattr(uvicorn.config, "LoopSetupType"):  # see the module's docstring
-    uvicorn.config.LoopSetupType = uvicorn.config.LoopFactoryType  # type: ignore[attr-defined]
-
-from acp_sdk.client import Client  # noqa: E402
-from acp_sdk.models import (  # noqa: E402
+from acp_sdk.client import Client
+from acp_sdk.models import (
     ACPError,
-    Annotations,
     ArtifactEvent,
-    Capability,
-    Error,
-    ErrorCode,
     Message,
     MessagePart,
     MessagePartEvent,
-    Metadata,
     Run,
     RunAwaitingEvent,
     RunCancelledEvent,
     RunFailedEvent,
     RunStatus,
 )
-from acp_sdk.server import AgentManifest, Context, RunYield, RunYieldResume, create_app  # noqa: E402
+from starlette.types import ASGIApp
 
-MEDIA_TYPE = "application/json"
+from ..base import ProtocolError, canonical_json, loads_object
+from ..native import AgentEndpoint, Binding, NativeClient, Peer, Undelivered
+from .server import MEDIA_TYPE, JsonByDefault, not_a_run, server_app
+
+__all__ = ["JsonByDefault", "not_a_run"]  # the service's ACP endpoint takes them from here
 _NAME = re.compile(r"^[a-zA-Z0-9_\-]+$")  # what ACP's message role allows after "agent/"
 
 
@@ -110,146 +96,10 @@ class AcpBinding(Binding):
             raise ValueError(
                 f"acp: the tool name {agent.tool!r} cannot name an ACP agent (letters, digits, _ and -)"
             )
-        # No playground CORS: it would let one public origin script these unauthenticated agents.
-        app = create_app(ToolAgent(agent), enable_playground_cors=False)
-        app.exception_handler(RequestValidationError)(not_a_run)  # in place of the SDK's
-        return JsonByDefault(_Started(app))
+        return server_app(agent)
 
     def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
         return AcpClient(peer, http, stream)
-
-
-# --- the agent's server -----------------------------------------------------------------------
-def _invalid(message: str) -> ACPError:
-    return ACPError(Error(code=ErrorCode.INVALID_INPUT, message=f"acp: {message}"))
-
-
-def packet_of(messages: list[Message]) -> bytes:
-    """The blob a run's input carries: one message with one inline ``application/json`` part."""
-    if len(messages) != 1 or len(messages[0].parts) != 1:
-        raise _invalid("a run's input must be one message with one part carrying the packet")
-    part = messages[0].parts[0]
-    if part.content_type != MEDIA_TYPE or part.content is None or part.content_encoding != "plain":
-        raise _invalid(f"the message part must carry {MEDIA_TYPE} content inline, as plain text")
-    blob: bytes = part.content.encode()
-    return blob
-
-
-class ToolAgent(AgentManifest):
-    """One mesh agent as an ACP agent: its manifest, and a run per frame."""
-
-    def __init__(self, agent: AgentEndpoint) -> None:
-        self.agent = agent
-
-    @property
-    def name(self) -> str:
-        return self.agent.tool
-
-    @property
-    def description(self) -> str:
-        return self.agent.description
-
-    @property
-    def input_content_types(self) -> list[str]:
-        return [MEDIA_TYPE]
-
-    @property
-    def output_content_types(self) -> list[str]:
-        return [MEDIA_TYPE]
-
-    @property
-    def metadata(self) -> Metadata:
-        # annotations: ACP's room for what its schema does not name (extra members allowed)
-        mesh = {"node_id": self.agent.node_id, "consumes": sorted(self.agent.consumes)}
-        return Metadata(
-            capabilities=[Capability(name=self.agent.tool, description=self.agent.description)],
-            annotations=Annotations.model_validate({"gaiamesh": mesh}),
-            framework="gaiamesh",
-        )
-
-    async def run(self, input: list[Message], context: Context) -> AsyncGenerator[RunYield, RunYieldResume]:
-        # A FrameError (or a malformed input) fails the run with ACP's invalid_input error: the
-        # run's status and error in sync mode, a run.failed event in stream mode.
-        frames = self.agent.answer(packet_of(input), "json")
-        try:
-            try:
-                frame = await anext(frames, None)
-            except FrameError as exc:
-                raise _invalid(str(exc)) from None
-            while frame is not None:
-                yield MessagePart(content_type=MEDIA_TYPE, content=frame.decode())
-                frame = await anext(frames, None)
-        finally:
-            if isinstance(frames, AsyncGenerator):  # a run cancelled mid-answer stops the handling
-                await frames.aclose()
-
-
-async def not_a_run(request: Request, exc: Exception) -> JSONResponse:
-    """A body that is not a run request: ACP's ``invalid_input``, saying where the body is wrong
-    (the SDK's handler says ``str(exc)``, which ends with the SDK's file and line)."""
-    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
-    said = "; ".join(
-        f"{'.'.join(str(part) for part in e.get('loc', ()))}: {e.get('msg', '')}" for e in errors[:5]
-    )
-    error = Error(code=ErrorCode.INVALID_INPUT, message=f"acp: not a run request: {said or 'invalid'}")
-    return JSONResponse(error.model_dump(mode="json"), status_code=422)
-
-
-class JsonByDefault:
-    """A POST with a body but no ``Content-Type`` and no ``Origin`` (a program's client, such as
-    the SDK's own, not a browser's page) is read as ``application/json``, which FastAPI would
-    otherwise refuse with 422 (see the module's docstring)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            names = {name.lower() for name, _ in scope["headers"]}
-            if b"content-type" not in names and b"origin" not in names:
-                headers = [*scope["headers"], (b"content-type", MEDIA_TYPE.encode())]
-                scope = {**scope, "headers": headers}
-        await self.app(scope, receive, send)
-
-
-class _Started:
-    """``create_app``'s app makes its thread pool and HTTP client in its lifespan, and its run
-    handler needs them; the agent's native server builds the apps it mounts on first use and
-    runs no lifespan for them. So the lifespan is entered on the first request (or on the
-    lifespan's own startup, where a server sends one) and held while the process lives."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self._stack: contextlib.AsyncExitStack | None = None
-        self._lock = asyncio.Lock()
-
-    async def _start(self) -> None:
-        async with self._lock:
-            if self._stack is None:
-                stack = contextlib.AsyncExitStack()
-                await stack.enter_async_context(self.app.router.lifespan_context(self.app))
-                self._stack = stack
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-            return
-        if self._stack is None:
-            await self._start()
-        await self.app(scope, receive, send)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await self._start()
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                if self._stack is not None:
-                    await self._stack.aclose()
-                    self._stack = None
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
 
 # --- the relay's client -----------------------------------------------------------------------

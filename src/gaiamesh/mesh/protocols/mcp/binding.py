@@ -6,7 +6,8 @@ What crosses the wire (protocol revision 2025-11-25, the SDK's initialize handsh
 
 - ``connect()``: ``initialize`` (a POST), the ``notifications/initialized`` notice (a POST, 202),
   the standing ``GET`` the SDK opens for server-initiated messages (an SSE stream held open for
-  the session), and ``tools/list`` (a POST), whose one tool is the one the relay calls.
+  the session), and ``tools/list`` (a POST), whose one tool is the one the relay calls (its
+  input schema and ``_meta`` carry the JSON schemas of the packets it takes and emits).
 - ``send(blob)``: one ``tools/call`` POST naming that tool with ``arguments = {"packet": <the
   packet as a JSON object>}``; the answer is an SSE stream ending in the call's result, whose
   ``content`` holds one ``TextContent`` per frame (the frame's canonical JSON as text), in order.

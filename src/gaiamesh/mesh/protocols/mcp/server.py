@@ -5,34 +5,83 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent
-from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ....errors import FrameError
+from ....errors import FrameError, Unanswerable
+from ...frames import packet_schema
 from ..base import canonical_json
-from ..native import AgentEndpoint
+from ..native import AgentEndpoint, about, takes, text_refused
 
 CONSUMES_META = "gaiamesh/consumes"  # the tool's _meta key listing the packet types it works on
+EMITS_META = "gaiamesh/emits"  # ... the packet types of its answers' frames
+EMITS_SCHEMA_META = "gaiamesh/emits_schema"  # ... and the JSON schema of one of them
+WHERE = f"the tool's inputSchema (a packet it takes) and its _meta {EMITS_SCHEMA_META!r} (one it emits)"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # what the SDK allows by itself, on a loopback agent
 
-PacketArgument = Annotated[
-    dict[str, Any],
-    Field(description="One Gaia Mesh packet (a JSON object with its type, run_id, src, payload...)"),
-]
+
+def input_schema(agent: AgentEndpoint) -> dict[str, Any]:
+    """The tool's inputSchema: ``packet``, one packet of a type the agent takes (its JSON schema
+    from the packet models, its definitions hoisted to the root where its references point);
+    for a tool that answers text, ``query`` and ``document`` instead."""
+    packet = packet_schema(takes(agent))
+    defs = packet.pop("$defs", {})
+    said = f"One Gaia Mesh packet of type {' or '.join(takes(agent))}, as a JSON object."
+    properties: dict[str, Any] = {"packet": {**packet, "type": "object", "description": said}}
+    if agent.answers_text:
+        properties["query"] = {
+            "type": "string",
+            "description": "Plain text: what to look for (instead of a packet).",
+        }
+        properties["document"] = {
+            "type": "string",
+            "description": "The document to look in (none: the document of the newest run the agent holds).",
+        }
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "$defs": defs}
+    if not agent.answers_text:
+        schema["required"] = ["packet"]
+    return schema
+
+
+async def _text(agent: AgentEndpoint, query: str | None, document: str | None) -> CallToolResult:
+    """A call with no packet: the tool's answer to its text, or MCP's error result saying what
+    to send."""
+    if query is None and document is None:
+        text = "; or 'query' (and 'document') as text" if agent.answers_text else ""
+        raise ToolError(f"no packet: send 'packet', of type {' or '.join(takes(agent))} (its JSON schema is in {WHERE}){text}")
+    if not agent.answers_text:
+        raise ToolError(text_refused(agent, WHERE))
+    if query is None:
+        raise ToolError("a document with no query: send 'query', what to look for")
+    try:
+        texts = await agent.answer_text(query, document)
+    except Unanswerable as exc:
+        raise ToolError(str(exc)) from exc
+    return CallToolResult(content=[TextContent(type="text", text=text) for text in texts])
 
 
 def tool_function(agent: AgentEndpoint) -> Callable[..., Awaitable[CallToolResult]]:
     """The agent's tool as an ``MCPServer`` tool: the packet in, every frame the agent emits out,
     each also sent as a progress event the moment it is emitted when the caller asked for them
-    (``report_progress`` does nothing for a call without a progress token)."""
+    (``report_progress`` does nothing for a call without a progress token); or, without a
+    packet, a text request (:func:`_text`)."""
 
-    async def call(packet: PacketArgument, ctx: Context) -> CallToolResult:
+    async def call(
+        ctx: Context,
+        packet: dict[str, Any] | None = None,
+        query: str | None = None,
+        document: str | None = None,
+    ) -> CallToolResult:
+        if packet is None:
+            return await _text(agent, query, document)
+        if query is not None or document is not None:
+            raise ToolError("send either a packet or a query (with its document), not both")
         frames: list[str] = []
         try:
             async for blob in agent.answer(canonical_json(packet), "json"):
@@ -42,7 +91,7 @@ def tool_function(agent: AgentEndpoint) -> Callable[..., Awaitable[CallToolResul
             raise ToolError(f"the packet was refused: {exc}") from exc
         return CallToolResult(content=[TextContent(type="text", text=frame) for frame in frames])
 
-    call.__name__ = agent.tool  # the SDK names the input schema after it ("<tool>Arguments")
+    call.__name__ = agent.tool
     return call
 
 
@@ -104,21 +153,28 @@ class SelfStartingApp:
 
 
 def server_for(agent: AgentEndpoint) -> MCPServer:
-    """The agent's MCP server: one tool, named and described as the agent's, with the packet
-    types it consumes in the tool's ``_meta``."""
-    # The SDK hands log_level to logging.basicConfig, which does nothing in a process whose
-    # logging is already set up (the CLI's); elsewhere it keeps the SDK's INFO lines out.
-    server: MCPServer = MCPServer(
-        f"gaiamesh-agent-{agent.node_id}", instructions=agent.description, log_level="WARNING"
-    )
-    server.add_tool(
+    """The agent's MCP server: one tool, named after the agent's and described with what it
+    takes (:func:`input_schema`) and emits (in its ``_meta``)."""
+    description = about(agent, WHERE)
+    tool = Tool.from_function(
         tool_function(agent),
         name=agent.tool,
-        description=agent.description,
-        meta={CONSUMES_META: sorted(agent.consumes)},
+        description=description,
+        meta={
+            CONSUMES_META: sorted(agent.consumes),
+            EMITS_META: sorted(agent.emits),
+            EMITS_SCHEMA_META: packet_schema(agent.emits),
+        },
         structured_output=False,  # the frames are the content items; no output schema
     )
-    return server
+    # The SDK writes the schema of the function's arguments, where a packet is any object; the
+    # packet models say what it is. The arguments are still read by the function's own model.
+    tool = tool.model_copy(update={"parameters": input_schema(agent)})
+    # The SDK hands log_level to logging.basicConfig, which does nothing in a process whose
+    # logging is already set up (the CLI's); elsewhere it keeps the SDK's INFO lines out.
+    return MCPServer(
+        f"gaiamesh-agent-{agent.node_id}", instructions=description, tools=[tool], log_level="WARNING"
+    )
 
 
 def transport_security(listens_on: str, names: tuple[str, ...]) -> TransportSecuritySettings | None:
