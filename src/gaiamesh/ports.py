@@ -26,6 +26,18 @@ def taken(port: int, host: str = "127.0.0.1") -> bool:
     return False
 
 
+def declared_tcp(sock: socket.socket) -> socket.socket:
+    """The listening socket ``sock``, made again from its descriptor so that its ``proto`` says TCP.
+
+    A socket made with protocol 0 (uvicorn's ``Config.bind_socket()``, ``socket.create_server``)
+    is TCP all the same, but asyncio turns Nagle's algorithm off (``TCP_NODELAY``) only on the
+    connections of a socket whose ``proto`` is ``IPPROTO_TCP``. Without it the answer to a request
+    on a kept-alive connection waits for the client's delayed ACK: about 40 ms a request, measured
+    by ``gaiamesh bench-wire``. Made from its descriptor, the socket asks the kernel, which says TCP.
+    """
+    return socket.socket(fileno=sock.detach())
+
+
 def _docker_container(port: int) -> str | None:
     """The name of a running container that publishes ``port``, if docker can say."""
     if shutil.which("docker") is None:

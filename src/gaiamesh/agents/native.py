@@ -243,7 +243,7 @@ async def serve_native(agent: ServedAgent, stop: asyncio.Event) -> None:
                             timeout_keep_alive=pool.server_keep_alive(settings))  # fmt: skip (idle gaps: mesh/native/pool.py)
     server = _Server(config)
     try:
-        sock = config.bind_socket()
+        sock = ports.declared_tcp(config.bind_socket())  # TCP_NODELAY on its connections
     except SystemExit as exc:  # uvicorn exits when it cannot bind
         if settings.transport != "native":  # started for relay runs: those still work
             log.warning("agent %s: no native protocols: %s:%d is held by %s", agent.node_id, host, port,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import uvicorn
 
+from ....ports import declared_tcp
 from ...frames import NETWORK_SRC
 from .did import did_host_app, publish_did
 
@@ -35,7 +36,7 @@ class DidHost:
     async def start(self) -> None:
         # Reachable by name from the agents: loopback only when they find it as localhost.
         bind = "127.0.0.1" if self.hostname == "localhost" else "0.0.0.0"  # noqa: S104 (a container's own network)
-        sock = socket.create_server((bind, 0))
+        sock = declared_tcp(socket.create_server((bind, 0)))  # TCP_NODELAY on its connections
         self.port = int(sock.getsockname()[1])
         # The document is published in a folder of this host's own: KEYS_DIR may be read-only
         # (compose mounts each key file), and another process's host may name another port.
