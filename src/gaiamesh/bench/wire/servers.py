@@ -1,0 +1,122 @@
+"""The bench's servers, floor and ours, in one process of their own (``python -m
+gaiamesh.bench.wire.servers``), so that their CPU is read apart from the clients' (``/proc``,
+``bench/tls/cpu.py``): the blocks run one at a time, so a block's server CPU is its own.
+
+Each server is a uvicorn of its own on its own port. The floor's runs with uvicorn's defaults
+(as an SDK's documentation serves it: HTTP parser ``auto``, 5 s keep-alive, the app's lifespan);
+ours with an agent's native server's settings (``agents/native.py``: h11, no lifespan, keep-alive
+from ``mesh/native/pool.py``). Both on asyncio's own loop, as the agents and the relay run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+
+from ...errors import RunError
+
+READY_TIMEOUT_S = 60.0
+SIDES = ("floor", "ours")
+
+
+@dataclass(frozen=True)
+class Served:
+    """One server: its protocol and side, the port it listens on and the tap's in front of it."""
+
+    protocol: str
+    side: str
+    port: int
+    tap_port: int
+
+    def spec(self) -> str:
+        return f"{self.protocol}:{self.side}:{self.port}:{self.tap_port}"
+
+    @classmethod
+    def parse(cls, text: str) -> Served:
+        protocol, side, port, tap = text.split(":")
+        if side not in SIDES:
+            raise ValueError(f"side {side!r}: floor or ours")
+        return cls(protocol, side, int(port), int(tap))
+
+
+@contextlib.asynccontextmanager
+async def server_process(served: list[Served], keep_alive_s: int, keys_dir: Path, log: Path) -> AsyncIterator[int]:
+    """Every server of ``served`` in one process, until the block ends; yields its pid."""
+    args = [sys.executable, "-m", "gaiamesh.bench.wire.servers", str(keep_alive_s), str(keys_dir),
+            *(s.spec() for s in served)]  # fmt: skip
+    with log.open("wb") as err:
+        proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE, stderr=err)
+    try:
+        assert proc.stdout is not None
+        try:
+            line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT_S)
+        except TimeoutError:
+            line = b""
+        if line.strip() != b"ready":
+            raise RunError(f"the bench's server process did not start: {log.read_text(errors='replace')[-2000:]}")
+        yield proc.pid
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
+class _Server(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield  # many servers in one process: the process's own handler stops them all
+
+
+def _config(s: Served, keep_alive_s: int, keys_dir: Path) -> uvicorn.Config:
+    from .floor import floor_app
+    from .ours import ours_app
+
+    if s.side == "floor":
+        return uvicorn.Config(floor_app(s.protocol, f"http://127.0.0.1:{s.tap_port}"), host="127.0.0.1",
+                              port=s.port, log_level="warning", loop="asyncio")  # fmt: skip
+    return uvicorn.Config(ours_app(s.protocol, keys_dir), host="127.0.0.1", port=s.port, lifespan="off",
+                          log_level="warning", access_log=False, http="h11",
+                          timeout_keep_alive=keep_alive_s)  # fmt: skip
+
+
+async def _serve(served: list[Served], keep_alive_s: int, keys_dir: Path) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    configs = [_config(s, keep_alive_s, keys_dir) for s in served]
+    servers = [_Server(c) for c in configs]
+    sockets = [c.bind_socket() for c in configs]  # listening now: a client's connect waits in the backlog
+    async with asyncio.TaskGroup() as tasks:
+        for server, sock in zip(servers, sockets, strict=True):
+            tasks.create_task(server.serve(sockets=[sock]))
+        print("ready", flush=True)
+        await stop.wait()
+        for server in servers:
+            server.should_exit = True
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3:
+        print("usage: python -m gaiamesh.bench.wire.servers KEEP_ALIVE_S KEYS_DIR PROTOCOL:SIDE:PORT:TAP_PORT...",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    asyncio.run(_serve([Served.parse(a) for a in argv[2:]], int(argv[0]), Path(argv[1])))
+    return 0
+
+
+if __name__ == "__main__":  # server_process starts it
+    raise SystemExit(main(sys.argv[1:]))
