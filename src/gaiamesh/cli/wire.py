@@ -46,5 +46,7 @@ def add_commands(sub: Subparsers) -> None:
     p.add_argument("--requests", type=int, default=20, help="requests per peer and block (default 20)")
     p.add_argument("--rounds", type=int, default=3,
                    help="measured rounds; a warm-up round runs first and is discarded (default 3)")  # fmt: skip
-    p.add_argument("--out", default="bench/wire", help="where wire.json, .csv, .md and .png go (default bench/wire)")
+    p.add_argument(
+        "--out", default="bench/wire", help="where wire.json, .csv, .md and .png go (default bench/wire)"
+    )
     p.set_defaults(func=_cmd_bench_wire)

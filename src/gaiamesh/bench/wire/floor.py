@@ -35,7 +35,9 @@ FLOOR_PROTOCOLS = ("json", "a2a", "acp", "mcp")
 def floor_app(protocol: str, public_url: str) -> ASGIApp:
     """The SDK's minimal echo server for ``protocol``; ``public_url``: where its clients reach it
     (through the tap), for an A2A card's interface."""
-    made: ASGIApp = {"json": _json_app, "a2a": _a2a_app, "acp": _acp_app, "mcp": _mcp_app}[protocol](public_url)
+    made: ASGIApp = {"json": _json_app, "a2a": _a2a_app, "acp": _acp_app, "mcp": _mcp_app}[protocol](
+        public_url
+    )
     return made
 
 
@@ -62,7 +64,9 @@ async def _json_client(url: str) -> AsyncIterator[Send]:
     async with httpx.AsyncClient(timeout=TIMEOUT_S) as http:
 
         async def send(blob: bytes) -> int:
-            answer = await http.post(f"{url}/echo", content=blob, headers={"Content-Type": "application/json"})
+            answer = await http.post(
+                f"{url}/echo", content=blob, headers={"Content-Type": "application/json"}
+            )
             answer.raise_for_status()
             return len(answer.content)
 
@@ -86,7 +90,9 @@ def _a2a_app(public_url: str) -> ASGIApp:
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
             parts = list(context.message.parts) if context.message is not None else []
             data = get_data_parts(parts)
-            await event_queue.enqueue_event(new_data_message(data[0] if data else {}, context_id=context.context_id))
+            await event_queue.enqueue_event(
+                new_data_message(data[0] if data else {}, context_id=context.context_id)
+            )
 
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
             raise UnsupportedOperationError(message="echo cannot be cancelled")
@@ -156,7 +162,13 @@ async def _acp_client(url: str) -> AsyncIterator[Send]:
 
         async def send(blob: bytes) -> int:
             run = await client.run_sync(
-                [Message(parts=[MessagePart(content=blob.decode(), content_type="application/json")])], agent=ECHO
+                [
+                    Message(
+                        role="user",
+                        parts=[MessagePart(content=blob.decode(), content_type="application/json")],
+                    )
+                ],
+                agent=ECHO,
             )
             return sum(len(p.content or "") for m in run.output for p in m.parts)
 
@@ -170,10 +182,14 @@ def _mcp_app(public_url: str) -> ASGIApp:
 
     server = MCPServer(ECHO)
 
-    @server.tool(name=ECHO, structured_output=False)
     def echo(packet: dict[str, Any]) -> TextContent:
         """Echo the packet."""
         return TextContent(type="text", text=json.dumps(packet))
+
+    # the SDK reads the annotations, which this module's future import leaves as names it
+    # cannot resolve here (TextContent is imported in this function): given as types
+    echo.__annotations__ = {"packet": dict[str, Any], "return": TextContent}
+    server.tool(name=ECHO, structured_output=False)(echo)
 
     made: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH)
     return made

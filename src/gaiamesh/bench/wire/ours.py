@@ -63,7 +63,9 @@ def gateway_http(settings: Settings, peers: int) -> httpx.AsyncClient:
 
 
 @asynccontextmanager
-async def ours_client(protocol: str, url: str, http: httpx.AsyncClient, keys_dir: Path) -> AsyncIterator[SendOne]:
+async def ours_client(
+    protocol: str, url: str, http: httpx.AsyncClient, keys_dir: Path
+) -> AsyncIterator[SendOne]:
     """Our binding's client of one peer at ``url`` (the tap's origin), on the shared ``http``."""
     made = binding(protocol)
     client = made.client(Peer(f"{url}{made.mount}", ECHO, "bench-wire", keys_dir, f"{url}{made.mount}"), http)

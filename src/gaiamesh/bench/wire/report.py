@@ -20,7 +20,11 @@ PER_REQUEST_CONNS = 0.9  # a side that opens at least this many connections a re
 
 
 def _measured(blocks: Sequence[Block], protocol: str, peers: int, side: str) -> dict[int, Block]:
-    return {b.round: b for b in blocks if (b.protocol, b.peers, b.side) == (protocol, peers, side) and not b.warmup}
+    return {
+        b.round: b
+        for b in blocks
+        if (b.protocol, b.peers, b.side) == (protocol, peers, side) and not b.warmup
+    }
 
 
 def _cpu(b: Block) -> float:
@@ -48,7 +52,9 @@ def _paired(floor: dict[int, Block], ours: dict[int, Block], key: str) -> Ratio 
 def _note(protocol: str, floor_conns: float, ours_conns: float) -> str:
     said = []
     if floor_conns >= PER_REQUEST_CONNS:
-        said.append(f"the SDK alone opens a connection per request ({floor_conns:.2f}): {protocol}'s SDK reuses none")
+        said.append(
+            f"the SDK alone opens a connection per request ({floor_conns:.2f}): {protocol}'s SDK reuses none"
+        )
     if ours_conns >= PER_REQUEST_CONNS and floor_conns < PER_REQUEST_CONNS:
         said.append(f"ours opens a connection per request ({ours_conns:.2f}) where the SDK alone reuses them")
     return "; ".join(said)
@@ -60,7 +66,9 @@ def summarize(blocks: Sequence[Block]) -> list[Row]:
         floor, ours = (_measured(blocks, protocol, peers, s) for s in ("floor", "ours"))
         if not floor or not ours:
             continue
-        conns = {s: med(d, lambda b: b.per_request(b.connections)) for s, d in (("floor", floor), ("ours", ours))}
+        conns = {
+            s: med(d, lambda b: b.per_request(b.connections)) for s, d in (("floor", floor), ("ours", ours))
+        }
         rows.append(Row(
             protocol=protocol, peers=peers,
             floor_ms=_median([t for b in floor.values() for t in b.ms]),
@@ -125,7 +133,11 @@ CSV_FIELDS = ("protocol", "side", "peers", "round", "warmup", "requests", "error
 def csv_rows(blocks: Sequence[Block]) -> list[dict[str, object]]:
     out = []
     for b in blocks:
-        cuts = statistics.quantiles(b.ms, n=10, method="inclusive") if len(b.ms) > 1 else [*b.ms] * 9 or [0.0] * 9
+        cuts = (
+            statistics.quantiles(b.ms, n=10, method="inclusive")
+            if len(b.ms) > 1
+            else [*b.ms] * 9 or [0.0] * 9
+        )
         out.append({
             "protocol": b.protocol, "side": b.side, "peers": b.peers, "round": b.round, "warmup": b.warmup,
             "requests": b.requests, "errors": b.errors, "ms_p50": _median(b.ms), "ms_p90": round(cuts[-1], 3),

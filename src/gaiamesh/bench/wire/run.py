@@ -119,7 +119,9 @@ async def _rounds(b: _Bench, protocols: list[str], peers: list[int], rounds: int
         for protocol in protocols:
             for n in peers:
                 for side in SIDES if index % 2 == 0 else tuple(reversed(SIDES)):
-                    b.progress(f"round {index}{' (warm-up)' if index == 0 else ''}: {protocol} {side} x{n} peers")
+                    b.progress(
+                        f"round {index}{' (warm-up)' if index == 0 else ''}: {protocol} {side} x{n} peers"
+                    )
                     b.blocks.append(await _block(b, protocol, side, n, index))
 
 
@@ -187,4 +189,3 @@ def run_wire(out: Path, protocols: list[str], peers: list[int], requests: int, r
 def _machine() -> dict[str, str]:
     return {"python": platform.python_version(), "cpus": str(os.cpu_count() or 0), "platform": platform.platform(),
             "load_1m_at_start": (Path("/proc/loadavg").read_text().split()[0])}  # fmt: skip
-

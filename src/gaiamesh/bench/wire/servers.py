@@ -3,9 +3,17 @@ gaiamesh.bench.wire.servers``), so that their CPU is read apart from the clients
 ``bench/tls/cpu.py``): the blocks run one at a time, so a block's server CPU is its own.
 
 Each server is a uvicorn of its own on its own port. The floor's runs with uvicorn's defaults
-(as an SDK's documentation serves it: HTTP parser ``auto``, 5 s keep-alive, the app's lifespan);
-ours with an agent's native server's settings (``agents/native.py``: h11, no lifespan, keep-alive
-from ``mesh/native/pool.py``). Both on asyncio's own loop, as the agents and the relay run.
+(as an SDK's documentation serves it: HTTP parser ``auto``, 5 s keep-alive, the app's lifespan,
+its listening socket made as ``uvicorn.run`` makes it); ours as an agent's native server runs
+(``agents/native.py``: h11, no lifespan, keep-alive from ``mesh/native/pool.py``, its socket from
+``Config.bind_socket()``). Both on asyncio's own loop, as the agents and the relay run.
+
+The sockets differ on purpose, because the agents' do: ``bind_socket()`` makes its socket with
+protocol 0, not ``IPPROTO_TCP``, and asyncio sets ``TCP_NODELAY`` only on the connections of a
+socket whose protocol says TCP (``base_events._set_nodelay``), while ``uvicorn.run``'s own socket
+(``loop.create_server(host, port)``) says it. Measured here: a kept-alive request to such a
+server waits ~40 ms (Nagle's algorithm against the client's delayed ACK) where the other answers
+in ~1 ms; the bench shows it as ours.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -48,7 +57,9 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def server_process(served: list[Served], keep_alive_s: int, keys_dir: Path, log: Path) -> AsyncIterator[int]:
+async def server_process(
+    served: list[Served], keep_alive_s: int, keys_dir: Path, log: Path
+) -> AsyncIterator[int]:
     """Every server of ``served`` in one process, until the block ends; yields its pid."""
     args = [sys.executable, "-m", "gaiamesh.bench.wire.servers", str(keep_alive_s), str(keys_dir),
             *(s.spec() for s in served)]  # fmt: skip
@@ -61,7 +72,9 @@ async def server_process(served: list[Served], keep_alive_s: int, keys_dir: Path
         except TimeoutError:
             line = b""
         if line.strip() != b"ready":
-            raise RunError(f"the bench's server process did not start: {log.read_text(errors='replace')[-2000:]}")
+            raise RunError(
+                f"the bench's server process did not start: {log.read_text(errors='replace')[-2000:]}"
+            )
         yield proc.pid
     finally:
         if proc.returncode is None:
@@ -91,6 +104,20 @@ def _config(s: Served, keep_alive_s: int, keys_dir: Path) -> uvicorn.Config:
                           timeout_keep_alive=keep_alive_s)  # fmt: skip
 
 
+def _listening(s: Served, config: uvicorn.Config) -> socket.socket:
+    """The server's socket, listening now (a client's connect waits in the backlog until it
+    serves): ours as an agent makes it, the floor's as ``uvicorn.run`` does (the module's
+    docstring says why they differ)."""
+    if s.side == "ours":
+        sock = config.bind_socket()
+    else:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((config.host, config.port))
+    sock.listen(config.backlog)
+    return sock
+
+
 async def _serve(served: list[Served], keep_alive_s: int, keys_dir: Path) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -98,7 +125,7 @@ async def _serve(served: list[Served], keep_alive_s: int, keys_dir: Path) -> Non
         loop.add_signal_handler(sig, stop.set)
     configs = [_config(s, keep_alive_s, keys_dir) for s in served]
     servers = [_Server(c) for c in configs]
-    sockets = [c.bind_socket() for c in configs]  # listening now: a client's connect waits in the backlog
+    sockets = [_listening(s, c) for s, c in zip(served, configs, strict=True)]
     async with asyncio.TaskGroup() as tasks:
         for server, sock in zip(servers, sockets, strict=True):
             tasks.create_task(server.serve(sockets=[sock]))

@@ -33,7 +33,11 @@ def test_a_payload_is_a_json_object_of_its_size() -> None:
 
 def test_the_summary_pairs_rounds_leaves_the_warm_up_out_and_says_a_connection_per_request() -> None:
     blocks = [_block("floor", 0, 100.0), _block("ours", 0, 900.0)]  # warm-up: would make the ratio 9
-    blocks += [b for r in (1, 2, 3) for b in (_block("floor", r, 1.0 * r, connections=10), _block("ours", r, 2.0 * r))]
+    blocks += [
+        b
+        for r in (1, 2, 3)
+        for b in (_block("floor", r, 1.0 * r, connections=10), _block("ours", r, 2.0 * r))
+    ]
     [row] = summarize(blocks)
     assert row.ratio is not None and row.ratio.median == 2.0 and row.ratio.verdict == "beyond noise"
     assert (row.floor_conns, row.ours_conns) == (1.0, 0.1)
