@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 
 from ...deploy.local import free_port_block
-from ...errors import ConfigError
+from ...errors import ConfigError, RunError
 from ...mesh.native.tap import Tap
 from ...settings import Settings, load_settings
 from ..load import Load, LoadProbe
@@ -75,29 +75,73 @@ async def _peer(send: Send, requests: int, peer: int, times: list[float], failed
             failed.append("an empty answer")
 
 
+@dataclass
+class _Window:
+    """What a block reads around its requests only: the clock, both processes' CPU, the tap."""
+
+    bytes: int = 0
+    http: int = 0
+    cpu: float = 0.0
+    server_ns: int = 0
+    at: float = 0.0
+
+    @classmethod
+    def read(cls, tap: Tap, pid: int) -> _Window:
+        return cls(_tap_bytes(tap), _tap_requests(tap), time.process_time(), cpu_ns(pid), time.perf_counter())
+
+
+async def _life(client: AbstractAsyncContextManager[Send], steps: asyncio.Barrier, run: _Run, k: int) -> None:
+    """One peer: its client opens, waits for every other, sends its frames, waits again until the
+    block has read its measures, then closes. An error of its open breaks the barrier (the block
+    cannot be measured); of its close, it is counted with the block's errors."""
+    try:
+        async with client as send:
+            await steps.wait()  # every client open
+            await _peer(send, run.requests, k, run.times, run.failed)
+            await steps.wait()  # every request answered
+            await steps.wait()  # the block has read its measures
+    except asyncio.BrokenBarrierError:
+        return
+    except Exception as exc:  # the SDK client's own, opening or closing: said, the bench goes on
+        run.failed.append(f"{type(exc).__name__}: {exc}"[:300])
+        await steps.abort()
+
+
+@dataclass
+class _Run:
+    requests: int
+    times: list[float] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
 async def _block(b: _Bench, protocol: str, side: str, peers: int, index: int) -> Block:
     tap = b.taps[protocol, side]
     first = len(tap.books.conns)
-    times: list[float] = []
-    failed: list[str] = []
+    run, steps, broken = _Run(b.requests), asyncio.Barrier(peers + 1), False
     async with AsyncExitStack() as stack:
         http = await stack.enter_async_context(gateway_http(b.settings, peers)) if side == "ours" else None
-        sends = [await stack.enter_async_context(c) for c in _clients(b, protocol, side, peers, http)]
-        b.probe.start()
-        bytes0, http0 = _tap_bytes(tap), _tap_requests(tap)
-        cpu0, server0, t0 = time.process_time(), cpu_ns(b.pid), time.perf_counter()
         async with asyncio.TaskGroup() as group:
-            for k, send in enumerate(sends):
-                group.create_task(_peer(send, b.requests, k, times, failed))
-        seconds = time.perf_counter() - t0
-        client_cpu, server_cpu = (time.process_time() - cpu0) * 1000, (cpu_ns(b.pid) - server0) / 1e6
-        load = b.probe.stop()
-        sent, seen = _tap_bytes(tap) - bytes0, _tap_requests(tap) - http0
+            for k, client in enumerate(_clients(b, protocol, side, peers, http)):
+                group.create_task(_life(client, steps, run, k))  # the clients open at once, as a team's would
+            try:
+                await steps.wait()
+                b.probe.start()
+                before = _Window.read(tap, b.pid)
+                await steps.wait()
+                after = _Window.read(tap, b.pid)
+                load = b.probe.stop()
+                await steps.wait()
+            except asyncio.BrokenBarrierError:
+                broken = True  # raised below: in here the task group would wrap it
+    if broken:
+        raise RunError(f"bench-wire: a {protocol} client ({side}) failed: {run.failed[0] if run.failed else '?'}")
     conns = [c for c in tap.books.conns[first:] if not c.refused]
     return Block(protocol=protocol, side=side, peers=peers, round=index, warmup=index == 0,
-                 requests=peers * b.requests, errors=len(failed), error=failed[0] if failed else "",
-                 ms=[round(t, 3) for t in times], seconds=round(seconds, 3), client_cpu_ms=round(client_cpu, 3),
-                 server_cpu_ms=round(server_cpu, 3), bytes=sent, http_requests=seen, connections=len(conns),
+                 requests=peers * b.requests, errors=len(run.failed), error=run.failed[0] if run.failed else "",
+                 ms=[round(t, 3) for t in run.times], seconds=round(after.at - before.at, 3),
+                 client_cpu_ms=round((after.cpu - before.cpu) * 1000, 3),
+                 server_cpu_ms=round((after.server_ns - before.server_ns) / 1e6, 3), bytes=after.bytes - before.bytes,
+                 http_requests=after.http - before.http, connections=len(conns),
                  reused=sum(1 for c in conns if c.meter.requests > 1), load=_record(load))  # fmt: skip
 
 
