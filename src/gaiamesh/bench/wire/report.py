@@ -75,6 +75,10 @@ def summarize(blocks: Sequence[Block]) -> list[Row]:
             ours_ms=_median([t for b in ours.values() for t in b.ms]),
             ratio=_paired(floor, ours, "ms"), cpu_ratio=_paired(floor, ours, "cpu"),
             floor_cpu_ms=med(floor, _cpu), ours_cpu_ms=med(ours, _cpu),
+            floor_client_cpu_ms=med(floor, lambda b: b.per_request(b.client_cpu_ms)),
+            ours_client_cpu_ms=med(ours, lambda b: b.per_request(b.client_cpu_ms)),
+            floor_server_cpu_ms=med(floor, lambda b: b.per_request(b.server_cpu_ms)),
+            ours_server_cpu_ms=med(ours, lambda b: b.per_request(b.server_cpu_ms)),
             floor_bytes=med(floor, lambda b: b.per_request(b.bytes)), ours_bytes=med(ours, lambda b: b.per_request(b.bytes)),
             floor_conns=conns["floor"], ours_conns=conns["ours"],
             floor_reused=med(floor, lambda b: b.reused / b.connections if b.connections else 0.0),
@@ -95,12 +99,14 @@ def _ratio_cell(r: Ratio | None) -> str:
 
 
 def table(rows: Sequence[Row]) -> list[str]:
-    lines = ["| protocol | peers | floor ms | ours ms | ratio | CPU ratio | bytes/req floor / ours "
-             "| conns/req floor / ours | note |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| protocol | peers | floor ms | ours ms | ratio | CPU ratio | CPU ms/req client floor / ours "
+             "| server floor / ours | bytes/req floor / ours | conns/req floor / ours | note |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in rows:
         lines.append(
             f"| {r.protocol} | {r.peers} | {r.floor_ms:.2f} | {r.ours_ms:.2f} | {_ratio_cell(r.ratio)} | "
-            f"{_ratio_cell(r.cpu_ratio)} | {r.floor_bytes:,.0f} / {r.ours_bytes:,.0f} | "
+            f"{_ratio_cell(r.cpu_ratio)} | {r.floor_client_cpu_ms:.2f} / {r.ours_client_cpu_ms:.2f} | "
+            f"{r.floor_server_cpu_ms:.2f} / {r.ours_server_cpu_ms:.2f} | {r.floor_bytes:,.0f} / {r.ours_bytes:,.0f} | "
             f"{r.floor_conns:.3f} / {r.ours_conns:.3f} | {r.note}{f' ({r.errors} failed)' if r.errors else ''} |"
         )
     return lines
@@ -112,7 +118,8 @@ def markdown(result: WireBench) -> str:
         "# bench-wire: each SDK's floor beside ours", "",
         f"{', '.join(result.protocols)} at {', '.join(map(str, result.peers))} concurrent peers; {result.requests} "
         f"requests per peer and block; {result.rounds} measured rounds after a warm-up round (discarded); frames "
-        f"of {sizes_label()} in turn. Started {result.started}, {result.seconds:.0f} s.", "",
+        f"of {sizes_label()} in turn. Started {result.started}, {result.seconds:.0f} s. Ours's socket: "
+        f"{'as an agent makes it (no TCP_NODELAY)' if result.ours_socket == 'agent' else 'as uvicorn.run makes it'}.", "",
         *table(result.rows), "",
         "ms: the median request's time over every measured request. ratio: ours over floor, each round's "
         "median request paired by round, the median of those with its 95% bootstrap interval; (noise): the "

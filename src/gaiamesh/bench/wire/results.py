@@ -69,6 +69,10 @@ class Row(_Model):
     cpu_ratio: Ratio | None  # ours over floor, both sides' CPU per request
     floor_cpu_ms: float  # both sides, per request
     ours_cpu_ms: float
+    floor_client_cpu_ms: float  # the bench process (the clients, the tap's counting), per request
+    ours_client_cpu_ms: float
+    floor_server_cpu_ms: float  # the server process, per request
+    ours_server_cpu_ms: float
     floor_bytes: float  # per request
     ours_bytes: float
     floor_conns: float  # connections opened per request
@@ -87,6 +91,7 @@ class WireBench(_Model):
     requests: int  # per peer and block
     rounds: int
     sizes: list[int]
+    ours_socket: str = "agent"  # ours's listening socket (servers.py): as an agent makes it, or "tcp"
     machine: dict[str, str]
     contended_blocks: int
     rows: list[Row]

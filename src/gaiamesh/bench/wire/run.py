@@ -35,7 +35,7 @@ from .floor import FLOOR_PROTOCOLS, Send, floor_client
 from .ours import gateway_http, ours_client
 from .report import summarize, write
 from .results import SIZES, Block, WireBench, payload
-from .servers import SIDES, Served, server_process
+from .servers import OURS_SOCKETS, SIDES, Served, server_process
 
 Progress = Callable[[str], None]
 
@@ -134,7 +134,9 @@ async def _block(b: _Bench, protocol: str, side: str, peers: int, index: int) ->
             except asyncio.BrokenBarrierError:
                 broken = True  # raised below: in here the task group would wrap it
     if broken:
-        raise RunError(f"bench-wire: a {protocol} client ({side}) failed: {run.failed[0] if run.failed else '?'}")
+        raise RunError(
+            f"bench-wire: a {protocol} client ({side}) failed: {run.failed[0] if run.failed else '?'}"
+        )
     conns = [c for c in tap.books.conns[first:] if not c.refused]
     return Block(protocol=protocol, side=side, peers=peers, round=index, warmup=index == 0,
                  requests=peers * b.requests, errors=len(run.failed), error=run.failed[0] if run.failed else "",
@@ -175,7 +177,7 @@ class _Taps:
     taps: dict[tuple[str, str], Tap]
 
 
-async def _start_taps(stack: AsyncExitStack, protocols: list[str]) -> _Taps:
+async def _start_taps(stack: AsyncExitStack, protocols: list[str], ours_socket: str) -> _Taps:
     base = free_port_block(len(protocols) * len(SIDES), also=0)
     served, taps = [], {}
     for i, (protocol, side) in enumerate((p, s) for p in protocols for s in SIDES):
@@ -183,17 +185,17 @@ async def _start_taps(stack: AsyncExitStack, protocols: list[str]) -> _Taps:
         await tap.start()
         stack.push_async_callback(tap.close)
         taps[protocol, side] = tap
-        served.append(Served(protocol, side, base + i, tap.port))
+        served.append(Served(protocol, side, base + i, tap.port, ours_socket))
     return _Taps(served, taps)
 
 
 async def _measure(work: Path, protocols: list[str], peers: list[int], requests: int, rounds: int,
-                   progress: Progress) -> list[Block]:  # fmt: skip
+                   progress: Progress, ours_socket: str) -> list[Block]:  # fmt: skip
     from ...mesh.native import pool
 
     settings = load_settings()
     async with AsyncExitStack() as stack:
-        made = await _start_taps(stack, protocols)
+        made = await _start_taps(stack, protocols, ours_socket)
         pid = await stack.enter_async_context(
             server_process(made.served, pool.server_keep_alive(settings), work, work / "servers.log")
         )
@@ -214,15 +216,18 @@ def check(protocols: list[str], peers: list[int], requests: int, rounds: int) ->
 
 
 def run_wire(out: Path, protocols: list[str], peers: list[int], requests: int, rounds: int,
-             progress: Progress = lambda _: None) -> WireBench:  # fmt: skip
-    """Measure, then write ``wire.json``, ``wire.csv``, ``wire.md`` and ``wire.png`` to ``out``."""
+             progress: Progress = lambda _: None, ours_socket: str = "agent") -> WireBench:  # fmt: skip
+    """Measure, then write ``wire.json``, ``wire.csv``, ``wire.md`` and ``wire.png`` to ``out``.
+    ``ours_socket``: ``agent`` (ours served as an agent serves it) or ``tcp`` (``servers.py``)."""
     check(protocols, peers, requests, rounds)
+    if ours_socket not in OURS_SOCKETS:
+        raise ConfigError(f"ours_socket {ours_socket!r}: {' or '.join(OURS_SOCKETS)}")
     started, t0 = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-wire-") as tmp:
-        blocks = asyncio.run(_measure(Path(tmp), protocols, peers, requests, rounds, progress))
+        blocks = asyncio.run(_measure(Path(tmp), protocols, peers, requests, rounds, progress, ours_socket))
     result = WireBench(
         started=started, seconds=round(time.monotonic() - t0, 1), protocols=protocols, peers=peers,
-        requests=requests, rounds=rounds, sizes=list(SIZES), machine=_machine(),
+        requests=requests, rounds=rounds, sizes=list(SIZES), ours_socket=ours_socket, machine=_machine(),
         contended_blocks=sum(1 for b in blocks if b.load.contended and not b.warmup),
         rows=summarize(blocks), blocks=blocks,
     )  # fmt: skip

@@ -13,7 +13,8 @@ protocol 0, not ``IPPROTO_TCP``, and asyncio sets ``TCP_NODELAY`` only on the co
 socket whose protocol says TCP (``base_events._set_nodelay``), while ``uvicorn.run``'s own socket
 (``loop.create_server(host, port)``) says it. Measured here: a kept-alive request to such a
 server waits ~40 ms (Nagle's algorithm against the client's delayed ACK) where the other answers
-in ~1 ms; the bench shows it as ours.
+in ~1 ms; the bench shows it as ours. ``--ours-socket tcp`` gives ours the floor's socket, to
+measure what is left of ours without it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ...errors import RunError
 
 READY_TIMEOUT_S = 60.0
 SIDES = ("floor", "ours")
+OURS_SOCKETS = ("agent", "tcp")
 
 
 @dataclass(frozen=True)
@@ -44,16 +46,17 @@ class Served:
     side: str
     port: int
     tap_port: int
+    socket: str = "agent"  # ours's listening socket: "agent" (as an agent makes it) or "tcp" (as the floor's)
 
     def spec(self) -> str:
-        return f"{self.protocol}:{self.side}:{self.port}:{self.tap_port}"
+        return f"{self.protocol}:{self.side}:{self.port}:{self.tap_port}:{self.socket}"
 
     @classmethod
     def parse(cls, text: str) -> Served:
-        protocol, side, port, tap = text.split(":")
-        if side not in SIDES:
-            raise ValueError(f"side {side!r}: floor or ours")
-        return cls(protocol, side, int(port), int(tap))
+        protocol, side, port, tap, sock = text.split(":")
+        if side not in SIDES or sock not in OURS_SOCKETS:
+            raise ValueError(f"{text!r}: a side is floor or ours, a socket {' or '.join(OURS_SOCKETS)}")
+        return cls(protocol, side, int(port), int(tap), sock)
 
 
 @contextlib.asynccontextmanager
@@ -108,7 +111,7 @@ def _listening(s: Served, config: uvicorn.Config) -> socket.socket:
     """The server's socket, listening now (a client's connect waits in the backlog until it
     serves): ours as an agent makes it, the floor's as ``uvicorn.run`` does (the module's
     docstring says why they differ)."""
-    if s.side == "ours":
+    if s.side == "ours" and s.socket == "agent":
         sock = config.bind_socket()
     else:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
