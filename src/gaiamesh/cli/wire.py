@@ -37,7 +37,7 @@ def _cmd_bench_wire(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Subparsers) -> None:
-    from ..bench.wire.floor import FLOOR_PROTOCOLS
+    from ..bench.wire import FLOOR_PROTOCOLS
 
     p = sub.add_parser("bench-wire", help="each native protocol's SDK floor beside our gateway and server")
     p.add_argument("--protocols", default=",".join(FLOOR_PROTOCOLS),

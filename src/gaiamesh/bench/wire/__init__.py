@@ -7,3 +7,7 @@ time per request, CPU of each side, bytes on the socket, connections opened and 
 ``servers.py`` (both sides' servers, in a process of their own), ``clients.py`` (both sides'
 clients), ``run.py`` (rounds), ``report.py`` (summary, CSV, markdown, plot).
 """
+
+# The protocols with an SDK floor (floor.py); here, so that the CLI names them without loading
+# an SDK or an HTTP stack (the model server's image imports the CLI and has neither).
+FLOOR_PROTOCOLS = ("json", "a2a", "acp", "mcp")

@@ -25,11 +25,12 @@ from typing import Any
 import httpx
 from starlette.types import ASGIApp
 
+from . import FLOOR_PROTOCOLS as FLOOR_PROTOCOLS  # re-exported: the floors' protocols
+
 Send = Callable[[bytes], Awaitable[int]]  # one request: the blob out, the answer's bytes back
 TIMEOUT_S = 60.0
 ECHO = "echo"  # the tool's, agent's and skill's name on both sides
 MCP_PATH = "/mcp"  # the SDK's default streamable HTTP path
-FLOOR_PROTOCOLS = ("json", "a2a", "acp", "mcp")
 
 
 def floor_app(protocol: str, public_url: str) -> ASGIApp:
