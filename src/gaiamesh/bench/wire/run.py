@@ -29,13 +29,12 @@ from ...errors import ConfigError, RunError
 from ...mesh.native.tap import Tap
 from ...settings import Settings, load_settings
 from ..load import Load, LoadProbe
-from ..tls.cpu import cpu_ns
 from ..tls.results import LoadRecord
 from .floor import FLOOR_PROTOCOLS, Send, floor_client
 from .ours import gateway_http, ours_client
 from .report import summarize, write
 from .results import SIZES, Block, WireBench, payload
-from .servers import OURS_SOCKETS, SIDES, Served, server_process
+from .servers import OURS_SOCKETS, SIDES, Served, ServerProcess, server_process
 
 Progress = Callable[[str], None]
 
@@ -43,7 +42,7 @@ Progress = Callable[[str], None]
 @dataclass
 class _Bench:
     settings: Settings
-    pid: int
+    server: ServerProcess
     taps: dict[tuple[str, str], Tap]
     keys_dir: Path
     requests: int
@@ -86,17 +85,20 @@ class _Window:
     at: float = 0.0
 
     @classmethod
-    def read(cls, tap: Tap, pid: int) -> _Window:
-        return cls(_tap_bytes(tap), _tap_requests(tap), time.process_time(), cpu_ns(pid), time.perf_counter())
+    async def read(cls, tap: Tap, server: ServerProcess) -> _Window:
+        server_ns = await server.cpu_ns()
+        return cls(_tap_bytes(tap), _tap_requests(tap), time.process_time(), server_ns, time.perf_counter())
 
 
 async def _life(client: AbstractAsyncContextManager[Send], steps: asyncio.Barrier, run: _Run, k: int) -> None:
-    """One peer: its client opens, waits for every other, sends its frames, waits again until the
-    block has read its measures, then closes. An error of its open breaks the barrier (the block
+    """One peer: its client opens, waits for every other and for the block to read where its
+    measures start, sends its frames, waits again until the block has read its measures, then
+    closes. An error of its open breaks the barrier (the block
     cannot be measured); of its close, it is counted with the block's errors."""
     try:
         async with client as send:
             await steps.wait()  # every client open
+            await steps.wait()  # the block has read where its measures start
             await _peer(send, run.requests, k, run.times, run.failed)
             await steps.wait()  # every request answered
             await steps.wait()  # the block has read its measures
@@ -126,9 +128,10 @@ async def _block(b: _Bench, protocol: str, side: str, peers: int, index: int) ->
             try:
                 await steps.wait()
                 b.probe.start()
-                before = _Window.read(tap, b.pid)
+                before = await _Window.read(tap, b.server)
                 await steps.wait()
-                after = _Window.read(tap, b.pid)
+                await steps.wait()
+                after = await _Window.read(tap, b.server)
                 load = b.probe.stop()
                 await steps.wait()
             except asyncio.BrokenBarrierError:
@@ -196,10 +199,10 @@ async def _measure(work: Path, protocols: list[str], peers: list[int], requests:
     settings = load_settings()
     async with AsyncExitStack() as stack:
         made = await _start_taps(stack, protocols, ours_socket)
-        pid = await stack.enter_async_context(
+        server = await stack.enter_async_context(
             server_process(made.served, pool.server_keep_alive(settings), work, work / "servers.log")
         )
-        b = _Bench(settings, pid, made.taps, work, requests, LoadProbe(lambda: [os.getpid()]), progress)
+        b = _Bench(settings, server, made.taps, work, requests, LoadProbe(lambda: [os.getpid()]), progress)
         await _rounds(b, protocols, peers, rounds)
         return b.blocks
 

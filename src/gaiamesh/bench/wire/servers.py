@@ -1,6 +1,7 @@
 """The bench's servers, floor and ours, in one process of their own (``python -m
-gaiamesh.bench.wire.servers``), so that their CPU is read apart from the clients' (``/proc``,
-``bench/tls/cpu.py``): the blocks run one at a time, so a block's server CPU is its own.
+gaiamesh.bench.wire.servers``), so that their CPU is read apart from the clients' (the process
+answers its own CPU time on a pipe, :class:`ServerProcess`): the blocks run one at a time, so
+a block's server CPU is its own.
 
 Each server is a uvicorn of its own on its own port. The floor's runs with uvicorn's defaults
 (as an SDK's documentation serves it: HTTP parser ``auto``, 5 s keep-alive, the app's lifespan,
@@ -25,6 +26,7 @@ import logging
 import signal
 import socket
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,15 +61,37 @@ class Served:
         return cls(protocol, side, int(port), int(tap), sock)
 
 
+class ServerProcess:
+    """The servers' process, as the bench sees it: its pid, and its CPU time on request."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+
+    async def cpu_ns(self) -> int:
+        """The process's CPU time, every thread's, those that ended too (``CLOCK_PROCESS_CPUTIME_ID``
+        read by the process itself: ``/proc``'s per-thread counts lose a thread that ends, and its
+        per-process ticks are 10 ms)."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(b"cpu\n")
+        await self.proc.stdin.drain()
+        while line := await self.proc.stdout.readline():
+            if line.strip().isdigit():  # not a line an SDK printed
+                return int(line)
+        raise RunError("the bench's server process ended")
+
+
 @contextlib.asynccontextmanager
 async def server_process(
     served: list[Served], keep_alive_s: int, keys_dir: Path, log: Path
-) -> AsyncIterator[int]:
-    """Every server of ``served`` in one process, until the block ends; yields its pid."""
+) -> AsyncIterator[ServerProcess]:
+    """Every server of ``served`` in one process, until the block ends."""
     args = [sys.executable, "-m", "gaiamesh.bench.wire.servers", str(keep_alive_s), str(keys_dir),
             *(s.spec() for s in served)]  # fmt: skip
     with log.open("wb") as err:
-        proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE, stderr=err)
+        proc = await asyncio.create_subprocess_exec(
+            *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err
+        )
     try:
         assert proc.stdout is not None
         try:
@@ -78,7 +102,7 @@ async def server_process(
             raise RunError(
                 f"the bench's server process did not start: {log.read_text(errors='replace')[-2000:]}"
             )
-        yield proc.pid
+        yield ServerProcess(proc)
     finally:
         if proc.returncode is None:
             proc.terminate()
@@ -133,9 +157,24 @@ async def _serve(served: list[Served], keep_alive_s: int, keys_dir: Path) -> Non
         for server, sock in zip(servers, sockets, strict=True):
             tasks.create_task(server.serve(sockets=[sock]))
         print("ready", flush=True)
+        answering = tasks.create_task(_answer_cpu(stop))
         await stop.wait()
+        answering.cancel()
         for server in servers:
             server.should_exit = True
+
+
+async def _answer_cpu(stop: asyncio.Event) -> None:
+    """Each ``cpu`` line on standard input answered with this process's CPU time, ns; the end of
+    the input (the bench gone) stops the servers."""
+    reader = asyncio.StreamReader()
+    await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+    )
+    while await reader.readline():
+        sys.stdout.write(f"{time.process_time_ns()}\n")
+        sys.stdout.flush()
+    stop.set()
 
 
 def main(argv: list[str]) -> int:
