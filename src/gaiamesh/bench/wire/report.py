@@ -166,7 +166,8 @@ def plot(result: WireBench, path: Path) -> None:
     left.bar([x - 0.2 for x in xs], [r.floor_ms for r in rows], width=0.4, label="floor (the SDK alone)")
     left.bar([x + 0.2 for x in xs], [r.ours_ms for r in rows], width=0.4, label="ours")
     left.set_xticks(list(xs), labels)
-    left.set_ylabel("median request, ms")
+    left.set_yscale("log")  # 1 ms at one peer, a second at 64: one scale would hide the small ones
+    left.set_ylabel("median request, ms (log)")
     left.legend()
     medians = [r.ratio.median if r.ratio else 0.0 for r in rows]
     errs = [[max(0.0, m - (r.ratio.low if r.ratio else m)) for m, r in zip(medians, rows, strict=True)],
