@@ -93,8 +93,8 @@ class _Window:
 async def _life(client: AbstractAsyncContextManager[Send], steps: asyncio.Barrier, run: _Run, k: int) -> None:
     """One peer: its client opens, waits for every other and for the block to read where its
     measures start, sends its frames, waits again until the block has read its measures, then
-    closes. An error of its open breaks the barrier (the block
-    cannot be measured); of its close, it is counted with the block's errors."""
+    closes. An error of its open breaks the barrier (the block cannot be measured); of its
+    close, it is counted with the block's errors."""
     try:
         async with client as send:
             await steps.wait()  # every client open
