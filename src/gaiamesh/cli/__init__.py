@@ -1,6 +1,6 @@
 """The ``gaiamesh`` command: its subcommands live with their kind, a module a group (``runs``,
 ``streams``, the benches' ``compare``, ``plans``, ``overhead``, ``storms``, ``swarm``, ``attacks``,
-``tls``, and ``upkeep``, ``deploy``); an error of any kind ends a command with that kind's words and exit code
+``tls``, ``wire``, and ``upkeep``, ``deploy``); an error of any kind ends a command with that kind's words and exit code
 (``gaiamesh.errors``), here and nowhere else."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import sys
 from pydantic import ValidationError
 
 from ..errors import GaiameshError, exit_code, label
-from . import attacks, compare, deploy, overhead, plans, runs, storms, streams, swarm, tls, upkeep
+from . import attacks, compare, deploy, overhead, plans, runs, storms, streams, swarm, tls, upkeep, wire
 from .common import errors
 
 # in the order `gaiamesh --help` has always listed them (a group's commands are not all side by side)
 COMMANDS = (
     runs.add_commands, streams.add_commands, compare.add_bench, plans.add_plans, compare.add_report,
     compare.add_compose, plans.add_bench_plans, overhead.add_overhead, storms.add_commands,
-    overhead.add_concurrency, swarm.add_commands, attacks.add_commands, tls.add_commands, upkeep.add_commands,
+    overhead.add_concurrency, swarm.add_commands, attacks.add_commands, tls.add_commands, wire.add_commands, upkeep.add_commands,
     deploy.add_commands,
 )
 
