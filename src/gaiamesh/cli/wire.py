@@ -28,7 +28,7 @@ def _cmd_bench_wire(args: argparse.Namespace) -> int:
     peers = _ints(args.peers)
     check(protocols, peers, args.requests, args.rounds)
     result = run_wire(Path(args.out), protocols, peers, args.requests, args.rounds,
-                      progress=lambda said: console.print(f"[dim]{said}[/dim]"), ours_socket=args.ours_socket)  # fmt: skip
+                      progress=lambda said: console.print(f"[dim]{said}[/dim]"))  # fmt: skip
     console.print("\n".join(table(result.rows)))
     if result.contended_blocks:
         console.print(f"[yellow]{result.contended_blocks} measured blocks overlapped other load[/yellow]")
@@ -49,7 +49,4 @@ def add_commands(sub: Subparsers) -> None:
     p.add_argument(
         "--out", default="bench/wire", help="where wire.json, .csv, .md and .png go (default bench/wire)"
     )
-    p.add_argument("--ours-socket", choices=("agent", "tcp"), default="agent",
-                   help="ours's listening socket: as an agent makes it (default), or as uvicorn.run makes "
-                   "it (TCP_NODELAY on its connections), to measure what is left of ours without it")  # fmt: skip
     p.set_defaults(func=_cmd_bench_wire)

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ...errors import Unanswerable
 from ...mesh.native import Peer, binding, pool
 from ...settings import Settings
 from .floor import ECHO
@@ -29,9 +30,15 @@ class EchoEndpoint:
     tool = ECHO
     description = "echoes every frame"
     consumes = frozenset({"events"})
+    reads: frozenset[str] = frozenset()
+    emits = frozenset({"events"})
+    answers_text = False  # frames only: the bench sends packets
     replay_window_s = 0.0
     listens_on = "127.0.0.1"
     host_names: tuple[str, ...] = ()
+
+    async def answer_text(self, query: str, document: str | None) -> list[str]:
+        raise Unanswerable("the echo takes packets only")
 
     async def answer(self, blob: bytes, inner: str) -> AsyncIterator[bytes]:
         yield blob

@@ -118,8 +118,7 @@ def markdown(result: WireBench) -> str:
         "# bench-wire: each SDK's floor beside ours", "",
         f"{', '.join(result.protocols)} at {', '.join(map(str, result.peers))} concurrent peers; {result.requests} "
         f"requests per peer and block; {result.rounds} measured rounds after a warm-up round (discarded); frames "
-        f"of {sizes_label()} in turn. Started {result.started}, {result.seconds:.0f} s. Ours's socket: "
-        f"{'as an agent makes it (no TCP_NODELAY)' if result.ours_socket == 'agent' else 'as uvicorn.run makes it'}.", "",
+        f"of {sizes_label()} in turn. Started {result.started}, {result.seconds:.0f} s.", "",
         *table(result.rows), "",
         "ms: the median request's time over every measured request. ratio: ours over floor, each round's "
         "median request paired by round, the median of those with its 95% bootstrap interval; (noise): the "

@@ -91,7 +91,6 @@ class WireBench(_Model):
     requests: int  # per peer and block
     rounds: int
     sizes: list[int]
-    ours_socket: str = "agent"  # ours's listening socket (servers.py): as an agent makes it, or "tcp"
     machine: dict[str, str]
     contended_blocks: int
     rows: list[Row]

@@ -34,7 +34,7 @@ from .floor import FLOOR_PROTOCOLS, Send, floor_client
 from .ours import gateway_http, ours_client
 from .report import summarize, write
 from .results import SIZES, Block, WireBench, payload
-from .servers import OURS_SOCKETS, SIDES, Served, ServerProcess, server_process
+from .servers import SIDES, Served, ServerProcess, server_process
 
 Progress = Callable[[str], None]
 
@@ -180,7 +180,7 @@ class _Taps:
     taps: dict[tuple[str, str], Tap]
 
 
-async def _start_taps(stack: AsyncExitStack, protocols: list[str], ours_socket: str) -> _Taps:
+async def _start_taps(stack: AsyncExitStack, protocols: list[str]) -> _Taps:
     base = free_port_block(len(protocols) * len(SIDES), also=0)
     served, taps = [], {}
     for i, (protocol, side) in enumerate((p, s) for p in protocols for s in SIDES):
@@ -188,17 +188,17 @@ async def _start_taps(stack: AsyncExitStack, protocols: list[str], ours_socket: 
         await tap.start()
         stack.push_async_callback(tap.close)
         taps[protocol, side] = tap
-        served.append(Served(protocol, side, base + i, tap.port, ours_socket))
+        served.append(Served(protocol, side, base + i, tap.port))
     return _Taps(served, taps)
 
 
 async def _measure(work: Path, protocols: list[str], peers: list[int], requests: int, rounds: int,
-                   progress: Progress, ours_socket: str) -> list[Block]:  # fmt: skip
+                   progress: Progress) -> list[Block]:  # fmt: skip
     from ...mesh.native import pool
 
     settings = load_settings()
     async with AsyncExitStack() as stack:
-        made = await _start_taps(stack, protocols, ours_socket)
+        made = await _start_taps(stack, protocols)
         server = await stack.enter_async_context(
             server_process(made.served, pool.server_keep_alive(settings), work, work / "servers.log")
         )
@@ -219,18 +219,15 @@ def check(protocols: list[str], peers: list[int], requests: int, rounds: int) ->
 
 
 def run_wire(out: Path, protocols: list[str], peers: list[int], requests: int, rounds: int,
-             progress: Progress = lambda _: None, ours_socket: str = "agent") -> WireBench:  # fmt: skip
-    """Measure, then write ``wire.json``, ``wire.csv``, ``wire.md`` and ``wire.png`` to ``out``.
-    ``ours_socket``: ``agent`` (ours served as an agent serves it) or ``tcp`` (``servers.py``)."""
+             progress: Progress = lambda _: None) -> WireBench:  # fmt: skip
+    """Measure, then write ``wire.json``, ``wire.csv``, ``wire.md`` and ``wire.png`` to ``out``."""
     check(protocols, peers, requests, rounds)
-    if ours_socket not in OURS_SOCKETS:
-        raise ConfigError(f"ours_socket {ours_socket!r}: {' or '.join(OURS_SOCKETS)}")
     started, t0 = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-wire-") as tmp:
-        blocks = asyncio.run(_measure(Path(tmp), protocols, peers, requests, rounds, progress, ours_socket))
+        blocks = asyncio.run(_measure(Path(tmp), protocols, peers, requests, rounds, progress))
     result = WireBench(
         started=started, seconds=round(time.monotonic() - t0, 1), protocols=protocols, peers=peers,
-        requests=requests, rounds=rounds, sizes=list(SIZES), ours_socket=ours_socket, machine=_machine(),
+        requests=requests, rounds=rounds, sizes=list(SIZES), machine=_machine(),
         contended_blocks=sum(1 for b in blocks if b.load.contended and not b.warmup),
         rows=summarize(blocks), blocks=blocks,
     )  # fmt: skip

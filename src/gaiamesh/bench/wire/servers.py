@@ -7,15 +7,12 @@ Each server is a uvicorn of its own on its own port. The floor's runs with uvico
 (as an SDK's documentation serves it: HTTP parser ``auto``, 5 s keep-alive, the app's lifespan,
 its listening socket made as ``uvicorn.run`` makes it); ours as an agent's native server runs
 (``agents/native.py``: h11, no lifespan, keep-alive from ``mesh/native/pool.py``, its socket from
-``Config.bind_socket()``). Both on asyncio's own loop, as the agents and the relay run.
+``Config.bind_socket()`` declared TCP by ``ports.declared_tcp``). Both on asyncio's own loop, as
+the agents and the relay run.
 
-The sockets differ on purpose, because the agents' do: ``bind_socket()`` makes its socket with
-protocol 0, not ``IPPROTO_TCP``, and asyncio sets ``TCP_NODELAY`` only on the connections of a
-socket whose protocol says TCP (``base_events._set_nodelay``), while ``uvicorn.run``'s own socket
-(``loop.create_server(host, port)``) says it. Measured here: a kept-alive request to such a
-server waits ~40 ms (Nagle's algorithm against the client's delayed ACK) where the other answers
-in ~1 ms; the bench shows it as ours. ``--ours-socket tcp`` gives ours the floor's socket, to
-measure what is left of ours without it.
+Both sockets say TCP, so asyncio sets ``TCP_NODELAY`` on their connections. This bench found the
+agents' did not (``bind_socket()`` makes protocol 0): a kept-alive request then waited ~40 ms on
+Nagle's algorithm against the client's delayed ACK (docs/results/2026-12-05-wire-floor.md).
 """
 
 from __future__ import annotations
@@ -33,11 +30,11 @@ from pathlib import Path
 
 import uvicorn
 
+from ... import ports
 from ...errors import RunError
 
 READY_TIMEOUT_S = 60.0
 SIDES = ("floor", "ours")
-OURS_SOCKETS = ("agent", "tcp")
 
 
 @dataclass(frozen=True)
@@ -48,17 +45,16 @@ class Served:
     side: str
     port: int
     tap_port: int
-    socket: str = "agent"  # ours's listening socket: "agent" (as an agent makes it) or "tcp" (as the floor's)
 
     def spec(self) -> str:
-        return f"{self.protocol}:{self.side}:{self.port}:{self.tap_port}:{self.socket}"
+        return f"{self.protocol}:{self.side}:{self.port}:{self.tap_port}"
 
     @classmethod
     def parse(cls, text: str) -> Served:
-        protocol, side, port, tap, sock = text.split(":")
-        if side not in SIDES or sock not in OURS_SOCKETS:
-            raise ValueError(f"{text!r}: a side is floor or ours, a socket {' or '.join(OURS_SOCKETS)}")
-        return cls(protocol, side, int(port), int(tap), sock)
+        protocol, side, port, tap = text.split(":")
+        if side not in SIDES:
+            raise ValueError(f"{text!r}: a side is floor or ours")
+        return cls(protocol, side, int(port), int(tap))
 
 
 class ServerProcess:
@@ -133,10 +129,9 @@ def _config(s: Served, keep_alive_s: int, keys_dir: Path) -> uvicorn.Config:
 
 def _listening(s: Served, config: uvicorn.Config) -> socket.socket:
     """The server's socket, listening now (a client's connect waits in the backlog until it
-    serves): ours as an agent makes it, the floor's as ``uvicorn.run`` does (the module's
-    docstring says why they differ)."""
-    if s.side == "ours" and s.socket == "agent":
-        sock = config.bind_socket()
+    serves): ours as an agent makes it, the floor's as ``uvicorn.run`` does."""
+    if s.side == "ours":
+        sock = ports.declared_tcp(config.bind_socket())
     else:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
