@@ -45,11 +45,12 @@ class Gateway:
         self.binding = binding(check(settings.protocol, settings.strategy))
         # Sub-tasks need the agents' frames while they work: the protocol's streaming method.
         self.stream = settings.strategy in SUBTASKING
-        # The run's one HTTP client. A frame's answer comes when the agent's tool is done, so
-        # reads may take as long as the run; its pool keeps every connection for the run, sized
-        # to the team (pool.py, recorded in metrics.json's layers).
+        # One HTTP client per agent, whose pool keeps every connection for the run, sized to the
+        # team (pool.py, recorded in metrics.json's layers); this one says hello to each.
+        self.peers = peers
         self.pool = pool.limits(settings, peers)
-        self.http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=settings.run_timeout), limits=self.pool)
+        self.http = pool.client(settings, peers)
+        self._clients_http: dict[str, httpx.AsyncClient] = {}
         self.taps: dict[str, Tap] = {}
         self.faults: FaultPlan | None = faults if faults is not None and faults.active else None  # FAULT_*, at the taps
         self.origin = time.monotonic()  # the run's t=0 (the relay sets its own), for the faults' windows
@@ -79,7 +80,10 @@ class Gateway:
             await tap.start()
         peer = Peer(f"http://127.0.0.1:{tap.port}{self.binding.mount}", spec.announces, self.run_id, self._keys,
                     f"http://{spec.host}:{port}{self.binding.mount}")  # fmt: skip
-        client = self.binding.client(peer, self.http, stream=self.stream)
+        http = self._clients_http.get(spec.node_id)
+        if http is None:
+            http = self._clients_http[spec.node_id] = pool.client(self.settings, self.peers)
+        client = self.binding.client(peer, http, stream=self.stream)
         before, started = tap.books.totals(), time.perf_counter()
         try:
             await client.connect()
@@ -167,7 +171,7 @@ class Gateway:
         await asyncio.gather(*(c.aclose() for c in self.clients.values()), return_exceptions=True)
         for tap in self.taps.values():
             tap.read_open()  # the kernel's counts, before the connections close
-        await self.http.aclose()
+        await asyncio.gather(*(h.aclose() for h in [self.http, *self._clients_http.values()]), return_exceptions=True)
         await self._hosting.aclose()
         await asyncio.gather(*(t.close() for t in self.taps.values()), return_exceptions=True)
 
