@@ -106,6 +106,7 @@ async def test_an_agents_native_server_refuses_bad_input_and_goes_on_serving(tmp
 
 
 SDK = ["a2a", "acp", "mcp", "agora"]  # the protocols whose SDK's own server and client carry the frames
+KEEP_ALIVE = ("a2a", "acp", "mcp")  # whose client keeps its connections (Agora's sender: requests.post, one each)
 
 
 @pytest.mark.parametrize("protocol", SDK)
@@ -122,6 +123,8 @@ async def test_a_run_on_a_protocols_own_sdk_answers_as_on_the_relay(tmp_path: Pa
     # the header share counts the envelope as the relay's wire counts it inside the frame
     assert relay["header_share"] > 0 and m["header_share"] > 0.5 * relay["header_share"]
     assert layers["http_tx"] > layers["body_tx"] and layers["unparsed"] == 0
+    if protocol in KEEP_ALIVE:  # its connections serve several requests each, not one per request
+        assert layers["connections"] <= layers["requests"] / 2 and layers["connections_reused"] > 0, layers
     assert all(a == b for _, a, b in audit(tmp_path / "out"))
 
 
