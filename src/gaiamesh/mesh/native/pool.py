@@ -21,8 +21,9 @@ import httpx
 
 from ...settings import Settings
 
-DEFAULT_POOL = 100  # httpx's own default cap: a small team keeps at least that
-CONNECT_S = 10.0  # opening a connection (or a write, or waiting for one from the pool)
+AGENT_POOL = 16  # connections to one agent at most (pool_size)
+AGENT_POOL_LEAST = 8  # and at least: frames held open while an agent works leave room for others
+CONNECT_S = 10.0  # opening a connection, or a write
 
 
 def keep_alive_s(settings: Settings) -> float:
@@ -37,11 +38,14 @@ def server_keep_alive(settings: Settings) -> int:
 
 
 def pool_size(peers: int) -> int:
-    """Connections the relay's client of one agent may hold open: every other agent's frame to
-    it in flight at once (a coordinator takes every worker's result together), four each (a
-    frame's request, its streamed answer, a sub-task's result and a retry), never fewer than
-    httpx's default. A cap, not an allocation: a connection is opened when one is needed."""
-    return max(DEFAULT_POOL, 4 * peers)
+    """Connections the relay's client of one agent may hold open: two for each other agent (a
+    frame held open while the agent works, and one more: a coordinator takes every worker's
+    result together), at least :data:`AGENT_POOL_LEAST` and at most :data:`AGENT_POOL`; a frame beyond waits for one in the relay, where it would wait in the
+    agent's one process anyway. httpcore looks at every connection of a pool, twice over, for
+    each request placed and each answer closed: 65 connections to a stream's coordinator spent
+    71 % of the relay's CPU there (1,000 items through 64 workers on json's own wire). A cap,
+    not an allocation: a connection is opened when one is needed."""
+    return max(AGENT_POOL_LEAST, min(AGENT_POOL, 2 * peers))
 
 
 def limits(settings: Settings, peers: int) -> httpx.Limits:
@@ -60,6 +64,7 @@ def _tls() -> ssl.SSLContext:
 
 def client(settings: Settings, peers: int) -> httpx.AsyncClient:
     """The relay's HTTP client of one agent. A frame's answer comes when the agent's tool is done,
-    so a read may take as long as the run."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(CONNECT_S, read=settings.run_timeout), limits=limits(settings, peers),
-                             verify=_tls())  # fmt: skip
+    so a read may take as long as the run; and so may the wait for a connection."""
+    # a frame may wait for a free connection as long as for its answer (both: the agent is busy)
+    waits = httpx.Timeout(CONNECT_S, read=settings.run_timeout, pool=settings.run_timeout)
+    return httpx.AsyncClient(timeout=waits, limits=limits(settings, peers), verify=_tls())
