@@ -1,5 +1,6 @@
 """The relay's side of a native run: for each agent, a counting tap in front of its native port,
-the hello that admits it, and the protocol's own client, all sharing the run's one HTTP client.
+the hello that admits it, and the protocol's own client on an HTTP client of that agent's own
+(its pool: ``pool.py``).
 
 The relay hands every frame the core sends to :meth:`Gateway.post`; each becomes one request of
 the protocol's client, whose answer's frames come back to the relay as the agent's. Nothing here
