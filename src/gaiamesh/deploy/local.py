@@ -201,7 +201,7 @@ class ProcessGroup:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         if self._zygote is None:
             native = built_at_start(settings.native_preload, settings.protocol, settings.transport)
-            self._zygote = Zygote(self.log_dir / "zygote.log", native)
+            self._zygote = Zygote(self.log_dir / "zygote.log", native, env.get("SSL_CERT_FILE"))
         self.procs[name] = self._zygote.fork(["agent"], env, self.log_dir / f"{name}.log")
         return name
 

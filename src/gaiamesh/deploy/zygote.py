@@ -85,12 +85,16 @@ class Forked:
 class Zygote:
     """The parent's side: starts the zygote, asks it to fork, and keeps each child's exit."""
 
-    def __init__(self, log: Path, native: list[str] | None = None) -> None:
+    def __init__(self, log: Path, native: list[str] | None = None, trust: str | None = None) -> None:
         self._log = log.open("ab")
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         # native: the protocols whose bindings (their SDKs) the agents build at start, imported
-        # once here rather than in each forked agent (a2a-sdk: 0.4 s of CPU each, 64 at once)
+        # once here rather than in each forked agent (a2a-sdk: 0.4 s of CPU each, 64 at once).
+        # trust: the agents' SSL_CERT_FILE, which an SDK imported here must see as they would
+        # (aiohttp builds its verifying context when imported: mesh/localtls.py, anp's DID host)
         preload = ["--native", ",".join(native)] if native else []
+        if trust:
+            env["SSL_CERT_FILE"] = trust
         self._proc = subprocess.Popen(  # its command line names the group's logs: ps tells whose agents these are
             [sys.executable, "-m", "gaiamesh.deploy.zygote", "--logs", str(log.parent), *preload],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env,
