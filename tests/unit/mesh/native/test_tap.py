@@ -143,7 +143,8 @@ def test_each_exchange_is_counted_whole_and_a_stream_left_open_by_its_head() -> 
     first, held = meter.exchanges
     assert (first.up, first.down, first.ended) == (len(req), len(head) + 13, True)
     assert first.bytes == len(req) + len(head) + 13
-    assert (held.up, held.ended) == (len(get), False) and held.bytes == len(get) + len(head)  # the ping is not its opening's
+    assert (held.up, held.ended) == (len(get), False)
+    assert held.bytes == len(get) + len(head)  # the ping after the head is not the opening's
 
 
 async def test_the_first_requests_bytes_include_an_answer_the_client_did_not_wait_for() -> None:
