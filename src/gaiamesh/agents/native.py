@@ -28,7 +28,7 @@ from ..errors import ConfigError, FrameError, PortTaken, Unanswerable
 from ..mesh import admission
 from ..mesh.frames import Announcement, Packet
 from ..mesh.freshness import Freshness
-from ..mesh.native import Binding, NoNativeWire, binding, pool
+from ..mesh.native import Binding, NoNativeWire, binding, built_at_start, pool
 from ..mesh.protocols import ProtocolAdapter
 from ..mesh.protocols.native import HELLO
 from ..settings import Settings, parse_agents
@@ -234,9 +234,8 @@ async def serve_native(agent: ServedAgent, stop: asyncio.Event) -> None:
     """Serve the agent's native protocols until ``stop`` is set."""
     settings = agent.settings
     app = NativeApp(agent)
-    preload = [p for p in settings.native_preload.split(",") if p.strip()]
-    for protocol in dict.fromkeys([*preload, *([settings.protocol] if settings.transport == "native" else [])]):
-        app.build(protocol.strip())  # its SDK loads now, not in a run's first request
+    for protocol in built_at_start(settings.native_preload, settings.protocol, settings.transport):
+        app.build(protocol)  # its SDK loads now, not in a run's first request
     host, port = settings.agent_host, settings.port + settings.native_port_offset
     config = uvicorn.Config(app, host=host, port=port, lifespan="off", log_level="warning", access_log=False,
                             http="h11", timeout_graceful_shutdown=2,  # a run outlives a lost request

@@ -21,6 +21,7 @@ from rich.console import Console
 from ..agents.teams import TEAMS, agent_specs, default_agents
 from ..errors import ConfigError, ModelUnreachable, PortTaken, RunError
 from ..mesh.admission import new_token
+from ..mesh.native import built_at_start
 from ..mesh.protocols import KEYED, generate_keys
 from ..ports import holder, taken
 from ..settings import SECRET_VARIABLES, AgentSpec, MeshSettings, Settings
@@ -199,7 +200,8 @@ class ProcessGroup:
             return name
         self.log_dir.mkdir(parents=True, exist_ok=True)
         if self._zygote is None:
-            self._zygote = Zygote(self.log_dir / "zygote.log")
+            native = built_at_start(settings.native_preload, settings.protocol, settings.transport)
+            self._zygote = Zygote(self.log_dir / "zygote.log", native, env.get("SSL_CERT_FILE"))
         self.procs[name] = self._zygote.fork(["agent"], env, self.log_dir / f"{name}.log")
         return name
 

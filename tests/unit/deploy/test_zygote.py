@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,3 +97,18 @@ def test_a_dead_zygote_is_a_run_error_naming_its_log(tmp_path: Path) -> None:
             z.fork(["keygen"], dict(os.environ), tmp_path / "logs" / "keygen.log")
     finally:
         z.close()
+
+
+def test_the_zygote_imports_the_sdks_its_agents_build_at_start() -> None:
+    """The protocols an agent builds before it listens are imported once, before the forks (a
+    name with no native wire is the agent's to refuse); a fresh interpreter shows what it loads."""
+    from gaiamesh.mesh.native import built_at_start
+
+    assert built_at_start("a2a, mcp", "mcp", "native") == ["a2a", "mcp"]
+    assert built_at_start("", "acp", "relay") == [] and built_at_start("", "acp", "native") == ["acp"]
+    probe = ("import sys; from gaiamesh.deploy.zygote import _preload_native; "
+             "_preload_native(['--logs', 'x', '--native', 'mcp,nosuch']); "
+             "print('gaiamesh.mesh.protocols.mcp.binding' in sys.modules, 'mcp.client.session' in sys.modules)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})  # fmt: skip
+    assert done.returncode == 0 and done.stdout.split() == ["True", "True"], done.stderr[-2000:]

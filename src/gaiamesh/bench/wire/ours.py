@@ -1,6 +1,6 @@
-"""Ours: the same requests through our binding's client, as the relay's gateway makes it (the
-run's one ``httpx.AsyncClient`` with the gateway's timeouts and pool, ``mesh/native/pool.py``,
-one protocol client per peer), to our binding's server mounted as an agent's native server
+"""Ours: the same requests through our binding's client, as the relay's gateway makes it (for
+each peer its own ``httpx.AsyncClient`` with the gateway's timeouts and pool, ``mesh/native/pool.py``,
+and its protocol client), to our binding's server mounted as an agent's native server
 mounts it, with an echo :class:`EchoEndpoint` in place of the agent.
 
 The echo answers the blob it got as its one frame, with no decoding: what is measured is the
@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import httpx
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...errors import Unanswerable
@@ -63,25 +62,19 @@ def ours_app(protocol: str, keys_dir: Path) -> ASGIApp:
     return Mounted(made.mount, made.app(EchoEndpoint(), keys_dir))
 
 
-def gateway_http(settings: Settings, peers: int) -> httpx.AsyncClient:
-    """The relay's one HTTP client of a run with ``peers`` agents (``mesh/native/gateway.py``)."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=settings.run_timeout),
-                             limits=pool.limits(settings, peers))  # fmt: skip
-
-
 @asynccontextmanager
-async def ours_client(
-    protocol: str, url: str, http: httpx.AsyncClient, keys_dir: Path
-) -> AsyncIterator[SendOne]:
-    """Our binding's client of one peer at ``url`` (the tap's origin), on the shared ``http``."""
+async def ours_client(protocol: str, url: str, settings: Settings, peers: int, keys_dir: Path) -> AsyncIterator[SendOne]:
+    """Our binding's client of one peer at ``url`` (the tap's origin), on an HTTP client of its own
+    made as the gateway makes each agent's (``pool.client``, sized to a team of ``peers``)."""
     made = binding(protocol)
-    client = made.client(Peer(f"{url}{made.mount}", ECHO, "bench-wire", keys_dir, f"{url}{made.mount}"), http)
-    await client.connect()
+    async with pool.client(settings, peers) as http:
+        client = made.client(Peer(f"{url}{made.mount}", ECHO, "bench-wire", keys_dir, f"{url}{made.mount}"), http)
+        await client.connect()
 
-    async def send(blob: bytes) -> int:
-        return sum([len(frame) async for frame in client.send(blob)])
+        async def send(blob: bytes) -> int:
+            return sum([len(frame) async for frame in client.send(blob)])
 
-    try:
-        yield send
-    finally:
-        await client.aclose()
+        try:
+            yield send
+        finally:
+            await client.aclose()

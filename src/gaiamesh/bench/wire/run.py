@@ -22,8 +22,6 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
 from ...deploy.local import free_port_block
 from ...errors import ConfigError, RunError
 from ...mesh.native.tap import Tap
@@ -31,7 +29,7 @@ from ...settings import Settings, load_settings
 from ..load import Load, LoadProbe
 from ..tls.results import LoadRecord
 from .floor import FLOOR_PROTOCOLS, Send, floor_client
-from .ours import gateway_http, ours_client
+from .ours import ours_client
 from .report import summarize, write
 from .results import SIZES, Block, WireBench, payload
 from .servers import SIDES, Served, ServerProcess, server_process
@@ -51,13 +49,11 @@ class _Bench:
     blocks: list[Block] = field(default_factory=list)
 
 
-def _clients(b: _Bench, protocol: str, side: str, peers: int, http: httpx.AsyncClient | None
-             ) -> list[AbstractAsyncContextManager[Send]]:  # fmt: skip
+def _clients(b: _Bench, protocol: str, side: str, peers: int) -> list[AbstractAsyncContextManager[Send]]:
     url = f"http://127.0.0.1:{b.taps[protocol, side].port}"
     if side == "floor":
         return [floor_client(protocol, url) for _ in range(peers)]
-    assert http is not None
-    return [ours_client(protocol, url, http, b.keys_dir) for _ in range(peers)]
+    return [ours_client(protocol, url, b.settings, peers, b.keys_dir) for _ in range(peers)]
 
 
 async def _peer(send: Send, requests: int, peer: int, times: list[float], failed: list[str]) -> None:
@@ -120,22 +116,20 @@ async def _block(b: _Bench, protocol: str, side: str, peers: int, index: int) ->
     tap = b.taps[protocol, side]
     first = len(tap.books.conns)
     run, steps, broken = _Run(b.requests), asyncio.Barrier(peers + 1), False
-    async with AsyncExitStack() as stack:
-        http = await stack.enter_async_context(gateway_http(b.settings, peers)) if side == "ours" else None
-        async with asyncio.TaskGroup() as group:
-            for k, client in enumerate(_clients(b, protocol, side, peers, http)):
-                group.create_task(_life(client, steps, run, k))  # the clients open at once, as a team's would
-            try:
-                await steps.wait()
-                b.probe.start()
-                before = await _Window.read(tap, b.server)
-                await steps.wait()
-                await steps.wait()
-                after = await _Window.read(tap, b.server)
-                load = b.probe.stop()
-                await steps.wait()
-            except asyncio.BrokenBarrierError:
-                broken = True  # raised below: in here the task group would wrap it
+    async with asyncio.TaskGroup() as group:
+        for k, client in enumerate(_clients(b, protocol, side, peers)):
+            group.create_task(_life(client, steps, run, k))  # the clients open at once, as a team's would
+        try:
+            await steps.wait()
+            b.probe.start()
+            before = await _Window.read(tap, b.server)
+            await steps.wait()
+            await steps.wait()
+            after = await _Window.read(tap, b.server)
+            load = b.probe.stop()
+            await steps.wait()
+        except asyncio.BrokenBarrierError:
+            broken = True  # raised below: in here the task group would wrap it
     if broken:
         raise RunError(
             f"bench-wire: a {protocol} client ({side}) failed: {run.failed[0] if run.failed else '?'}"

@@ -58,5 +58,12 @@ def binding(protocol: str) -> Binding:
     return made
 
 
+def built_at_start(native_preload: str, protocol: str, transport: str) -> list[str]:
+    """The protocols an agent's native server builds before it listens: ``NATIVE_PRELOAD``'s, and
+    its own when it runs on the native wire (so a run's first request does not load an SDK)."""
+    named = [p.strip() for p in native_preload.split(",") if p.strip()]
+    return list(dict.fromkeys([*named, *([protocol] if transport == "native" else [])]))
+
+
 __all__ = ["AgentEndpoint", "Binding", "NativeClient", "NoNativeWire", "Peer", "TRANSPORTS", "Undelivered",
-           "binding", "check", "native_protocols", "streaming"]
+           "binding", "built_at_start", "check", "native_protocols", "streaming"]

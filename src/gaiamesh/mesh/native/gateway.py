@@ -1,5 +1,6 @@
 """The relay's side of a native run: for each agent, a counting tap in front of its native port,
-the hello that admits it, and the protocol's own client, all sharing the run's one HTTP client.
+the hello that admits it, and the protocol's own client on an HTTP client of that agent's own
+(its pool: ``pool.py``).
 
 The relay hands every frame the core sends to :meth:`Gateway.post`; each becomes one request of
 the protocol's client, whose answer's frames come back to the relay as the agent's. Nothing here
@@ -45,11 +46,12 @@ class Gateway:
         self.binding = binding(check(settings.protocol, settings.strategy))
         # Sub-tasks need the agents' frames while they work: the protocol's streaming method.
         self.stream = settings.strategy in SUBTASKING
-        # The run's one HTTP client. A frame's answer comes when the agent's tool is done, so
-        # reads may take as long as the run; its pool keeps every connection for the run, sized
-        # to the team (pool.py, recorded in metrics.json's layers).
+        # One HTTP client per agent, whose pool keeps every connection for the run, sized to the
+        # team (pool.py, recorded in metrics.json's layers); this one says hello to each.
+        self.peers = peers
         self.pool = pool.limits(settings, peers)
-        self.http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=settings.run_timeout), limits=self.pool)
+        self.http = pool.client(settings, peers)
+        self._clients_http: dict[str, httpx.AsyncClient] = {}
         self.taps: dict[str, Tap] = {}
         self.faults: FaultPlan | None = faults if faults is not None and faults.active else None  # FAULT_*, at the taps
         self.origin = time.monotonic()  # the run's t=0 (the relay sets its own), for the faults' windows
@@ -57,7 +59,8 @@ class Gateway:
         self._tasks: set[asyncio.Task[None]] = set()
         self._hosting = AsyncExitStack()  # what the binding serves while the run lasts (Binding.hosted)
         self._keys = Path(settings.keys_dir)  # the keys the clients read (a DID host: with its published DID)
-        self._first: list[tuple[float, int]] = []  # each agent's first request: ms, bytes
+        self._first: list[tuple[float, str, int, int]] = []  # each agent's first request: ms, node, requests before and after
+        self._sent: dict[str, _Sent] = {}  # the requests each agent's client has sent
         self._acks: list[float] = []  # round trips of frames answered with no frame, ms
         self._undelivered = 0  # frames the protocol's client gave up on
 
@@ -79,13 +82,20 @@ class Gateway:
             await tap.start()
         peer = Peer(f"http://127.0.0.1:{tap.port}{self.binding.mount}", spec.announces, self.run_id, self._keys,
                     f"http://{spec.host}:{port}{self.binding.mount}")  # fmt: skip
-        client = self.binding.client(peer, self.http, stream=self.stream)
-        before, started = tap.books.totals(), time.perf_counter()
+        http = self._clients_http.get(spec.node_id)
+        if http is None:
+            http = self._clients_http[spec.node_id] = pool.client(self.settings, self.peers)
+            http.event_hooks = {"request": [sent := _Sent()], "response": []}
+            self._sent[spec.node_id] = sent
+        client = self.binding.client(peer, http, stream=self.stream)
+        sent, started = self._sent[spec.node_id], time.perf_counter()
+        before = sent.requests
         try:
             await client.connect()
-            after = tap.books.totals()
-            self._first.append(((time.perf_counter() - started) * 1000,
-                                after.http_tx + after.http_rx - before.http_tx - before.http_rx))  # fmt: skip
+            # Its bytes are read at the run's end (layers()), when the tap has carried all of them:
+            # a response the client did not wait for (MCP's 202 to its notice) may still be on
+            # its way now. Which requests were the first's, the client says: those sent so far.
+            self._first.append(((time.perf_counter() - started) * 1000, spec.node_id, before, sent.requests))
         except Undelivered as exc:
             raise ConnectError(
                 f"agent {spec.node_id} ({spec.tool}): {self.settings.protocol} refused: {exc}"
@@ -147,13 +157,19 @@ class Gateway:
         for tap in self.taps.values():
             tap.read_open()
             total = total + tap.books.totals()
-        firsts = sorted(self._first)
+        firsts = [(ms, self._first_bytes(node, before, after)) for ms, node, before, after in self._first]
         return total.model_copy(update={"undelivered": self._undelivered,
             "first_request_ms": round(statistics.median(f[0] for f in firsts), 3) if firsts else None,
             "first_request_bytes": int(statistics.median(f[1] for f in firsts)) if firsts else None,
             "ack_ms_p50": _nearest_rank(self._acks, 0.50), "ack_ms_p99": _nearest_rank(self._acks, 0.99),
             "keep_alive_s": self.pool.keepalive_expiry, "pool_connections": self.pool.max_connections,
         })  # fmt: skip
+
+    def _first_bytes(self, node_id: str, before: int, after: int) -> int:
+        """The bytes of the exchanges the client's first request made: the tap numbers every
+        request it carried, and requests are the client's, sent in order."""
+        books = self.taps[node_id].books
+        return books.first_bytes(after) - books.first_bytes(before)
 
     async def aclose(self) -> None:
         """Let the frames in flight arrive (at most ``DRAIN_S``: the copies of the final answer
@@ -167,9 +183,19 @@ class Gateway:
         await asyncio.gather(*(c.aclose() for c in self.clients.values()), return_exceptions=True)
         for tap in self.taps.values():
             tap.read_open()  # the kernel's counts, before the connections close
-        await self.http.aclose()
+        await asyncio.gather(*(h.aclose() for h in [self.http, *self._clients_http.values()]), return_exceptions=True)
         await self._hosting.aclose()
         await asyncio.gather(*(t.close() for t in self.taps.values()), return_exceptions=True)
+
+
+class _Sent:
+    """An httpx request hook: how many requests a client has sent (redirects included)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+    async def __call__(self, request: httpx.Request) -> None:
+        self.requests += 1
 
 
 def _nearest_rank(values: list[float], q: float) -> float | None:

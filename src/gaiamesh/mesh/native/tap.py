@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import socket
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import h11
@@ -66,26 +67,59 @@ def tcp_info(sock: socket.socket) -> TcpInfo | None:
         return None
 
 
+@dataclass(eq=False)
+class Exchange:
+    """One request and its response as the tap carried them: the bytes each way, those of the
+    response's first read (its head), and whether the response ended."""
+
+    number: int  # the tap's order of requests, over all its connections
+    up: int = 0
+    down: int = 0
+    head: int = 0
+    ended: bool = False
+
+    @property
+    def bytes(self) -> int:
+        """Both ways; a response still open (a stream the protocol holds for the session, as MCP's
+        standing GET) as far as its head, so that what it carries later is not its opening's."""
+        return self.up + (self.down if self.ended else self.head)
+
+
 class HttpMeter:
     """Reads one connection's HTTP/1.1 both ways as a passive observer and counts its messages
     and their body bytes. h11 parses each side; the events one side parses are replayed into
     the other side's parser, so each knows where the other's messages begin and end. A stream
     h11 cannot parse is still counted in bytes (``parsed`` turns false)."""
 
-    def __init__(self) -> None:
+    def __init__(self, numbering: Callable[[], int] | None = None) -> None:
         self._requests = h11.Connection(h11.SERVER)  # reads what the client sends
         self._responses = h11.Connection(h11.CLIENT)  # reads what the server sends
+        self._numbering = numbering or itertools.count().__next__  # the tap's order of requests
         self.parsed = True
         self.requests = 0
         self.responses = 0
         self.body_up = 0
         self.body_down = 0
+        self.exchanges: list[Exchange] = []  # this connection's, in order
 
     def up(self, data: bytes) -> None:
+        begun = len(self.exchanges)
         self._feed(self._requests, self._responses, data, up=True)
+        # a request's bytes are its exchange's (HTTP/1.1 clients here do not pipeline)
+        if len(self.exchanges) > begun:
+            self.exchanges[begun].up += len(data)
+        elif self.exchanges:
+            self.exchanges[-1].up += len(data)
 
     def down(self, data: bytes) -> None:
+        answered = self.responses
         self._feed(self._responses, self._requests, data, up=False)
+        # a response answers the oldest request not yet answered on its connection
+        if self.responses > answered and answered < len(self.exchanges):
+            self.exchanges[answered].head += len(data)
+            self.exchanges[answered].down += len(data)
+        elif 0 < self.responses <= len(self.exchanges):
+            self.exchanges[self.responses - 1].down += len(data)
 
     def _feed(self, reader: h11.Connection, other: h11.Connection, data: bytes, up: bool) -> None:
         if not self.parsed:
@@ -104,8 +138,11 @@ class HttpMeter:
     def _count(self, event: object, up: bool) -> None:
         if isinstance(event, h11.Request):
             self.requests += 1
+            self.exchanges.append(Exchange(self._numbering()))
         elif isinstance(event, h11.Response):
             self.responses += 1
+        elif isinstance(event, h11.EndOfMessage) and not up and 0 < self.responses <= len(self.exchanges):
+            self.exchanges[self.responses - 1].ended = True
         elif isinstance(event, h11.Data):
             if up:
                 self.body_up += len(event.data)
@@ -136,11 +173,18 @@ class TapBooks:
     """Every connection of one agent's tap, in the order they were opened."""
 
     conns: list[ConnCount] = field(default_factory=list)
+    _numbers: Iterator[int] = field(default_factory=itertools.count)
 
     def open(self) -> ConnCount:
-        count = ConnCount()
+        count = ConnCount(meter=HttpMeter(self._numbers.__next__))
         self.conns.append(count)
         return count
+
+    def first_bytes(self, requests: int) -> int:
+        """The bytes of the first ``requests`` exchanges this tap carried (both ways, whole once
+        they ended): read at the run's end, when every one of them has ended or stays open."""
+        exchanges = sorted((e for c in self.conns for e in c.meter.exchanges), key=lambda e: e.number)
+        return sum(e.bytes for e in exchanges[:requests])
 
     def totals(self) -> WireLayers:
         done = [c for c in self.conns if not c.refused]

@@ -206,9 +206,9 @@ class Binding(abc.ABC):
 
     @abc.abstractmethod
     def client(self, peer: Peer, http: httpx.AsyncClient, stream: bool = False) -> NativeClient:
-        """The relay's client of ``peer``; ``http`` is the relay's one client for the run, which
-        a binding whose SDK takes an ``httpx.AsyncClient`` must use (its pool is a harness
-        setting, recorded with the run). ``stream``: use the protocol's streaming method, so that
+        """The relay's client of ``peer``; ``http`` is the relay's HTTP client of that agent for
+        the run, which a binding whose SDK takes an ``httpx.AsyncClient`` must use (its pool is
+        a harness setting, recorded with the run). ``stream``: use the protocol's streaming method, so that
         the agent's frames arrive while it works (the orchestrated strategy's sub-tasks need it;
         only asked of a binding whose :attr:`streams` is true)."""
 

@@ -127,3 +127,58 @@ async def test_a_tap_whose_agent_is_gone_counts_the_refusal_and_the_client_sees_
     finally:
         await tap.close()
     assert tap.books.totals().refused == 1
+
+
+def test_each_exchange_is_counted_whole_and_a_stream_left_open_by_its_head() -> None:
+    meter = HttpMeter()
+    req = b"POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
+    meter.up(req)
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    meter.down(head)
+    meter.down(b"3\r\nabc\r\n0\r\n\r\n")  # 13 bytes: the body and the chunked framing
+    get = b"GET /events HTTP/1.1\r\nHost: a\r\n\r\n"
+    meter.up(get)
+    meter.down(head)  # a stream of events the server holds open
+    meter.down(b"a\r\n: ping\r\n\r\n\r\n")
+    first, held = meter.exchanges
+    assert (first.up, first.down, first.ended) == (len(req), len(head) + 13, True)
+    assert first.bytes == len(req) + len(head) + 13
+    assert (held.up, held.ended) == (len(get), False)
+    assert held.bytes == len(get) + len(head)  # the ping after the head is not the opening's
+
+
+async def test_the_first_requests_bytes_include_an_answer_the_client_did_not_wait_for() -> None:
+    """A protocol's client may return from its first exchange before the answer to a request it
+    sent on the way has crossed the tap (MCP's 202 to its initialized notice): read then, the
+    count missed those bytes. Read from the tap's exchanges once they ended, it is whole."""
+    held, release = asyncio.Event(), asyncio.Event()
+
+    async def answer(request: Request) -> Response:
+        await request.body()
+        if request.url.path == "/later":
+            held.set()  # the request crossed the tap whole (it counts before it forwards)
+            await release.wait()  # the answer comes after the client has moved on
+        return Response(b"ok" * 50)
+
+    sock = socket.create_server(("127.0.0.1", 0))
+    app = Starlette(routes=[Route("/{p}", answer, methods=["POST"])])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="off"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    tap = Tap("127.0.0.1", sock.getsockname()[1])
+    await tap.start()
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{tap.port}") as http:
+            assert (await http.post("/first", content=b"x" * 10)).status_code == 200
+            notice = asyncio.create_task(http.post("/later", content=b"y" * 10))  # not waited for
+            await held.wait()
+            at_return = tap.books.totals()  # what the gateway read when the first exchange returned
+            release.set()
+            assert (await notice).status_code == 200
+            first_bytes = tap.books.first_bytes(2)
+    finally:
+        await tap.close()
+        server.should_exit = True
+        await serving
+    whole = tap.books.totals()
+    assert first_bytes == whole.http_tx + whole.http_rx  # both exchanges, both ways
+    assert at_return.http_tx + at_return.http_rx < first_bytes  # the old reading missed the held answer

@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gaiamesh.deploy.local import free_port
 from gaiamesh.mesh.frames import PacketType, make_packet, parse_packet_json
 from gaiamesh.mesh.native import Peer, Undelivered, binding
+from gaiamesh.mesh.native.tap import Tap
 from gaiamesh.mesh.protocols import canonical_json
 from gaiamesh.mesh.protocols.mcp import client as mcp_client
 from gaiamesh.mesh.protocols.mcp.binding import McpBinding
@@ -232,6 +233,28 @@ async def test_frames_sent_at_once_share_one_session(
     assert got == [[answer(q, 5)] for q in questions]
     assert seen.count("POST tools/list") == 1 and seen.count("POST tools/call") == 5
     await ours.aclose()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_calls_after_the_first_reuse_their_connection(
+    made: McpBinding, agent: Agent, http: tuple[httpx.AsyncClient, list[str]], stream: bool
+) -> None:
+    """The SDK's client closes a call's SSE answer at its result, before the body's end (python-sdk
+    #3281), which cost a new connection per call; our transport reads the rest, so HTTP/1.1's
+    keep-alive serves the calls one after another on the relay's pool (the tap counts them)."""
+    tap = Tap("127.0.0.1", agent.port)
+    await tap.start()
+    ours = made.client(peer(f"http://127.0.0.1:{tap.port}{MOUNT}"), http[0], stream=stream)
+    try:
+        await ours.connect()
+        for n in range(6):
+            assert await collect(ours, frame(f"q{n}?")) == [answer(f"q{n}?", 5)]
+    finally:
+        await ours.aclose()
+        await tap.close()
+    totals = tap.books.totals()
+    assert totals.requests >= 6 + 2  # the calls and the session's own
+    assert totals.connections <= 3, totals  # not one per call: the session's, its GET stream, the calls'
 
 
 async def test_the_session_manager_also_runs_under_a_lifespan(fake: FakeAgent) -> None:

@@ -27,8 +27,9 @@ The server runs in the SDK's default modes, stateful with SSE responses: the SSE
 only one that carries a call's progress before its result (in JSON-response mode the SDK drops
 them), and it is what ``streamable_http_app()`` gives an MCP user. Its cost, measured: the SDK's
 client closes each SSE response as soon as the result event is read, before the end of the body,
-so its connection cannot go back to the pool and every POST opens a new TCP connection
-(python-sdk issue #3281, open); in JSON-response mode the SDK's client reused one connection.
+so its connection could not go back to the pool and every POST opened a new TCP connection
+(python-sdk issue #3281, open); the transport under it (``client._Body``) now reads the rest of
+a POST's answer first, and the calls reuse their connection.
 
 Where the SDK falls short, and what this binding does instead (``server.py``, ``client.py``):
 

@@ -19,6 +19,7 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult, Implementation, ListToo
 from ..native import NativeClient, Peer, Undelivered
 
 CLIENT_INFO = Implementation(name="gaiamesh-relay", version="1")
+DRAIN_S = 1.0  # how long closing a POST's answer waits for the rest of its body (_Body)
 
 Handshake = Literal["initialize", "discover"]
 
@@ -33,19 +34,33 @@ def _as_httpx2(exc: httpx.HTTPError) -> httpx2.HTTPError:
 
 
 class _Body(httpx2.AsyncByteStream):
-    """An httpx response's body, as the bytes came off the socket, for an httpx2 response."""
+    """An httpx response's body, as the bytes came off the socket, for an httpx2 response.
 
-    def __init__(self, response: httpx.Response) -> None:
+    The SDK's client stops reading a call's SSE answer at its result event and closes it, before
+    the server's end of the body (python-sdk issue #3281): httpcore then closes the connection,
+    and every call opened a new one. A POST's answer ends right after its result, so closing it
+    reads what is left first (at most ``DRAIN_S``) and the connection goes back to the pool, as
+    HTTP/1.1 keep-alive intends; the standing GET stream is closed as it is."""
+
+    def __init__(self, response: httpx.Response, drain: bool) -> None:
         self.response = response
+        self.drain = drain
+        self._raw = response.aiter_raw()  # one iterator: what the SDK left unread is read from it
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         try:
-            async for chunk in self.response.aiter_raw():
+            async for chunk in self._raw:
                 yield chunk
         except httpx.HTTPError as exc:
             raise _as_httpx2(exc) from exc
 
     async def aclose(self) -> None:
+        if self.drain and not self.response.is_closed:
+            # a body the server does not end in time, or a broken one, closes its connection as before
+            with contextlib.suppress(httpx.HTTPError, TimeoutError, RuntimeError):
+                async with asyncio.timeout(DRAIN_S):
+                    async for _ in self._raw:
+                        pass
         await self.response.aclose()
 
 
@@ -83,7 +98,7 @@ class ThroughHttpx(httpx2.AsyncBaseTransport):
         return httpx2.Response(
             response.status_code,
             headers=response.headers.raw,
-            stream=_Body(response),
+            stream=_Body(response, drain=request.method == "POST"),
             extensions={"http_version": response.http_version.encode()},
         )
 
