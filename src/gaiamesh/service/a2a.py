@@ -40,11 +40,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import Refused
 from .api import __version__
-from .service import MeshService
 from .standard import (
     ADMIN,
     CONVENTION,
     BadAsk,
+    OnService,
     decoded,
     document_and_question,
     follow,
@@ -96,17 +96,12 @@ def _said(updater: TaskUpdater, text: str) -> a2a_types.Message:
     return updater.new_agent_message([new_text_part(text, media_type=TEXT)])
 
 
-class MeshExecutor(AgentExecutor):
+class MeshExecutor(OnService, AgentExecutor):
     """A message is one run: its progress as status updates, its answer as the task's artifact."""
 
     def __init__(self, state: Any) -> None:
-        self.state = state
+        super().__init__(state)
         self.runs: dict[str, str] = {}  # task id -> run id, for tasks/cancel
-
-    @property
-    def service(self) -> MeshService:
-        service: MeshService = self.state.service
-        return service
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message

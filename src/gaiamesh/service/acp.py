@@ -27,11 +27,11 @@ from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..mesh.protocols.acp.binding import JsonByDefault, not_a_run
-from .service import MeshService
 from .standard import (
     ADMIN,
     CONVENTION,
     BadAsk,
+    OnService,
     decoded,
     document_and_question,
     follow,
@@ -85,16 +85,8 @@ def _error(code: ErrorCode, message: str) -> ACPError:
     return ACPError(Error(code=code, message=message))
 
 
-class MeshAgent(AgentManifest):
+class MeshAgent(OnService, AgentManifest):
     """The mesh as one ACP agent: a run of it is a run of the mesh."""
-
-    def __init__(self, state: Any) -> None:
-        self.state = state
-
-    @property
-    def service(self) -> MeshService:
-        service: MeshService = self.state.service
-        return service
 
     @property
     def name(self) -> str:

@@ -26,8 +26,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..tasks import TaskError, bundled_names, load_task
 from .models import RunView
-from .service import MeshService
-from .standard import ADMIN, BadAsk, follow, outcome, refusal, refused_response, submit
+from .standard import ADMIN, BadAsk, OnService, follow, outcome, refusal, refused_response, submit
 
 PATH = "/mcp"
 INSTRUCTIONS = (
@@ -52,16 +51,8 @@ Question = Annotated[str, Field(description="the question, answered from the doc
 TaskName = Annotated[str, Field(description="a bundled task's name, as list_tasks gives it (e.g. solar-farm)")]
 
 
-class MeshTools:
+class MeshTools(OnService):
     """The tools, over the service the app runs (``app.state.service``, built when it starts)."""
-
-    def __init__(self, state: Any) -> None:
-        self.state = state
-
-    @property
-    def service(self) -> MeshService:
-        service: MeshService = self.state.service
-        return service
 
     async def ask(self, document: Document, question: Question, ctx: Context) -> CallToolResult:
         return await self._run({"document": document, "question": question}, ctx)

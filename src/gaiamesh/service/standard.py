@@ -32,6 +32,19 @@ CONVENTION = (
 )
 
 
+class OnService:
+    """What an endpoint's handler holds: the app's state, whose ``service`` is built when the app
+    starts (after the SDK's app that calls the handler is made)."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    @property
+    def service(self) -> MeshService:
+        service: MeshService = self.state.service
+        return service
+
+
 class BadAsk(ValueError):
     """A request the mesh cannot run; the message says what to send instead."""
 

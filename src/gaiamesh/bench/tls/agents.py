@@ -17,6 +17,7 @@ from ...deploy.local import child_env
 from ...errors import RunError
 from ...mesh.wiretls import WireTls
 from ...settings import Settings, load_settings
+from .. import procs
 from .results import MODES, NODE, READY_TIMEOUT_S, TOOL
 
 
@@ -39,13 +40,7 @@ async def agent_process(settings: Settings, ports: dict[WireTls, int], log: Path
             raise RunError(f"the bench's agent process did not start: {log.read_text(errors='replace')[-2000:]}")
         yield proc.pid
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        await procs.stop(proc)
 
 
 async def _serve_agents(ports: dict[WireTls, int]) -> None:

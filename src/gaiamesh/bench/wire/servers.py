@@ -32,6 +32,7 @@ import uvicorn
 
 from ... import ports
 from ...errors import RunError
+from .. import procs
 
 READY_TIMEOUT_S = 60.0
 SIDES = ("floor", "ours")
@@ -100,13 +101,7 @@ async def server_process(
             )
         yield ServerProcess(proc)
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        await procs.stop(proc)
 
 
 class _Server(uvicorn.Server):
