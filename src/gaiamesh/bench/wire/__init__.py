@@ -10,4 +10,6 @@ clients), ``run.py`` (rounds), ``report.py`` (summary, CSV, markdown, plot).
 
 # The protocols with an SDK floor (floor.py); here, so that the CLI names them without loading
 # an SDK or an HTTP stack (the model server's image imports the CLI and has neither).
-FLOOR_PROTOCOLS = ("json", "a2a", "acp", "mcp")
+FLOOR_PROTOCOLS = ("json", "a2a", "acp", "mcp", "anp", "agora")
+# What ``bench-wire`` measures unless told: see cli/wire.py for why anp and agora are not in it.
+DEFAULT_PROTOCOLS = ("json", "a2a", "acp", "mcp")

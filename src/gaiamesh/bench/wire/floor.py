@@ -5,7 +5,9 @@ Server side (``floor_app``), run by uvicorn with its defaults (its HTTP parser `
 keep-alive, the app's lifespan run): json is a Starlette route that answers the body it got;
 a2a an ``AgentExecutor`` that answers the data part in a ``Message``; mcp an ``MCPServer`` tool
 that returns the packet's JSON as text; acp an ``acp-sdk`` ``Server`` agent that yields the
-part it got. Client side (``floor_client``): one per peer, each on its own HTTP client as the
+part it got; anp a ``FastANP`` echo interface behind the SDK's DID-WBA verifier
+(``floor_anp.py``); agora the SDK's ``ReceiverServer`` on Flask's own server (``floor_agora.py``).
+Client side (``floor_client``): one per peer, each on its own HTTP client as the
 SDK makes it (timeouts raised to 60 s so that 64 peers on a busy machine do not time out:
 no pool setting is changed). Where the SDK alone needs a workaround of ours to work at all,
 it is named here: acp-sdk's client sends no ``Content-Type``, which the FastAPI it is served
@@ -20,6 +22,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,20 +34,29 @@ Send = Callable[[bytes], Awaitable[int]]  # one request: the blob out, the answe
 TIMEOUT_S = 60.0
 ECHO = "echo"  # the tool's, agent's and skill's name on both sides
 MCP_PATH = "/mcp"  # the SDK's default streamable HTTP path
+WSGI_FLOORS = frozenset({"agora"})  # served by their SDK's own WSGI server (floor_agora.py), not uvicorn
 
 
 def floor_app(protocol: str, public_url: str) -> ASGIApp:
     """The SDK's minimal echo server for ``protocol``; ``public_url``: where its clients reach it
     (through the tap), for an A2A card's interface."""
-    made: ASGIApp = {"json": _json_app, "a2a": _a2a_app, "acp": _acp_app, "mcp": _mcp_app}[protocol](
-        public_url
-    )
+    from .floor_anp import anp_app
+
+    apps = {"json": _json_app, "a2a": _a2a_app, "acp": _acp_app, "mcp": _mcp_app, "anp": anp_app}
+    made: ASGIApp = apps[protocol](public_url)
     return made
 
 
-def floor_client(protocol: str, url: str) -> Any:
-    """An async context manager yielding a :data:`Send` through the SDK's own client."""
-    return {"json": _json_client, "a2a": _a2a_client, "acp": _acp_client, "mcp": _mcp_client}[protocol](url)
+def floor_client(protocol: str, url: str, keys_dir: Path) -> Any:
+    """An async context manager yielding a :data:`Send` through the SDK's own client; ``keys_dir``:
+    the relay's identity, for a protocol that signs (anp)."""
+    from .floor_agora import agora_client
+    from .floor_anp import anp_client
+
+    if protocol == "anp":
+        return anp_client(url, keys_dir)
+    clients = {"json": _json_client, "a2a": _a2a_client, "acp": _acp_client, "mcp": _mcp_client, "agora": agora_client}
+    return clients[protocol](url)
 
 
 # --- json: plain HTTP, httpx against Starlette ----------------------------------------------------

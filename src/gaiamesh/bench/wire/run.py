@@ -28,7 +28,7 @@ from ...mesh.native.tap import Tap
 from ...settings import Settings, load_settings
 from ..load import Load, LoadProbe
 from ..tls.results import LoadRecord
-from .floor import FLOOR_PROTOCOLS, Send, floor_client
+from .floor import ECHO, FLOOR_PROTOCOLS, Send, floor_client
 from .ours import ours_client
 from .report import summarize, write
 from .results import SIZES, Block, WireBench, payload
@@ -52,7 +52,7 @@ class _Bench:
 def _clients(b: _Bench, protocol: str, side: str, peers: int) -> list[AbstractAsyncContextManager[Send]]:
     url = f"http://127.0.0.1:{b.taps[protocol, side].port}"
     if side == "floor":
-        return [floor_client(protocol, url) for _ in range(peers)]
+        return [floor_client(protocol, url, b.keys_dir) for _ in range(peers)]
     return [ours_client(protocol, url, b.settings, peers, b.keys_dir) for _ in range(peers)]
 
 
@@ -186,17 +186,43 @@ async def _start_taps(stack: AsyncExitStack, protocols: list[str]) -> _Taps:
     return _Taps(served, taps)
 
 
+@dataclass
+class _Identity:
+    settings: Settings
+    clients: Path  # the keys the relay's clients read (anp: its DID host's folder)
+    trust: Path | None  # the CAs the servers trust (anp: the DID host's local CA)
+
+
+async def _identity(stack: AsyncExitStack, work: Path, protocols: list[str]) -> _Identity:
+    """The relay's and the echo agent's keys in ``work``; for anp, also a local CA and the relay's
+    DID host, run as the gateway runs it (``Binding.hosted``), for the floor and ours alike."""
+    from ...mesh.frames import NETWORK_SRC
+    from ...mesh.protocols import generate_keys
+
+    settings = load_settings(keys_dir=work, anp_did_hostname="localhost")
+    generate_keys(work, [NETWORK_SRC, ECHO])
+    if "anp" not in protocols:
+        return _Identity(settings, work, None)
+    from ...mesh.localtls import issue_tls
+    from ...mesh.native import binding
+
+    trust = issue_tls(work, ["localhost"]).trust
+    hosted = await stack.enter_async_context(binding("anp").hosted(settings))
+    return _Identity(settings, hosted, trust)
+
+
 async def _measure(work: Path, protocols: list[str], peers: list[int], requests: int, rounds: int,
                    progress: Progress) -> list[Block]:  # fmt: skip
     from ...mesh.native import pool
 
-    settings = load_settings()
     async with AsyncExitStack() as stack:
+        ids = await _identity(stack, work, protocols)
         made = await _start_taps(stack, protocols)
-        server = await stack.enter_async_context(
-            server_process(made.served, pool.server_keep_alive(settings), work, work / "servers.log")
-        )
-        b = _Bench(settings, server, made.taps, work, requests, LoadProbe(lambda: [os.getpid()]), progress)
+        server = await stack.enter_async_context(server_process(
+            made.served, pool.server_keep_alive(ids.settings), work, work / "servers.log", ids.trust
+        ))  # fmt: skip
+        b = _Bench(ids.settings, server, made.taps, ids.clients, requests, LoadProbe(lambda: [os.getpid()]),
+                   progress)  # fmt: skip
         await _rounds(b, protocols, peers, rounds)
         return b.blocks
 

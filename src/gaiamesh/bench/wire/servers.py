@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -80,14 +82,17 @@ class ServerProcess:
 
 @contextlib.asynccontextmanager
 async def server_process(
-    served: list[Served], keep_alive_s: int, keys_dir: Path, log: Path
+    served: list[Served], keep_alive_s: int, keys_dir: Path, log: Path, trust: Path | None = None
 ) -> AsyncIterator[ServerProcess]:
-    """Every server of ``served`` in one process, until the block ends."""
+    """Every server of ``served`` in one process, until the bench ends; ``trust``: the bundle of
+    CAs it trusts (``SSL_CERT_FILE``), for anp's verifier, which resolves the relay's DID document
+    over HTTPS from the relay's DID host, as an agent's environment sets it."""
     args = [sys.executable, "-m", "gaiamesh.bench.wire.servers", str(keep_alive_s), str(keys_dir),
             *(s.spec() for s in served)]  # fmt: skip
+    env = {**os.environ, "SSL_CERT_FILE": str(trust)} if trust is not None else None
     with log.open("wb") as err:
         proc = await asyncio.create_subprocess_exec(
-            *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err
+            *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err, env=env
         )
     try:
         assert proc.stdout is not None
@@ -135,7 +140,30 @@ def _listening(s: Served, config: uvicorn.Config) -> socket.socket:
     return sock
 
 
+@contextlib.contextmanager
+def _wsgi_floors(served: list[Served]) -> Iterator[list[Served]]:
+    """The floors an SDK serves with its own WSGI server (agora's Flask), each in a thread of its
+    own, listening on return; the rest of ``served`` is the caller's, for uvicorn."""
+    from .floor import WSGI_FLOORS
+    from .floor_agora import agora_wsgi, serve
+
+    wsgi = [s for s in served if s.side == "floor" and s.protocol in WSGI_FLOORS]
+    servers = [serve(agora_wsgi(), s.port) for s in wsgi]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, name="wsgi-floor", daemon=True).start()
+    try:
+        yield [s for s in served if s not in wsgi]
+    finally:
+        for server in servers:
+            server.shutdown()  # returns once serve_forever has ended
+
+
 async def _serve(served: list[Served], keep_alive_s: int, keys_dir: Path) -> None:
+    with _wsgi_floors(served) as rest:
+        await _serve_asgi(rest, keep_alive_s, keys_dir)
+
+
+async def _serve_asgi(served: list[Served], keep_alive_s: int, keys_dir: Path) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

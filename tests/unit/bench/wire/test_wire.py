@@ -72,3 +72,20 @@ def test_a_small_real_run_makes_sense_and_our_keep_alive_protocols_reuse_connect
     for name in ("wire.json", "wire.csv", "wire.md", "wire.png"):
         assert (tmp_path / name).stat().st_size > 0
     assert "| a2a | 3 |" in (tmp_path / "wire.md").read_text()
+
+
+def test_anp_and_agora_floors_run_and_the_table_says_their_sdks_open_a_connection_per_request(
+    tmp_path: Path,
+) -> None:
+    # anp: the SDK's ANPClient (an aiohttp session a call) against FastANP's DID-WBA verifier,
+    # resolving the relay's DID over HTTPS; agora: the SDK's requests.post against its Flask
+    # receiver on Flask's own server. Ours: anp keeps its connection, agora cannot.
+    result = run_wire(tmp_path, ["anp", "agora"], [2], requests=2, rounds=1)
+    for block in result.blocks:
+        assert block.errors == 0, block.error
+        assert len(block.ms) == block.requests and block.bytes > block.requests * min(SIZES)
+        per_request = block.side == "floor" or block.protocol == "agora"
+        assert (block.connections >= block.requests) == per_request, (block.protocol, block.side, block.connections)
+    for row in result.rows:
+        assert "SDK alone opens a connection per request" in row.note, row
+        assert row.ratio is not None and math.isfinite(row.ratio.median) and row.ratio.median > 0
