@@ -276,15 +276,21 @@ async def test_an_answer_with_no_frame_is_empty(server: Server, stream: bool) ->
 @pytest.mark.parametrize("streaming", [False, True])
 async def test_the_sdks_own_client_calls_the_agent(server: Server, streaming: bool) -> None:
     # As an a2a-sdk user would: a client from the agent's URL, a message with a data part.
+    # SendMessage gets the frames in one Message (the SDK's own idiom); SendStreamingMessage a
+    # Task whose artifacts come one by one.
     sent = packet()
     async with httpx.AsyncClient(timeout=WAIT) as http:
         client = await create_client(server.base_url, ClientConfig(streaming=streaming, httpx_client=http))
         message = a2a_types.Message(
             message_id="m-1", role=a2a_types.Role.ROLE_USER, parts=[new_data_part(sent)], context_id=RUN
         )
-        task = None
+        task, parts = None, []
         async for response in client.send_message(a2a_types.SendMessageRequest(message=message)):
-            if response.HasField("task"):
+            if response.HasField("message"):
+                assert response.message.role == a2a_types.Role.ROLE_AGENT
+                assert response.message.context_id == RUN
+                parts += response.message.parts
+            elif response.HasField("task"):
                 task = response.task
             elif response.HasField("artifact_update"):
                 assert task is not None
@@ -293,8 +299,12 @@ async def test_the_sdks_own_client_calls_the_agent(server: Server, streaming: bo
                 assert task is not None
                 task.status.CopyFrom(response.status_update.status)
         await client.close()
-    assert task is not None and task.status.state == a2a_types.TaskState.TASK_STATE_COMPLETED
-    [answer] = [data for artifact in task.artifacts for data in get_data_parts(artifact.parts)]
+    if streaming:
+        assert task is not None and task.status.state == a2a_types.TaskState.TASK_STATE_COMPLETED
+        parts = [part for artifact in task.artifacts for part in artifact.parts]
+    else:
+        assert task is None  # a Message-only answer: no Task is made or kept
+    [answer] = get_data_parts(parts)
     assert (answer["src"], answer["payload"]["n_chunks"]) == ("fake", 4)  # 4.0: the SDK's doubles
 
 

@@ -7,12 +7,13 @@ takes and emits in an extension's params) and the JSON-RPC endpoint at ``/`` (bo
 the mount). A message of text parts only is a text request (``server.py``).
 A frame is one ``SendMessage`` (or, streaming, ``SendStreamingMessage`` over SSE): a ``Message``
 from the relay (role user, ``contextId`` = the run) with one *data* part holding the packet
-object. The agent answers with a ``Task``: one artifact per frame the agent emits, in order, then
-the state ``completed``. A Task, not a Message, because the SDK allows a message-only answer
-exactly one ``Message`` event (a second raises ``InvalidAgentResponseError``), so frames can only
-leave one by one, as they are made, as a Task's artifact updates; both methods then answer alike
-(``SendMessage`` returns the finished Task with its artifacts), and an answer with no frame is a
-completed Task with no artifact.
+object. ``SendMessage`` is answered with a ``Message`` (role agent) holding one data part per
+frame the agent emits, in order, as the SDK's own examples answer. ``SendStreamingMessage`` is
+answered with a ``Task``: one artifact per frame, each sent as it is made, then the state
+``completed``; a Task because the SDK allows a message-only answer exactly one ``Message`` event
+(a second raises ``InvalidAgentResponseError``), so frames can only leave one by one as a
+Task's artifact updates. An answer with no frame is a completed Task with no artifact (either
+method). The client reads both kinds of answer.
 
 Relay side: ``A2ACardResolver`` fetches the card (:meth:`A2ANativeClient.connect`, the first request's
 cost), ``ClientFactory`` makes the JSON-RPC client on the relay's ``httpx.AsyncClient``, and each
@@ -131,8 +132,9 @@ class A2ANativeClient(NativeClient):
 
 
 def _response_frames(response: a2a_types.StreamResponse, seen: set[str]) -> Iterator[bytes]:
-    """The frames in one of the SDK's responses not yet yielded (``seen``: artifact ids): the
-    finished Task's artifacts (SendMessage), or one artifact update (SendStreamingMessage)."""
+    """The frames in one of the SDK's responses not yet yielded (``seen``: artifact ids): a
+    Message's parts or a finished Task's artifacts (SendMessage), or one artifact update
+    (SendStreamingMessage)."""
     kind = response.WhichOneof("payload")
     if kind == "task":
         _check_state(response.task.status)
@@ -142,7 +144,7 @@ def _response_frames(response: a2a_types.StreamResponse, seen: set[str]) -> Iter
     elif kind == "status_update":
         _check_state(response.status_update.status)
         artifacts = []
-    else:  # a message-only answer (another A2A agent's idiom) carries its frames as its parts
+    else:  # a message-only answer (our agents' to SendMessage, as the SDK's) carries its frames as its parts
         yield from _answer_frames(response.message.parts)
         return
     for artifact in artifacts:

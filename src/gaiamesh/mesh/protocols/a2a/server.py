@@ -1,7 +1,9 @@
 """``a2a``'s agent side: the SDK's card and JSON-RPC routes for one mesh agent, its card saying
-what it takes and emits (the wire: ``binding.py``). A message with a data part is a frame; one
-with text parts only (and text files) is a text request, for a tool that answers text: a Task
-whose one artifact holds a text part per passage."""
+what it takes and emits (the wire: ``binding.py``). A message with a data part is a frame,
+answered by ``SendMessage`` with a ``Message`` holding the agent's frames (the SDK's own idiom)
+and by ``SendStreamingMessage`` with a Task whose artifacts leave one by one. A message with text
+parts only (and text files) is a text request, for a tool that answers text: a Task whose one
+artifact holds a text part per passage."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from a2a import types as a2a_types
-from a2a.helpers import new_data_part, new_task_from_user_message, new_text_part
+from a2a.helpers import new_data_part, new_message, new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -36,6 +38,7 @@ WHERE = f"the agent card's extension {CONSUMES_EXTENSION} (params takes_schema a
 FRAME_ARTIFACT = "frame"  # each artifact's name: one frame of the agent's answer
 TEXT_ARTIFACT = "text"  # the artifact of a text request's answer: one text part per passage
 CARD_VERSION = "1"
+WHOLE_METHOD = "SendMessage"  # A2A 1.0's message/send: the answer is returned whole, not streamed
 RPC_PATH = "/"
 
 # The URL the caller used to reach this app (scheme, Host header, mount), set per request by
@@ -127,9 +130,19 @@ def _texts(message: a2a_types.Message) -> list[str]:
     return texts
 
 
+def _whole_answer(context: RequestContext) -> bool:
+    """Whether the caller takes the answer whole (``SendMessage``, the method the SDK's JSON-RPC
+    dispatcher records in the call's state) rather than as it is made: a streaming method, or one
+    this module does not know, gets the Task, which every method can carry."""
+    return bool(context.call_context.state.get("method") == WHOLE_METHOD)
+
+
 class FrameExecutor(AgentExecutor):
-    """Answers one frame: a Task whose artifacts are the agent's frames, each sent as it is made;
-    or a text request (a message with no data part): a Task with one text artifact."""
+    """Answers one frame. Taken whole: a ``Message`` whose data parts are the agent's frames, as
+    the SDK's own examples answer; streamed: a Task whose artifacts are the frames, each sent as
+    it is made (a message-only answer may hold one ``Message`` event, so only a Task lets frames
+    leave one by one). An answer with no frame is a completed Task with no artifact (a Message
+    needs a part). A text request (a message with no data part): a Task with one text artifact."""
 
     def __init__(self, agent: AgentEndpoint) -> None:
         self._agent = agent
@@ -143,6 +156,13 @@ class FrameExecutor(AgentExecutor):
             return
         frames = self._agent.answer(_request_blob(message), "json")
         first = await _first_frame(frames)  # refusals first, so no Task is announced for them
+        if first is not None and _whole_answer(context):
+            # A Message, not a Task: the Task's three events (the Task, its artifact, its
+            # completion) and its store made the server's CPU a request 1.3x to 1.7x the SDK's
+            # own echo (docs/results/2026-12-05-wire-floor.md, "a2a's reply").
+            parts = [packet_part(first)] + [packet_part(frame) async for frame in frames]
+            await event_queue.enqueue_event(new_message(parts, context_id=context.context_id))
+            return
         task = context.current_task or new_task_from_user_message(message)
         await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
