@@ -9,13 +9,18 @@ write wakes every watcher, and each re-reads and re-validates its own key. And t
 behind, so each write costs O(runs so far). 77 % of a stream coordinator's CPU was there
 (docs/results/2026-12-05-stream-native-scale.md, "acp's store").
 
-:class:`KeyedStore` is ``MemoryStore`` (the same cache, limit, TTL and JSON copies) but wakes
-only the watchers of the key written, as the SDK's production ``RedisStore`` does (a keyspace
-channel per key) and its ``PostgreSQLStore`` (a payload per key). And when a run's record turns
-terminal it ends the watch of that run's cancel key, which nothing writes any more (the app
-refuses to cancel a finished run): the Executor's loop then sees its task done and returns,
-so the run's Executor, its request and its events are freed rather than kept for the
-process's life.
+:class:`KeyedStore` is ``MemoryStore`` (the same cache, limit and TTL; a read is a new object
+the app may change, a stored value one the app's later changes do not reach) with three changes:
+
+- a write wakes only the watchers of the key written, as the SDK's production ``RedisStore``
+  does (a keyspace channel per key) and its ``PostgreSQLStore`` (a ``NOTIFY`` payload per key);
+- when a run's record turns terminal, the watch of that run's cancel key ends (nothing writes
+  it any more: the app refuses to cancel a finished run), so the Executor's loop sees its task
+  done and returns, and the run's Executor, its request and its events are freed;
+- a run's record is copied without JSON (:func:`snapshot`), and the store's views read a value
+  once, as its model (the SDK's ``StoreView`` parses, dumps and validates it again): the
+  Executor writes the whole run at every event, and a stream coordinator's one run carries
+  every sub-task it sends, so a JSON copy made each write quadratic in the run's length.
 """
 
 from __future__ import annotations
