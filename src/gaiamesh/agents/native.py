@@ -85,6 +85,7 @@ class Endpoint:
         self.listens_on = agent.settings.agent_host  # loopback, or a container's network (0.0.0.0)
         self.host_names = host_names(agent.settings)
         self.replay_window_s = agent.settings.replay_window_s
+        self.acp_store = agent.settings.acp_store
 
     async def answer(self, blob: bytes, inner: str) -> AsyncIterator[bytes]:
         adapter = self.agent.adapter_for(inner)

@@ -90,6 +90,9 @@ class WireLayers(BaseModel):
     # open this long (the agents' servers likewise), and at most this many are open at once.
     keep_alive_s: float | None = None
     pool_connections: int | None = None
+    # PROTOCOL=acp: the store of the agents' ACP servers (ACP_STORE, mesh/protocols/acp/store.py;
+    # the agents read the run's settings as the relay does).
+    acp_store: str | None = None
     # The protocol's own bytes around the packets in the HTTP bodies, both ways: its JSON-RPC,
     # run object, SSE framing or length prefix, and its first requests (card, session, DID
     # document). ``body_*`` less the frames' bytes; set when the run is finished (evaluation/),

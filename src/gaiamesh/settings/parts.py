@@ -79,6 +79,10 @@ class MeshSettings(BaseModel):
     # The name the agents reach the relay by, for the DID host of native anp runs (its did:wba
     # names it; the local CA's certificate covers localhost and network, compose's service name).
     anp_did_hostname: str = "localhost"
+    # The store of each agent's ACP server (mesh/protocols/acp/store.py): keyed wakes only the
+    # watchers of the run written, as acp-sdk's RedisStore does; memory is acp-sdk's default
+    # MemoryStore, whose every write wakes every run's watcher (its cost grows with the runs served).
+    acp_store: Literal["keyed", "memory"] = "keyed"
     routing: RoutingMode = RoutingMode.AUTO
     # NODE_ID=TOOL@HOST:PORT,... (parse_agents). Empty: the strategy's own team on 127.0.0.1 from
     # port 9000; each strategy's team is declared in agents/teams.py, which also reads this line.

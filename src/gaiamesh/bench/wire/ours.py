@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...errors import Unanswerable
 from ...mesh.native import Peer, binding, pool
-from ...settings import Settings
+from ...settings import Settings, load_settings
 from .floor import ECHO
 from .floor import Send as SendOne
 
@@ -35,6 +35,9 @@ class EchoEndpoint:
     replay_window_s = 0.0
     listens_on = "127.0.0.1"
     host_names: tuple[str, ...] = ()
+
+    def __init__(self, acp_store: str = "keyed") -> None:
+        self.acp_store = acp_store  # ACP_STORE (ours_app)
 
     async def answer_text(self, query: str, document: str | None) -> list[str]:
         raise Unanswerable("the echo takes packets only")
@@ -59,7 +62,8 @@ class Mounted:
 
 def ours_app(protocol: str, keys_dir: Path) -> ASGIApp:
     made = binding(protocol)
-    return Mounted(made.mount, made.app(EchoEndpoint(), keys_dir))
+    # ACP_STORE as the bench's own process reads it (run.py records it in wire.json)
+    return Mounted(made.mount, made.app(EchoEndpoint(load_settings().acp_store), keys_dir))
 
 
 @asynccontextmanager

@@ -125,6 +125,7 @@ def markdown(result: WireBench) -> str:
         "interval holds 1. CPU: the bench process (the clients and the tap's counting) and the server "
         "process, per request. conns/req: connections opened over the clients' life (their first request "
         "included) per request.", "",
+        f"acp: ours on ACP_STORE={result.acp_store_ours}, the floor on acp-sdk's default MemoryStore.", "",
         f"Machine: {result.machine}. {result.contended_blocks} of {len(measured)} measured blocks overlapped "
         "other load (bench/load.py: other processes kept at least 0.25 cores busy).", "",
     ]  # fmt: skip

@@ -93,6 +93,9 @@ class WireBench(_Model):
     sizes: list[int]
     machine: dict[str, str]
     contended_blocks: int
+    # acp's ours runs on ACP_STORE's store (mesh/protocols/acp/store.py); its floor always on
+    # acp-sdk's default MemoryStore (create_app with no store).
+    acp_store_ours: str = "keyed"
     rows: list[Row]
     blocks: list[Block]
 

@@ -249,6 +249,7 @@ def run_wire(out: Path, protocols: list[str], peers: list[int], requests: int, r
         started=started, seconds=round(time.monotonic() - t0, 1), protocols=protocols, peers=peers,
         requests=requests, rounds=rounds, sizes=list(SIZES), machine=_machine(),
         contended_blocks=sum(1 for b in blocks if b.load.contended and not b.warmup),
+        acp_store_ours=load_settings().acp_store,  # the servers' process reads the same (ours.py)
         rows=summarize(blocks), blocks=blocks,
     )  # fmt: skip
     write(result, out)

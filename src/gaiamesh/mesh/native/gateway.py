@@ -163,6 +163,7 @@ class Gateway:
             "first_request_bytes": int(statistics.median(f[1] for f in firsts)) if firsts else None,
             "ack_ms_p50": _nearest_rank(self._acks, 0.50), "ack_ms_p99": _nearest_rank(self._acks, 0.99),
             "keep_alive_s": self.pool.keepalive_expiry, "pool_connections": self.pool.max_connections,
+            "acp_store": self.settings.acp_store if self.binding.name == "acp" else None,
         })  # fmt: skip
 
     def _first_bytes(self, node_id: str, before: int, after: int) -> int:

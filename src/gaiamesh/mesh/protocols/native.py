@@ -75,6 +75,10 @@ class AgentEndpoint(Protocol):
     def replay_window_s(self) -> float:
         """How long a signed request stays fresh (``REPLAY_WINDOW_S``; 0: not checked)."""
 
+    @property
+    def acp_store(self) -> str:
+        """The store of an ACP server's runs (``ACP_STORE``: ``keyed`` or ``memory``, acp/store.py)."""
+
     async def answer_text(self, query: str, document: str | None) -> list[str]:
         """The tool's answer to a plain text request, as texts: ``query`` about ``document``, or,
         when None, about the document of the newest run the agent holds. Raises

@@ -126,6 +126,7 @@ async def test_a_run_on_a_protocols_own_sdk_answers_as_on_the_relay(tmp_path: Pa
     assert layers["http_tx"] > layers["body_tx"] and layers["unparsed"] == 0
     if protocol in KEEP_ALIVE:  # its connections serve several requests each, not one per request
         assert layers["connections"] <= layers["requests"] / 2 and layers["connections_reused"] > 0, layers
+    assert layers["acp_store"] == ("keyed" if protocol == "acp" else None)  # ACP_STORE, recorded
     assert all(a == b for _, a, b in audit(tmp_path / "out"))
 
 

@@ -46,6 +46,7 @@ class FakeAgent:
     reads: frozenset[str] = frozenset()
     emits = frozenset({"doc_init", "subtask"})  # it echoes what it takes
     answers_text = False  # a text request gets the protocol's error (tests/unit/agents/test_described.py)
+    acp_store = "keyed"
 
     def __init__(self) -> None:
         self.release = asyncio.Event()  # "two": the second frame is made only once this is set

@@ -23,7 +23,7 @@ nothing baked in at start-up can bypass the relay's tap; the only absolute URLs 
 (the session history's resources) come from the request's ``Host``. The SDK's default CORS
 grant to its public playground's origin is switched off (``enable_playground_cors=False``).
 
-Three workarounds for acp-sdk 1.0.3 on the project's pins, each as small as it can be:
+Four workarounds for acp-sdk 1.0.3 on the project's pins, each as small as it can be:
 
 - ``acp_sdk.server`` imports its uvicorn runner, which annotates a parameter with
   ``uvicorn.config.LoopSetupType``, renamed ``LoopFactoryType`` in uvicorn 0.36 (Kludex/uvicorn
@@ -44,6 +44,11 @@ Three workarounds for acp-sdk 1.0.3 on the project's pins, each as small as it c
   to parse it; :meth:`AcpClient.aclose` removes both.
   The service's ACP endpoint (``service/acp.py``) serves the SDK's app too, and takes the same
   two: :class:`JsonByDefault` and :func:`not_a_run`.
+- The SDK's ``Client`` builds a pydantic ``TypeAdapter(Event)`` (its schema, its validator) for
+  every SSE event it reads (``Client._validate_stream``): 28 to 33 % of the relay's CPU in a
+  stream of 1,000 items (docs/results/2026-12-05-stream-native-scale.md, "acp's store").
+  :class:`SdkClient` is the SDK's ``Client`` reading them with one adapter, made once; the same
+  validation and the same errors. Its servers' run store: ``store.py``.
 
 Every error body is ACP's ``Error`` (code and message): the SDK words a body that is not a run
 request with ``str()`` of FastAPI's validation error, which names the SDK's source file and line;
@@ -62,6 +67,8 @@ from acp_sdk.client import Client
 from acp_sdk.models import (
     ACPError,
     ArtifactEvent,
+    ErrorEvent,
+    Event,
     Message,
     MessagePart,
     MessagePartEvent,
@@ -71,6 +78,8 @@ from acp_sdk.models import (
     RunFailedEvent,
     RunStatus,
 )
+from httpx_sse import EventSource
+from pydantic import TypeAdapter
 from starlette.types import ASGIApp
 
 from ..base import ProtocolError, canonical_json, loads_object
@@ -150,6 +159,24 @@ def _failed(run: Run, how: str) -> Undelivered:
     return Undelivered(f"acp: run {run.run_id} {how}{error}")
 
 
+_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+class SdkClient(Client):
+    """acp-sdk's ``Client``, each SSE event validated by one ``TypeAdapter`` made once, where
+    the SDK's ``_validate_stream`` (otherwise copied as it is) makes one for every event."""
+
+    async def _validate_stream(self, event_source: EventSource) -> AsyncIterator[Event]:
+        if event_source.response.is_error:
+            await event_source.response.aread()
+            self._raise_error(event_source.response)
+        async for sse in event_source.aiter_sse():
+            event: Event = _EVENT.validate_json(sse.data)
+            if isinstance(event, ErrorEvent):
+                raise ACPError(error=event.error)
+            yield event
+
+
 class AcpClient(NativeClient):
     """The relay's client of one agent: the SDK's ``Client`` on the relay's HTTP client."""
 
@@ -160,7 +187,7 @@ class AcpClient(NativeClient):
         self.hooks = _Hooks(peer.base_url)
         http.event_hooks["request"].append(self.hooks.request)
         http.event_hooks["response"].append(self.hooks.response)
-        self.sdk = Client(client=http, manage_client=False)
+        self.sdk = SdkClient(client=http, manage_client=False)
         self.agent: str | None = None
 
     async def connect(self) -> None:

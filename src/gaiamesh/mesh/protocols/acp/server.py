@@ -23,16 +23,20 @@ if not hasattr(uvicorn.config, "LoopSetupType"):  # see binding.py's docstring
 
 from acp_sdk.models import ACPError, Annotations, Capability, Error, ErrorCode, Message, MessagePart, Metadata  # noqa: E402
 from acp_sdk.server import AgentManifest, Context, RunYield, RunYieldResume, create_app  # noqa: E402
+from acp_sdk.server.store import Store  # noqa: E402
 
 MEDIA_TYPE = "application/json"
 TEXT = "text/plain"  # a text request's parts, and its answer's, for a tool that answers text
 WHERE = "the agent manifest's metadata.annotations.gaiamesh (takes_schema and emits_schema)"
 
 
-def server_app(agent: AgentEndpoint) -> ASGIApp:
-    """The SDK's app serving ``agent`` as one ACP agent (:class:`ToolAgent`)."""
+def server_app(agent: AgentEndpoint, store: Store[Any] | None = None) -> ASGIApp:
+    """The SDK's app serving ``agent`` as one ACP agent (:class:`ToolAgent`), on ``store`` or
+    the one ``agent.acp_store`` names (``store.py``: ``keyed``, or the SDK's default ``memory``)."""
+    from .store import make  # after this module's fix of uvicorn's old name
+
     # No playground CORS: it would let one public origin script these unauthenticated agents.
-    app = create_app(ToolAgent(agent), enable_playground_cors=False)
+    app = create_app(ToolAgent(agent), store=store or make(agent.acp_store), enable_playground_cors=False)
     app.exception_handler(RequestValidationError)(not_a_run)  # in place of the SDK's
     return JsonByDefault(_Started(app))
 
