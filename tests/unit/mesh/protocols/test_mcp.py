@@ -201,6 +201,62 @@ async def test_connect_opens_a_session_and_lists_the_one_tool(
     await ours.aclose()
 
 
+def of_2025(app: ASGIApp) -> ASGIApp:
+    """A server of 2025 in front of the agent's app: it knows no ``server/discover`` and refuses
+    any POST without a session but ``initialize``, as the SDK's stateful transport of 2025 did
+    (400, "Missing session ID")."""
+
+    async def asgi(scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope.get("headers", []))
+        if scope["type"] != "http" or scope["method"] != "POST" or b"mcp-session-id" in headers:
+            await app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        if json.loads(body).get("method") != "initialize":
+            error = {"jsonrpc": "2.0", "id": "server-error",
+                     "error": {"code": -32600, "message": "Bad Request: Missing session ID"}}  # fmt: skip
+            await send({"type": "http.response.start", "status": 400,
+                        "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+            await send({"type": "http.response.body", "body": json.dumps(error).encode()})
+            return
+        read = False
+
+        async def again() -> Any:
+            nonlocal read
+            if read:
+                return await receive()
+            read = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, again, send)
+
+    return asgi
+
+
+async def test_a_server_of_2025_gets_the_initialize_handshake(
+    fake: FakeAgent, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    """The default start (the SDK's mode auto) on a server that does not know server/discover:
+    the SDK falls back to the 2025-11-25 session, and the frames go through it."""
+    client, seen = http
+    old = Agent(McpBinding(), fake, free_port())
+    old.server = uvicorn.Server(uvicorn.Config(mounted(of_2025(old.app)), host="127.0.0.1", port=old.port,
+                                               lifespan="off", log_level="warning"))  # fmt: skip
+    await old.start()
+    ours = McpBinding().client(peer(old.url), client)
+    try:
+        assert await collect(ours, frame()) == [answer("where?", 5)]
+        posts = [x for x in seen if x.startswith("POST")]
+        assert posts == ["POST server/discover", "POST initialize", "POST notifications/initialized",
+                         "POST tools/list", "POST tools/call"]  # fmt: skip
+    finally:
+        await ours.aclose()
+        await old.stop()
+
+
 async def test_frames_round_trip_on_one_session(
     made: McpBinding, agent: Agent, http: tuple[httpx.AsyncClient, list[str]]
 ) -> None:
