@@ -89,3 +89,20 @@ def test_anp_and_agora_floors_run_and_the_table_says_their_sdks_open_a_connectio
     for row in result.rows:
         assert "SDK alone opens a connection per request" in row.note, row
         assert row.ratio is not None and math.isfinite(row.ratio.median) and row.ratio.median > 0
+
+
+def test_mcp_ours_does_what_the_sdks_own_client_does_on_the_same_connections(tmp_path: Path) -> None:
+    """Ours starts as the SDK's ``Client(url)`` starts (server/discover, no session, no standing
+    GET), so each peer's client keeps one connection for its whole life, as the floor's does: a
+    2025 session took a second one for its GET stream, and its SSE answers one each before the
+    transport read them to their end."""
+    result = run_wire(tmp_path, ["mcp"], [2], requests=4, rounds=1)
+    for round_ in (0, 1):
+        floor, ours = (
+            next(b for b in result.blocks if (b.side, b.round) == (side, round_)) for side in ("floor", "ours")
+        )
+        assert floor.errors == ours.errors == 0, (floor.error, ours.error)
+        assert ours.connections == floor.connections == 2, (floor.connections, ours.connections)
+        # one POST per call inside the window; the SDK's Client(url) lists the tools before its
+        # first call's result (to check it against an output schema), ours at connect
+        assert ours.http_requests == 8 and floor.http_requests == 8 + 2, (ours.http_requests, floor.http_requests)

@@ -121,7 +121,7 @@ def fake() -> FakeAgent:
     return FakeAgent()
 
 
-@pytest.fixture(params=["initialize", "discover"])
+@pytest.fixture(params=["legacy", "auto"])  # auto: the default, server/discover
 def made(request: pytest.FixtureRequest) -> McpBinding:
     found = binding("mcp")
     assert isinstance(found, McpBinding)
@@ -179,7 +179,7 @@ def test_the_binding_and_the_sdk_are_what_they_say() -> None:
     # our client is gaiamesh.mesh.protocols.mcp.client; `import mcp` anywhere is still the SDK
     assert mcp_client.__name__ == "gaiamesh.mesh.protocols.mcp.client"
     assert Path(mcp.__file__).parent.name == "mcp" and "gaiamesh" not in Path(mcp.__file__).parts
-    assert mcp_client.ClientSession is SdkClientSession is mcp.ClientSession
+    assert mcp_client.Client is mcp.Client and mcp.ClientSession is SdkClientSession
 
 
 async def test_connect_opens_a_session_and_lists_the_one_tool(
@@ -189,7 +189,7 @@ async def test_connect_opens_a_session_and_lists_the_one_tool(
     ours = made.client(peer(agent.url), client)
     await ours.connect()
     await asyncio.sleep(0.1)  # the SDK opens its GET stream in the background
-    if made.handshake == "initialize":
+    if made.handshake == "legacy":
         assert sorted(seen) == sorted(
             ["POST initialize", "POST notifications/initialized", "GET", "POST tools/list"]
         )
@@ -199,6 +199,62 @@ async def test_connect_opens_a_session_and_lists_the_one_tool(
         isinstance(ours, mcp_client.McpClient) and ours._open is not None and ours._open.tool == "search_docs"
     )
     await ours.aclose()
+
+
+def of_2025(app: ASGIApp) -> ASGIApp:
+    """A server of 2025 in front of the agent's app: it knows no ``server/discover`` and refuses
+    any POST without a session but ``initialize``, as the SDK's stateful transport of 2025 did
+    (400, "Missing session ID")."""
+
+    async def asgi(scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope.get("headers", []))
+        if scope["type"] != "http" or scope["method"] != "POST" or b"mcp-session-id" in headers:
+            await app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        if json.loads(body).get("method") != "initialize":
+            error = {"jsonrpc": "2.0", "id": "server-error",
+                     "error": {"code": -32600, "message": "Bad Request: Missing session ID"}}  # fmt: skip
+            await send({"type": "http.response.start", "status": 400,
+                        "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+            await send({"type": "http.response.body", "body": json.dumps(error).encode()})
+            return
+        read = False
+
+        async def again() -> Any:
+            nonlocal read
+            if read:
+                return await receive()
+            read = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, again, send)
+
+    return asgi
+
+
+async def test_a_server_of_2025_gets_the_initialize_handshake(
+    fake: FakeAgent, http: tuple[httpx.AsyncClient, list[str]]
+) -> None:
+    """The default start (the SDK's mode auto) on a server that does not know server/discover:
+    the SDK falls back to the 2025-11-25 session, and the frames go through it."""
+    client, seen = http
+    old = Agent(McpBinding(), fake, free_port())
+    old.server = uvicorn.Server(uvicorn.Config(mounted(of_2025(old.app)), host="127.0.0.1", port=old.port,
+                                               lifespan="off", log_level="warning"))  # fmt: skip
+    await old.start()
+    ours = McpBinding().client(peer(old.url), client)
+    try:
+        assert await collect(ours, frame()) == [answer("where?", 5)]
+        posts = [x for x in seen if x.startswith("POST")]
+        assert posts == ["POST server/discover", "POST initialize", "POST notifications/initialized",
+                         "POST tools/list", "POST tools/call"]  # fmt: skip
+    finally:
+        await ours.aclose()
+        await old.stop()
 
 
 async def test_frames_round_trip_on_one_session(
@@ -254,7 +310,8 @@ async def test_calls_after_the_first_reuse_their_connection(
         await tap.close()
     totals = tap.books.totals()
     assert totals.requests >= 6 + 2  # the calls and the session's own
-    assert totals.connections <= 3, totals  # not one per call: the session's, its GET stream, the calls'
+    # not one per call: a 2025 session's, its GET stream, the calls'; at 2026-07-28 one for all
+    assert totals.connections <= (3 if made.handshake == "legacy" else 1), totals
 
 
 async def test_the_session_manager_also_runs_under_a_lifespan(fake: FakeAgent) -> None:
@@ -399,7 +456,7 @@ async def test_an_agent_that_is_not_there_is_undelivered_at_once(
     made: McpBinding, http: tuple[httpx.AsyncClient, list[str]]
 ) -> None:
     ours = made.client(peer(f"http://127.0.0.1:{free_port()}{MOUNT}"), http[0])
-    with pytest.raises(Undelivered, match=f"MCP {made.handshake} at http://127.0.0.1:.*ConnectError"):
+    with pytest.raises(Undelivered, match=f"MCP connect \\({made.handshake}\\) at http://127.0.0.1:.*ConnectError"):
         await asyncio.wait_for(ours.connect(), 10)
     with pytest.raises(Undelivered, match="ConnectError"):
         await asyncio.wait_for(collect(ours, frame()), 10)
@@ -433,7 +490,7 @@ async def test_a_session_the_restarted_agent_does_not_know_is_opened_anew_and_th
     seen.clear()
     assert await asyncio.wait_for(collect(ours, frame("again?")), 10) == [answer("again?", 5)]
     calls = [x for x in seen if x.startswith("POST")]
-    if made.handshake == "initialize":  # 404 for the old session, a new one, the frame once more
+    if made.handshake == "legacy":  # 404 for the old session, a new one, the frame once more
         assert calls == ["POST tools/call", "POST initialize", "POST notifications/initialized",
                          "POST tools/list", "POST tools/call"]  # fmt: skip
     else:  # no session in the 2026-07-28 revision: the restart is not seen

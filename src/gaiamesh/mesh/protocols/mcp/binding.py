@@ -1,16 +1,21 @@
 """``mcp`` on its own wire: each agent is an MCP server made with the official ``mcp`` SDK
 (``MCPServer``) exposing its one tool over streamable HTTP; the relay is an MCP client (the SDK's
-``ClientSession`` over its streamable HTTP client).
+``Client`` over its streamable HTTP client).
 
-What crosses the wire (protocol revision 2025-11-25, the SDK's initialize handshake):
+What crosses the wire: what the SDK's own ``Client(url)`` sends (its ``mode="auto"``), the
+2026-07-28 revision, where every request is self-contained (no session, no standing stream):
 
-- ``connect()``: ``initialize`` (a POST), the ``notifications/initialized`` notice (a POST, 202),
-  the standing ``GET`` the SDK opens for server-initiated messages (an SSE stream held open for
-  the session), and ``tools/list`` (a POST), whose one tool is the one the relay calls (its
-  input schema and ``_meta`` carry the JSON schemas of the packets it takes and emits).
+- ``connect()``: ``server/discover`` (a POST: the versions and capabilities of the server), then
+  ``tools/list`` (a POST), whose one tool is the one the relay calls (its input schema and
+  ``_meta`` carry the JSON schemas of the packets it takes and emits). A server of 2025 answers
+  the discover with an error, and the SDK falls back to the 2025-11-25 session: ``initialize``,
+  the ``notifications/initialized`` notice (202), the standing ``GET`` it opens for
+  server-initiated messages, then ``tools/list`` (``McpBinding.handshake = "legacy"`` always
+  does that).
 - ``send(blob)``: one ``tools/call`` POST naming that tool with ``arguments = {"packet": <the
-  packet as a JSON object>}``; the answer is an SSE stream ending in the call's result, whose
-  ``content`` holds one ``TextContent`` per frame (the frame's canonical JSON as text), in order.
+  packet as a JSON object>}``; its answer (a JSON body, or an SSE stream once the server sends
+  an event before the result) is the call's result, whose ``content`` holds one ``TextContent``
+  per frame (the frame's canonical JSON as text), in order.
   Text content is what an MCP host reads and hands a model; ``structuredContent`` is one JSON
   value checked against a declared output schema, with the same JSON repeated as text for older
   clients, so it would carry every frame twice.
@@ -23,13 +28,17 @@ What crosses the wire (protocol revision 2025-11-25, the SDK's initialize handsh
   call whose token it carries, while its logging callback cannot tell which call a log line
   belongs to (and logging is deprecated in the 2026-07-28 revision).
 
-The server runs in the SDK's default modes, stateful with SSE responses: the SSE response is the
-only one that carries a call's progress before its result (in JSON-response mode the SDK drops
-them), and it is what ``streamable_http_app()`` gives an MCP user. Its cost, measured: the SDK's
-client closes each SSE response as soon as the result event is read, before the end of the body,
-so its connection could not go back to the pool and every POST opened a new TCP connection
-(python-sdk issue #3281, open); the transport under it (``client._Body``) now reads the rest of
-a POST's answer first, and the calls reuse their connection.
+The server runs in the SDK's default modes: it answers both revisions at the one endpoint; a
+2026-07-28 call is answered with a JSON body, or with SSE once the tool sends progress (the SSE
+response is the only one that carries a call's progress before its result); a 2025 session is
+stateful with SSE responses. Their cost, measured (python-sdk issue #3281, open): the SDK's
+client closes each SSE response as soon as the result event is read, before the end of the
+body, so its connection could not go back to the pool and every such POST opened a new TCP
+connection; the transport under it (``client._Body``) reads the rest of a POST's answer first,
+and the calls reuse their connection. A 2025 session also holds a second connection for its
+standing GET, which the relay never uses (no server-initiated messages), and a 2026 client
+sends nothing the session's way: one connection per agent, as the SDK's own client keeps
+(``gaiamesh bench-wire``, docs/results/2026-12-05-wire-floor.md, "mcp's session").
 
 Where the SDK falls short, and what this binding does instead (``server.py``, ``client.py``):
 
@@ -38,7 +47,7 @@ Where the SDK falls short, and what this binding does instead (``server.py``, ``
   so its pool, limits and timeouts are the ones used.
 - The agent's native server runs no ASGI lifespan, which is where the SDK starts its session
   manager: ``server.SelfStartingApp`` starts it on the first request.
-- On HTTP 404 for a session the server no longer knows (the agent restarted, or the session
+- (A 2025 session only.) On HTTP 404 for a session the server no longer knows (the agent restarted, or the session
   idled out after 30 minutes), the spec says the client MUST start a new session; the SDK's
   client turns the 404 into a JSON-RPC error (the server's "Session not found", or its own
   "Session terminated") and stays on the dead session (python-sdk issue #3556, open). The
@@ -56,7 +65,7 @@ deployment's names for the agent (its host name, its configured ``AGENT_HOST``, 
 ``AGENTS``), any port; any other Host gets the SDK's 421 (``server.transport_security``). An
 agent listening on a network address (a container's 0.0.0.0) has no check, as the SDK leaves
 it: its callers name it by their network's names, which it cannot list. MCP's documents (the
-initialize result, the tool list) carry no URL of the server, so nothing is derived from the
+discover or initialize result, the tool list) carry no URL of the server, so nothing is derived from the
 request's Host.
 """
 
@@ -77,10 +86,9 @@ class McpBinding(Binding):
     inner = "json"
     mount = "/mcp"
     streams = True
-    # The client's first request: the initialize handshake (revision 2025-11-25, what MCP servers
-    # and clients of 2025 speak), or server/discover (revision 2026-07-28: no session, no GET
-    # stream, every request self-contained; what the SDK's Client(url) picks on its own).
-    handshake: Handshake = "initialize"
+    # How the client starts (client.Handshake): as the SDK's own Client(url) does, server/discover
+    # first (revision 2026-07-28, no session), the initialize handshake only for a server of 2025.
+    handshake: Handshake = "auto"
 
     def app(self, agent: AgentEndpoint, keys_dir: Path) -> ASGIApp:
         server = server_for(agent)

@@ -1,6 +1,7 @@
 """An MCP server someone else wrote, as one member of a team: the named tool called with the text
 as its one string argument, the text content of its result out, with the official SDK's
-``ClientSession`` over its streamable HTTP client (``mesh/external/``).
+``Client`` over its streamable HTTP client, started as the SDK starts it (``server/discover``,
+else the initialize handshake: ``client.Handshake``) (``mesh/external/``).
 
 Which argument takes the text is read from the tool's ``inputSchema`` (:func:`text_argument`):
 its one required string property, else its one string property; a tool with no such argument
@@ -16,7 +17,7 @@ from typing import Any
 
 import httpx
 import httpx2
-from mcp import ClientSession
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
@@ -63,7 +64,7 @@ class McpTextClient(TextClient):
         self.tool = tool
         self.bridge = _AsNamed(http, host)
         self.argument = ""
-        self.session: ClientSession | None = None
+        self.session: Client | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closing = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -86,10 +87,13 @@ class McpTextClient(TextClient):
         try:
             async with (
                 httpx2.AsyncClient(transport=self.bridge, timeout=None, trust_env=False) as http2,
-                streamable_http_client(self.through, http_client=http2) as (read, write),
-                ClientSession(read, write, client_info=CLIENT_INFO) as session,
+                Client(
+                    streamable_http_client(self.through, http_client=http2),
+                    mode="auto",
+                    client_info=CLIENT_INFO,
+                    cache=None,  # the one listing is read once, at connect
+                ) as session,
             ):
-                await session.initialize()
                 listing = await session.list_tools()
                 found = {t.name: t for t in listing.tools}
                 if self.tool not in found:
