@@ -34,7 +34,10 @@ async def a2a(base: str) -> list[dict[str, Any]]:
                                     parts=[new_data_part(packet("sdk-a2a"))], context_id="sdk-a2a")  # fmt: skip
         frames: list[dict[str, Any]] = []
         async for response in client.send_message(a2a_types.SendMessageRequest(message=message)):
-            if response.HasField("task"):
+            # an A2A answer is a Message or a Task: an agent answers a frame with a Message
+            if response.HasField("message"):
+                frames += get_data_parts(response.message.parts)
+            elif response.HasField("task"):
                 frames += [d for a in response.task.artifacts for d in get_data_parts(a.parts)]
         await client.close()
     return frames
