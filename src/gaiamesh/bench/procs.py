@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+
+from ..errors import RunError
 
 GRACE_S = 10.0
 
@@ -17,3 +20,15 @@ async def stop(proc: asyncio.subprocess.Process, grace_s: float = GRACE_S) -> No
     except TimeoutError:
         proc.kill()
         await proc.wait()
+
+
+async def ready(proc: asyncio.subprocess.Process, log: Path, what: str, timeout_s: float) -> None:
+    """Wait for the ``ready`` line ``proc`` prints on standard output once it serves; if it does
+    not come within ``timeout_s``, a RunError naming ``what`` with the end of its ``log``."""
+    assert proc.stdout is not None
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), timeout_s)
+    except TimeoutError:
+        line = b""
+    if line.strip() != b"ready":
+        raise RunError(f"the bench's {what} did not start: {log.read_text(errors='replace')[-2000:]}")

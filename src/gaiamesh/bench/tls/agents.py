@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from ...deploy.local import child_env
-from ...errors import RunError
 from ...mesh.wiretls import WireTls
 from ...settings import Settings, load_settings
 from .. import procs
@@ -31,13 +30,7 @@ async def agent_process(settings: Settings, ports: dict[WireTls, int], log: Path
             env=child_env(settings), stdout=asyncio.subprocess.PIPE, stderr=err,
         )  # fmt: skip
     try:
-        assert proc.stdout is not None
-        try:
-            line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT_S)
-        except TimeoutError:
-            line = b""
-        if line.strip() != b"ready":
-            raise RunError(f"the bench's agent process did not start: {log.read_text(errors='replace')[-2000:]}")
+        await procs.ready(proc, log, "agent process", READY_TIMEOUT_S)
         yield proc.pid
     finally:
         await procs.stop(proc)

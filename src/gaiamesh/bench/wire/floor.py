@@ -166,7 +166,7 @@ def _acp_app(public_url: str) -> ASGIApp:
 
 @asynccontextmanager
 async def _acp_client(url: str) -> AsyncIterator[Send]:
-    from ...mesh.protocols.acp import binding  # noqa: F401 (uvicorn's old name, before acp_sdk loads)
+    from ...mesh.protocols.acp import uvicorn_name  # noqa: F401 (before acp_sdk loads)
 
     from acp_sdk.client import Client  # isort: skip
     from acp_sdk.models import Message, MessagePart

@@ -95,15 +95,7 @@ async def server_process(
             *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err, env=env
         )
     try:
-        assert proc.stdout is not None
-        try:
-            line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT_S)
-        except TimeoutError:
-            line = b""
-        if line.strip() != b"ready":
-            raise RunError(
-                f"the bench's server process did not start: {log.read_text(errors='replace')[-2000:]}"
-            )
+        await procs.ready(proc, log, "server process", READY_TIMEOUT_S)
         yield ServerProcess(proc)
     finally:
         await procs.stop(proc)

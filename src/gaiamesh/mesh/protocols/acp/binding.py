@@ -28,7 +28,7 @@ Four workarounds for acp-sdk 1.0.3 on the project's pins, each as small as it ca
 - ``acp_sdk.server`` imports its uvicorn runner, which annotates a parameter with
   ``uvicorn.config.LoopSetupType``, renamed ``LoopFactoryType`` in uvicorn 0.36 (Kludex/uvicorn
   #2435); the import fails with ``AttributeError`` (the same bug in the SDK's successor:
-  i-am-bee/agentstack#1226). The old name is set to the new one before the import. The runner
+  i-am-bee/agentstack#1226). The old name is set to the new one before the import (``uvicorn_name.py``). The runner
   is not used: the app comes from ``create_app`` and runs on the agent's own uvicorn.
 - ``create_app`` makes its thread pool and HTTP client in the app's lifespan, which the agent's
   native server does not run for the apps it mounts: :class:`_Started` enters it on first use.

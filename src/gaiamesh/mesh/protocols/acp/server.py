@@ -9,7 +9,6 @@ import contextlib
 from collections.abc import AsyncGenerator
 from typing import Any
 
-import uvicorn.config
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -17,10 +16,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ....errors import FrameError, Unanswerable
 from ..native import AgentEndpoint, about, packets, text_refused, text_request
+from . import uvicorn_name  # noqa: F401 (before acp_sdk.server loads)
+from .store import make
 
-if not hasattr(uvicorn.config, "LoopSetupType"):  # see binding.py's docstring
-    uvicorn.config.LoopSetupType = uvicorn.config.LoopFactoryType  # type: ignore[attr-defined]
-
+# isort: split
 from acp_sdk.models import ACPError, Annotations, Capability, Error, ErrorCode, Message, MessagePart, Metadata  # noqa: E402
 from acp_sdk.server import AgentManifest, Context, RunYield, RunYieldResume, create_app  # noqa: E402
 from acp_sdk.server.store import Store  # noqa: E402
@@ -33,8 +32,6 @@ WHERE = "the agent manifest's metadata.annotations.gaiamesh (takes_schema and em
 def server_app(agent: AgentEndpoint, store: Store[Any] | None = None) -> ASGIApp:
     """The SDK's app serving ``agent`` as one ACP agent (:class:`ToolAgent`), on ``store`` or
     the one ``agent.acp_store`` names (``store.py``: ``keyed``, or the SDK's default ``memory``)."""
-    from .store import make  # after this module's fix of uvicorn's old name
-
     # No playground CORS: it would let one public origin script these unauthenticated agents.
     app = create_app(ToolAgent(agent), store=store or make(agent.acp_store), enable_playground_cors=False)
     app.exception_handler(RequestValidationError)(not_a_run)  # in place of the SDK's

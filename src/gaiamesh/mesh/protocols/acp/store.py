@@ -33,7 +33,7 @@ from typing import Any, Generic, Literal
 from cachetools import TTLCache
 from pydantic import BaseModel
 
-from . import server as _server  # noqa: F401 (uvicorn's old name, before acp_sdk.server loads)
+from . import uvicorn_name  # noqa: F401 (before acp_sdk.server loads)
 
 from acp_sdk.server.executor import RunData  # noqa: E402  # isort: skip
 from acp_sdk.server.store import Store  # noqa: E402
